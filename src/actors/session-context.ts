@@ -1,0 +1,186 @@
+/**
+ * The SessionActor's context, its configuration, and the pure conversions to and from the
+ * durable `PersistedSession`. Everything the policy needs lives here as plain JSON, so a
+ * snapshot can be persisted and the machine walked by the model-based harness.
+ */
+import type { ErrorKind } from '../events/agent-event.js';
+import type { ControlMode } from '../events/session-input.js';
+import type {
+  CompletedPermission,
+  OpenPermission,
+  PersistedSession,
+  QueuedSend,
+  SessionPhase,
+  SessionUsage,
+  VersionedSession,
+} from '../events/session-state.js';
+
+export interface SessionConfig {
+  /** How long a permission request may wait for a human; 0 = forever. Expiry answers deny+interrupt. */
+  permissionTimeoutMs: number;
+  /** No engine event for this long while a turn runs (and no permission is pending) = stalled; 0 = off. */
+  stallTimeoutMs: number;
+  /** After an interrupt (abort or stall), how long to wait for the turn to end before restarting the engine. */
+  interruptGraceMs: number;
+  /** How long to wait for an engine to report `exited` after `engine.stop` before moving on. */
+  stopTimeoutMs: number;
+  /** First restart delay after a crash; doubles per consecutive crash up to `restartMaxMs`. */
+  restartBaseMs: number;
+  restartMaxMs: number;
+  /** Consecutive crashes tolerated before the session is `failed`. */
+  maxRestarts: number;
+  /** The `thinking` indicator clears itself after this long without engine activity. */
+  thinkingClearMs: number;
+  /** Non-urgent state changes are persisted at most this often. Permission changes persist at once. */
+  persistDebounceMs: number;
+  /** Compare-and-set conflicts retried before giving up (and reporting PERSIST_FAILED). */
+  maxPersistRetries: number;
+  /** How many delivered local ids are remembered to reject retried sends. */
+  deliveredIdsLimit: number;
+}
+
+export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
+  permissionTimeoutMs: 10 * 60_000,
+  stallTimeoutMs: 180_000,
+  interruptGraceMs: 10_000,
+  stopTimeoutMs: 10_000,
+  restartBaseMs: 1_000,
+  restartMaxMs: 30_000,
+  maxRestarts: 5,
+  thinkingClearMs: 3_000,
+  persistDebounceMs: 250,
+  maxPersistRetries: 3,
+  deliveredIdsLimit: 256,
+});
+
+export interface TurnState {
+  gen: number;
+  localId: string;
+  startedAt: number;
+  /** A client asked to abort: the turn ends `cancelled` whatever the engine reports. */
+  aborted: boolean;
+  /** The stall watchdog interrupted it. */
+  stalled: boolean;
+}
+
+export interface EngineErrorInfo {
+  kind: ErrorKind;
+  message: string;
+  retryable: boolean;
+  gen: number;
+  at: number;
+}
+
+export interface SessionContext {
+  sessionId: string;
+  agent: string;
+  workDir: string;
+  /** Passed through to the engine in `engine.start`. */
+  options: Record<string, unknown>;
+  config: SessionConfig;
+  /** The control mode of the current engine, or of the next one while switching or recovering. */
+  mode: ControlMode;
+  phase: SessionPhase;
+  /** The newest runner generation ever started (0 = none yet). */
+  gen: number;
+  /** The generation whose engine is running (started, not yet exited), or null. */
+  liveGen: number | null;
+  /** The generation that was told to stop (so nothing more is sent to it), or null. */
+  stopSentFor: number | null;
+  resumeToken?: string;
+  /** The token the current generation was started with; a different identified token is a fork. */
+  expectedResumeToken?: string;
+  transcriptPath?: string;
+  queue: QueuedSend[];
+  deliveredIds: string[];
+  turn: TurnState | null;
+  requests: Record<string, OpenPermission>;
+  completed: Record<string, CompletedPermission>;
+  usage: SessionUsage;
+  online: boolean;
+  thinking: boolean;
+  lastActivityAt: number;
+  /** Armed timers and their deadlines (epoch ms). The runtime re-arms from these on restore. */
+  timers: Record<string, number>;
+  restartAttempts: number;
+  lastError: EngineErrorInfo | null;
+  /** Version of the stored state this context was last persisted as (compare-and-set). */
+  version: number;
+  persist: { inFlight: boolean; dirty: boolean; retries: number };
+  /** Counter for transcript event ids. */
+  seq: number;
+}
+
+export interface SessionMachineInput {
+  sessionId: string;
+  agent: string;
+  workDir: string;
+  mode: ControlMode;
+  now: number;
+  options?: Record<string, unknown>;
+  config?: Partial<SessionConfig>;
+  /** A previously persisted session to continue (resume token, queue, ledger). */
+  restored?: VersionedSession;
+}
+
+export const ZERO_SESSION_USAGE: SessionUsage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  costUsd: 0,
+  turns: 0,
+});
+
+export function createSessionContext(input: SessionMachineInput): SessionContext {
+  const restored = input.restored?.state;
+  return {
+    sessionId: input.sessionId,
+    agent: input.agent,
+    workDir: input.workDir,
+    options: input.options ?? {},
+    config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
+    mode: input.mode,
+    phase: 'starting',
+    gen: restored?.gen ?? 0,
+    liveGen: null,
+    stopSentFor: null,
+    resumeToken: restored?.resumeToken,
+    transcriptPath: restored?.transcriptPath,
+    queue: restored?.queue ?? [],
+    deliveredIds: restored?.deliveredIds ?? [],
+    turn: null,
+    requests: restored?.requests ?? {},
+    completed: restored?.completed ?? {},
+    usage: restored?.usage ?? ZERO_SESSION_USAGE,
+    online: true,
+    thinking: false,
+    lastActivityAt: input.now,
+    timers: {},
+    restartAttempts: 0,
+    lastError: null,
+    version: input.restored?.version ?? 0,
+    persist: { inFlight: false, dirty: false, retries: 0 },
+    seq: 0,
+  };
+}
+
+export function toPersisted(context: SessionContext, now: number): PersistedSession {
+  return {
+    schemaVersion: 1,
+    sessionId: context.sessionId,
+    agent: context.agent,
+    workDir: context.workDir,
+    mode: context.mode,
+    phase: context.phase,
+    gen: context.gen,
+    ...(context.resumeToken !== undefined && { resumeToken: context.resumeToken }),
+    ...(context.transcriptPath !== undefined && { transcriptPath: context.transcriptPath }),
+    queue: context.queue,
+    requests: context.requests,
+    completed: context.completed,
+    usage: context.usage,
+    deliveredIds: context.deliveredIds,
+    updatedAt: now,
+  };
+}

@@ -1,0 +1,440 @@
+/**
+ * The SessionActor's policy as small pure functions over a Step. The machine (session.ts) decides
+ * *when* each runs (states, guards); these decide *what* happens (context changes and effects).
+ */
+import type { AgentEventOf, TurnUsage } from '../events/agent-event.js';
+import type { PersistedSession, PermissionStatus, SessionPhase } from '../events/session-state.js';
+import type { ControlMode, SessionInput } from '../events/session-input.js';
+import type { SessionContext } from './session-context.js';
+import type { Step } from './session-step.js';
+
+type Input<T extends SessionInput['type']> = Extract<SessionInput, { type: T }>;
+
+export const TIMER = {
+  stall: 'stall',
+  interrupt: 'interrupt',
+  stop: 'stop',
+  restart: 'restart',
+  thinking: 'thinking',
+  persist: 'persist',
+  permission: (requestId: string) => `perm:${requestId}`,
+} as const;
+
+export function permissionIdOfTimer(timerId: string): string | undefined {
+  return timerId.startsWith('perm:') ? timerId.slice('perm:'.length) : undefined;
+}
+
+// ---------------------------------------------------------------- phases and lifecycle
+
+export function enterPhase(s: Step, phase: SessionPhase, detail?: string): void {
+  s.ctx.phase = phase;
+  s.status(detail);
+  s.persist(false);
+}
+
+/** Starts the next generation in `ctx.mode`, resuming the agent's own session when a token is known. */
+export function launchEngine(s: Step): void {
+  const gen = s.ctx.gen + 1;
+  s.ctx.gen = gen;
+  s.ctx.liveGen = gen;
+  s.ctx.stopSentFor = null;
+  s.ctx.turn = null;
+  s.ctx.lastActivityAt = s.at;
+  s.ctx.expectedResumeToken = s.ctx.resumeToken;
+  s.emit({
+    type: 'engine.start',
+    gen,
+    mode: s.ctx.mode,
+    agent: s.ctx.agent,
+    workDir: s.ctx.workDir,
+    ...(s.ctx.resumeToken !== undefined && { resumeToken: s.ctx.resumeToken }),
+    options: s.ctx.options,
+  });
+}
+
+/** Tells the live engine to stop (once) and bounds the wait for its exit. */
+export function stopEngine(s: Step): void {
+  const gen = s.ctx.liveGen;
+  if (gen === null) return;
+  if (s.ctx.stopSentFor !== gen) {
+    s.ctx.stopSentFor = gen;
+    s.emit({ type: 'engine.stop', gen });
+  }
+  if (!(TIMER.stop in s.ctx.timers)) s.setTimer(TIMER.stop, s.at + s.ctx.config.stopTimeoutMs);
+}
+
+/** Ends everything that belongs to the live generation: its turn, its requests, its timers. */
+export function endGeneration(s: Step, reason: string): void {
+  for (const id of [TIMER.stall, TIMER.interrupt, TIMER.thinking]) s.cancelTimer(id);
+  if (s.ctx.thinking) {
+    s.ctx.thinking = false;
+    s.ephemeral({ kind: 'thinking', active: false });
+  }
+  if (s.ctx.turn) {
+    s.transcript('turn_ended', { localId: s.ctx.turn.localId, status: 'failed', reason });
+    s.ctx.turn = null;
+  }
+  cancelOpenRequests(s, reason);
+}
+
+/** The engine of the live generation exited (expected or not). */
+export function engineGone(s: Step, exit: AgentEventOf<'exited'>): void {
+  s.transcript('exited', { code: exit.code, signal: exit.signal, reason: exit.reason }, exit.gen);
+  endGeneration(s, exit.reason ?? 'engine exited');
+  s.cancelTimer(TIMER.stop);
+  s.ctx.liveGen = null;
+}
+
+/** The stop timeout fired: stop waiting; the runtime escalates to killing the old engine. */
+export function abandonEngine(s: Step): void {
+  endGeneration(s, 'engine did not exit in time');
+  s.ctx.liveGen = null;
+}
+
+export function countCrash(s: Step): void {
+  s.ctx.restartAttempts += 1;
+}
+
+/** Backoff before the next start: base, 2x base, 4x base, ... capped; none when the session will fail. */
+export function scheduleRestart(s: Step): void {
+  if (restartsExhausted(s.ctx)) return;
+  const delay = Math.min(s.ctx.config.restartBaseMs * 2 ** (s.ctx.restartAttempts - 1), s.ctx.config.restartMaxMs);
+  s.setTimer(TIMER.restart, s.at + delay);
+}
+
+export function restartsExhausted(ctx: SessionContext): boolean {
+  if (ctx.lastError && !ctx.lastError.retryable && ctx.lastError.gen === ctx.gen) return true;
+  return ctx.restartAttempts > ctx.config.maxRestarts;
+}
+
+export function surfaceFailure(s: Step): void {
+  const why = s.ctx.lastError?.message ?? `engine crashed ${s.ctx.restartAttempts} times in a row`;
+  s.clientError('SESSION_FAILED', `session failed: ${why}`);
+}
+
+export function beginStop(s: Step): void {
+  for (const id of Object.keys(s.ctx.timers)) if (id !== TIMER.persist) s.cancelTimer(id);
+  endGeneration(s, 'session stopped');
+  stopEngine(s);
+}
+
+/** Entering the final state: nothing stays armed, and the final state is written. */
+export function finish(s: Step): void {
+  endGeneration(s, 'session stopped');
+  for (const id of Object.keys(s.ctx.timers)) s.cancelTimer(id);
+  s.ctx.phase = 'stopped';
+  s.status();
+  // Written unconditionally: a final state processes no more persist results, so if a write is in
+  // flight this one expects the version that write will produce (the runtime serializes writes).
+  const expected = s.ctx.version + (s.ctx.persist.inFlight ? 1 : 0);
+  s.writeNow(expected);
+}
+
+export function setMode(s: Step, to: ControlMode): void {
+  s.ctx.mode = to;
+  s.transcript('mode_changed', { to });
+}
+
+/** After `failed`, a new send or mode switch is the user asking to try again: start the count over. */
+export function resetRestarts(s: Step): void {
+  s.ctx.restartAttempts = 0;
+  s.ctx.lastError = null;
+}
+
+// ---------------------------------------------------------------- sends and turns
+
+export function isDuplicateSend(ctx: SessionContext, localId: string): boolean {
+  return (
+    ctx.queue.some((q) => q.localId === localId) ||
+    ctx.deliveredIds.includes(localId) ||
+    ctx.turn?.localId === localId
+  );
+}
+
+export function rejectDuplicateSend(s: Step, e: Input<'send'>): void {
+  s.clientError('DUPLICATE_SEND', `a message with localId "${e.localId}" was already accepted`, { localId: e.localId });
+}
+
+export function enqueueSend(s: Step, e: Input<'send'>): void {
+  s.ctx.queue = [...s.ctx.queue, { localId: e.localId, text: e.text, queuedAt: s.at }];
+  s.persist(false);
+}
+
+/** Hands the oldest queued message to the live engine: it leaves the queue exactly when it is sent. */
+export function deliverNext(s: Step): void {
+  const [next, ...rest] = s.ctx.queue;
+  const gen = s.ctx.liveGen;
+  if (!next || gen === null) return;
+  s.ctx.queue = rest;
+  s.ctx.deliveredIds = [...s.ctx.deliveredIds, next.localId].slice(-s.ctx.config.deliveredIdsLimit);
+  s.ctx.turn = { gen, localId: next.localId, startedAt: s.at, aborted: false, stalled: false };
+  s.ctx.lastActivityAt = s.at;
+  s.transcript('user_message', { localId: next.localId, text: next.text });
+  s.emit({ type: 'engine.send', gen, message: { localId: next.localId, text: next.text } });
+  s.persist(false);
+}
+
+export function completeTurn(s: Step, e: AgentEventOf<'turn_complete'>): void {
+  const turn = s.ctx.turn;
+  const status = turn?.aborted || turn?.stalled ? 'cancelled' : e.status;
+  s.ctx.usage = addUsage(s.ctx.usage, e.usage);
+  s.transcript('turn_complete', {
+    localId: turn?.localId,
+    status,
+    stopReason: e.stopReason,
+    usage: e.usage,
+  });
+  s.ctx.turn = null;
+  cancelOpenRequests(s, 'turn ended', e.gen);
+  setThinking(s, false);
+  s.cancelTimer(TIMER.thinking);
+  if (status === 'completed') s.ctx.restartAttempts = 0;
+  s.persist(false);
+}
+
+export function addUsage(total: SessionContext['usage'], turn: TurnUsage): SessionContext['usage'] {
+  return {
+    inputTokens: total.inputTokens + turn.inputTokens,
+    outputTokens: total.outputTokens + turn.outputTokens,
+    cacheReadTokens: total.cacheReadTokens + turn.cacheReadTokens,
+    cacheWriteTokens: total.cacheWriteTokens + turn.cacheWriteTokens,
+    costUsd: total.costUsd + (turn.costUsd ?? 0),
+    turns: total.turns + 1,
+  };
+}
+
+/** Asks the engine to stop the turn; used by `abort` and by the stall watchdog. */
+export function interruptTurn(s: Step, why: 'aborted' | 'stalled'): void {
+  const gen = s.ctx.liveGen;
+  if (s.ctx.turn) s.ctx.turn = { ...s.ctx.turn, [why]: true };
+  cancelOpenRequests(s, why === 'aborted' ? 'turn aborted' : 'turn stalled');
+  if (gen !== null && s.canReach(gen)) s.emit({ type: 'engine.abort', gen });
+  s.setTimer(TIMER.interrupt, s.at + s.ctx.config.interruptGraceMs);
+}
+
+export function armStall(s: Step): void {
+  if (s.ctx.config.stallTimeoutMs > 0) s.setTimer(TIMER.stall, s.at + s.ctx.config.stallTimeoutMs);
+}
+
+/** The stall timer fired too early to call the turn stalled: wait the rest of the window. */
+export function rearmStall(s: Step): void {
+  const waitingOnHuman = hasOpenRequests(s.ctx);
+  const from = waitingOnHuman ? s.at : Math.max(s.ctx.lastActivityAt, s.at - s.ctx.config.stallTimeoutMs + 1);
+  s.setTimer(TIMER.stall, from + s.ctx.config.stallTimeoutMs);
+}
+
+export function isStallDue(ctx: SessionContext, at: number): boolean {
+  return !hasOpenRequests(ctx) && at - ctx.lastActivityAt >= ctx.config.stallTimeoutMs;
+}
+
+export function rejectAbort(s: Step): void {
+  s.clientError('NOTHING_TO_ABORT', 'no turn is running');
+}
+
+// ---------------------------------------------------------------- permissions
+
+export function hasOpenRequests(ctx: SessionContext): boolean {
+  return Object.keys(ctx.requests).length > 0;
+}
+
+export function isNewRequest(ctx: SessionContext, requestId: string): boolean {
+  return !(requestId in ctx.requests) && !(requestId in ctx.completed);
+}
+
+function closeRequest(s: Step, requestId: string, status: PermissionStatus, reason?: string): void {
+  const open = s.ctx.requests[requestId];
+  if (!open) return;
+  const { [requestId]: _closed, ...rest } = s.ctx.requests;
+  s.ctx.requests = rest;
+  s.ctx.completed = {
+    ...s.ctx.completed,
+    [requestId]: { status, decidedAt: s.at, gen: open.gen, ...(reason !== undefined && { reason }) },
+  };
+  s.cancelTimer(TIMER.permission(requestId));
+  s.transcript('permission_resolved', { requestId, status, reason }, open.gen);
+  s.ephemeral({ kind: 'permission_resolved', requestId, status });
+  s.persist(true);
+}
+
+/** Remote mode: record the request in the durable ledger, persist it, then prompt the clients. */
+export function openPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
+  const ms = s.ctx.config.permissionTimeoutMs;
+  const deadline = ms > 0 ? s.at + ms : undefined;
+  const open = {
+    tool: e.toolName,
+    input: e.input,
+    gen: e.gen,
+    createdAt: s.at,
+    ...(e.callId !== undefined && { callId: e.callId }),
+    ...(e.suggestions !== undefined && { suggestions: e.suggestions }),
+    ...(deadline !== undefined && { deadline }),
+  };
+  s.ctx.requests = { ...s.ctx.requests, [e.requestId]: open };
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId }, e.gen);
+  s.persist(true);
+  if (deadline !== undefined) s.setTimer(TIMER.permission(e.requestId), deadline);
+  promptFor(s, e.requestId);
+}
+
+function promptFor(s: Step, requestId: string): void {
+  const open = s.ctx.requests[requestId];
+  if (!open) return;
+  s.ephemeral({
+    kind: 'permission_prompt',
+    requestId,
+    tool: open.tool,
+    input: open.input,
+    ...(open.callId !== undefined && { callId: open.callId }),
+    ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
+    ...(open.deadline !== undefined && { deadline: open.deadline }),
+  });
+}
+
+/**
+ * Local mode policy: the person at the terminal answers in the agent's own UI, so no remote prompt
+ * is shown; the request is recorded as `local` (decided there), and a remote decision is refused.
+ */
+export function recordLocalPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
+  s.ctx.completed = { ...s.ctx.completed, [e.requestId]: { status: 'local', decidedAt: s.at, gen: e.gen, reason: 'answered in the local terminal' } };
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, handledLocally: true }, e.gen);
+  s.persist(true);
+}
+
+/** A request arriving while its turn is being aborted or its engine stopped: refused at once. */
+export function refusePermission(s: Step, e: AgentEventOf<'permission_request'>): void {
+  s.ctx.completed = { ...s.ctx.completed, [e.requestId]: { status: 'cancelled', decidedAt: s.at, gen: e.gen, reason: 'no turn to continue' } };
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, refused: true }, e.gen);
+  s.answer(e.gen, e.requestId, { behavior: 'deny', message: 'The turn is being stopped.', interrupt: true });
+  s.persist(true);
+}
+
+export function decisionIsValid(ctx: SessionContext, e: Input<'decide'>): boolean {
+  return e.requestId in ctx.requests;
+}
+
+export function applyDecision(s: Step, e: Input<'decide'>): void {
+  const open = s.ctx.requests[e.requestId];
+  if (!open) return;
+  const decision =
+    e.decision === 'allow'
+      ? { behavior: 'allow' as const, ...(e.updatedInput !== undefined && { updatedInput: e.updatedInput }) }
+      : { behavior: 'deny' as const, ...(e.message !== undefined && { message: e.message }), interrupt: false };
+  s.answer(open.gen, e.requestId, decision);
+  closeRequest(s, e.requestId, e.decision === 'allow' ? 'approved' : 'denied');
+}
+
+export function rejectDecision(s: Step, e: Input<'decide'>): void {
+  const done = s.ctx.completed[e.requestId];
+  if (done) {
+    const where = done.status === 'local' ? ' (it was answered in the local terminal)' : '';
+    s.clientError('PERMISSION_ALREADY_DECIDED', `permission request "${e.requestId}" already ended as ${done.status}${where}`, { requestId: e.requestId });
+  } else {
+    s.clientError('PERMISSION_NOT_FOUND', `no permission request "${e.requestId}" is known`, { requestId: e.requestId });
+  }
+}
+
+/** The human did not answer in time: deny and interrupt, recorded as `timed_out` (not `denied`). */
+export function expirePermission(s: Step, requestId: string): void {
+  const open = s.ctx.requests[requestId];
+  if (!open) return;
+  s.answer(open.gen, requestId, { behavior: 'deny', message: 'No decision was made in time.', interrupt: true });
+  closeRequest(s, requestId, 'timed_out');
+}
+
+/** Ends the open requests of `gen` (default: all) as `cancelled`. */
+export function cancelOpenRequests(s: Step, reason: string, gen?: number): void {
+  for (const [id, open] of Object.entries(s.ctx.requests)) {
+    if (gen === undefined || open.gen === gen) closeRequest(s, id, 'cancelled', reason);
+  }
+}
+
+/** On restore: requests of a generation that no longer exists can never be answered. */
+export function cancelRestoredRequests(s: Step): void {
+  cancelOpenRequests(s, 'session restarted before a decision');
+}
+
+// ---------------------------------------------------------------- presence, activity, identity
+
+export function goOnline(s: Step, online: boolean): void {
+  s.ctx.online = online;
+  s.ephemeral({ kind: 'presence', online });
+  if (online) for (const id of Object.keys(s.ctx.requests)) promptFor(s, id);
+}
+
+function setThinking(s: Step, active: boolean): void {
+  if (s.ctx.thinking === active) return;
+  s.ctx.thinking = active;
+  s.ephemeral({ kind: 'thinking', active });
+}
+
+/** Any engine output: the agent is busy. The indicator clears itself after a quiet period. */
+export function noteActivity(s: Step, active = true): void {
+  if (!active) {
+    setThinking(s, false);
+    s.cancelTimer(TIMER.thinking);
+    return;
+  }
+  if (!s.ctx.thinking) {
+    setThinking(s, true);
+    s.setTimer(TIMER.thinking, s.at + s.ctx.config.thinkingClearMs);
+  }
+}
+
+export function thinkingTimerFired(s: Step): void {
+  const quietFor = s.at - s.ctx.lastActivityAt;
+  if (quietFor >= s.ctx.config.thinkingClearMs) setThinking(s, false);
+  else s.setTimer(TIMER.thinking, s.ctx.lastActivityAt + s.ctx.config.thinkingClearMs);
+}
+
+export function identifySession(s: Step, e: AgentEventOf<'session_identified'>): void {
+  const expected = s.ctx.expectedResumeToken;
+  if (expected !== undefined && expected !== e.resumeToken) {
+    s.clientError('RESUME_FORKED', `resuming "${expected}" started a different agent session "${e.resumeToken}"`);
+  }
+  s.ctx.resumeToken = e.resumeToken;
+  s.ctx.expectedResumeToken = e.resumeToken;
+  if (e.transcriptPath !== undefined) s.ctx.transcriptPath = e.transcriptPath;
+  s.transcript('session_identified', { resumeToken: e.resumeToken, transcriptPath: e.transcriptPath, forkedFrom: expected !== e.resumeToken ? expected : undefined }, e.gen);
+  s.persist(false);
+}
+
+export function recordEngineError(s: Step, e: AgentEventOf<'error'>): void {
+  s.ctx.lastError = { kind: e.kind, message: e.message, retryable: e.retryable, gen: e.gen, at: e.at };
+  s.transcript('error', { kind: e.kind, message: e.message, retryable: e.retryable }, e.gen);
+}
+
+export function recordOutput(s: Step, e: AgentEventOf<'message' | 'tool_call' | 'tool_result'>): void {
+  const { gen, at: _at, type, ...payload } = e;
+  s.transcript(type, payload, gen);
+  noteActivity(s);
+}
+
+export function engineReady(s: Step): void {
+  s.ctx.lastError = null;
+  if (s.ctx.mode === 'local') s.ctx.restartAttempts = 0;
+}
+
+// ---------------------------------------------------------------- persistence results
+
+export function persistSucceeded(s: Step, version: number): void {
+  s.ctx.version = version;
+  const dirty = s.ctx.persist.dirty;
+  s.ctx.persist = { inFlight: false, dirty, retries: 0 };
+  if (dirty) s.persist(false);
+}
+
+/**
+ * Another writer got there first. Reload = take its version; reapply = our live state wins for what
+ * this actor owns, decisions recorded by either side are kept; then retry (bounded by the caller).
+ */
+export function retryPersist(s: Step, version: number, stored: PersistedSession | undefined): void {
+  if (stored) s.ctx.completed = { ...stored.completed, ...s.ctx.completed };
+  s.ctx.version = version;
+  s.ctx.persist = { ...s.ctx.persist, retries: s.ctx.persist.retries + 1 };
+  s.writeNow(version);
+}
+
+export function persistGaveUp(s: Step, message: string): void {
+  s.ctx.persist = { inFlight: false, dirty: true, retries: 0 };
+  s.clientError('PERSIST_FAILED', `could not persist the session: ${message}`);
+}

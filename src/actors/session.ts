@@ -1,0 +1,346 @@
+/**
+ * The SessionActor: an XState v5 statechart that owns all session policy and performs no I/O.
+ *
+ * - No `invoke`, no `after`, no delayed actions: engines and timers are effects it emits
+ *   (`engine.*`, `timer.set`) and their outcomes come back as events (`ready`, `timer_fired`, ...).
+ *   That keeps the machine pure, walkable by `xstate/graph`, and its snapshots persistable.
+ * - Every engine event carries `gen`; only events of the live generation are handled. A stale
+ *   event matches no transition, so it changes nothing and emits nothing.
+ * - The states say *when*; `session-policy.ts` says *what* (context changes and effects).
+ */
+import { and, not, setup } from 'xstate';
+import type { AgentEvent } from '../events/agent-event.js';
+import type { RuntimeEvent } from '../events/runtime-event.js';
+import type { SessionInput } from '../events/session-input.js';
+import type { SessionPhase } from '../events/session-state.js';
+import type { Effect } from '../effects/effect.js';
+import { createSessionContext, type SessionContext, type SessionMachineInput } from './session-context.js';
+import * as policy from './session-policy.js';
+import { TIMER } from './session-policy.js';
+import { Step } from './session-step.js';
+
+/** Client inputs and runtime reports are stamped with the time the runtime received them. */
+export type Stamped<T> = T & { at: number };
+export type SessionEvent = AgentEvent | Stamped<SessionInput> | Stamped<RuntimeEvent>;
+export type SessionEventType = SessionEvent['type'];
+type EventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>;
+
+const base = setup({
+  types: {
+    context: {} as SessionContext,
+    events: {} as SessionEvent,
+    emitted: {} as Effect,
+    input: {} as SessionMachineInput,
+  },
+  guards: {
+    fromLiveEngine: ({ context, event }) => 'gen' in event && event.gen === context.liveGen,
+    isTimer: ({ context, event }, params: { id: string }) =>
+      event.type === 'timer_fired' && event.id === params.id && params.id in context.timers,
+    isPermissionTimer: ({ context, event }) => {
+      if (event.type !== 'timer_fired' || !(event.id in context.timers)) return false;
+      const requestId = policy.permissionIdOfTimer(event.id);
+      return requestId !== undefined && requestId in context.requests;
+    },
+    stallDue: ({ context, event }) => policy.isStallDue(context, event.at),
+    hasQueued: ({ context }) => context.queue.length > 0,
+    isNewSend: ({ context, event }) => event.type === 'send' && !policy.isDuplicateSend(context, event.localId),
+    isDuplicateSend: ({ context, event }) => event.type === 'send' && policy.isDuplicateSend(context, event.localId),
+    isNewRequest: ({ context, event }) => event.type === 'permission_request' && policy.isNewRequest(context, event.requestId),
+    decisionIsValid: ({ context, event }) => event.type === 'decide' && policy.decisionIsValid(context, event),
+    switchesTo: ({ context, event }, params: { mode: 'local' | 'remote' }) =>
+      event.type === 'switch_mode' && event.to === params.mode && context.mode !== params.mode,
+    changesMode: ({ context, event }) => event.type === 'switch_mode' && event.to !== context.mode,
+    inLocalMode: ({ context }) => context.mode === 'local',
+    cleanExit: ({ event }) => event.type === 'exited' && event.code === 0 && event.signal === null,
+    restartsExhausted: ({ context }) => policy.restartsExhausted(context),
+    noLiveEngine: ({ context }) => context.liveGen === null,
+    wasRestored: ({ context }) => Object.keys(context.requests).length > 0,
+    persistInFlight: ({ context }) => context.persist.inFlight,
+    canRetryPersist: ({ context }) => context.persist.retries < context.config.maxPersistRetries,
+  },
+});
+
+/** Builds an action from a policy function: one `assign` with the new context, then the effects. */
+function act<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: EventOf<T>) => void) {
+  return base.enqueueActions(({ context, event, enqueue }) => {
+    // Every event but xstate's own init is stamped; init happens at the session's creation time.
+    const step = new Step(context, 'at' in event ? event.at : context.lastActivityAt);
+    if (event.type === 'timer_fired' && event.id in step.ctx.timers) {
+      // The runtime has already fired it: forget it without emitting a cancel.
+      const { [event.id]: _fired, ...rest } = step.ctx.timers;
+      step.ctx.timers = rest;
+    }
+    fn(step, event as EventOf<T>);
+    enqueue.assign(step.ctx);
+    for (const effect of step.effects) enqueue.emit(effect);
+  });
+}
+
+const enter = (phase: SessionPhase, detail?: string) => act((s) => policy.enterPhase(s, phase, detail));
+const launch = act((s) => policy.launchEngine(s));
+const toMode = [
+  { guard: 'inLocalMode', target: '#session.local' },
+  { target: '#session.remote' },
+] as const;
+
+export const sessionMachine = base.createMachine({
+  id: 'session',
+  context: ({ input }) => createSessionContext(input),
+  initial: 'init',
+  on: {
+    send: [
+      { guard: 'isDuplicateSend', actions: act<'send'>(policy.rejectDuplicateSend) },
+      { actions: act<'send'>(policy.enqueueSend) },
+    ],
+    abort: { actions: act(policy.rejectAbort) },
+    switch_mode: { guard: 'changesMode', actions: act<'switch_mode'>((s, e) => policy.setMode(s, e.to)) },
+    decide: [
+      { guard: 'decisionIsValid', actions: act<'decide'>(policy.applyDecision) },
+      { actions: act<'decide'>(policy.rejectDecision) },
+    ],
+    client_online: { actions: act((s) => policy.goOnline(s, true)) },
+    client_offline: { actions: act((s) => policy.goOnline(s, false)) },
+    stop: { target: '#session.stopping' },
+
+    session_identified: { guard: 'fromLiveEngine', actions: act<'session_identified'>(policy.identifySession) },
+    thinking: { guard: 'fromLiveEngine', actions: act<'thinking'>((s, e) => policy.noteActivity(s, e.active)) },
+    text_delta: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
+    message: { guard: 'fromLiveEngine', actions: act<'message'>(policy.recordOutput) },
+    tool_call: { guard: 'fromLiveEngine', actions: act<'tool_call'>(policy.recordOutput) },
+    tool_result: { guard: 'fromLiveEngine', actions: act<'tool_result'>(policy.recordOutput) },
+    error: { guard: 'fromLiveEngine', actions: act<'error'>(policy.recordEngineError) },
+    turn_complete: { guard: 'fromLiveEngine', actions: act<'turn_complete'>(policy.completeTurn) },
+    permission_request: {
+      guard: and(['fromLiveEngine', 'isNewRequest']),
+      actions: act<'permission_request'>(policy.refusePermission),
+    },
+
+    timer_fired: [
+      { guard: 'isPermissionTimer', actions: act<'timer_fired'>((s, e) => policy.expirePermission(s, policy.permissionIdOfTimer(e.id)!)) },
+      { guard: { type: 'isTimer', params: { id: TIMER.thinking } }, actions: act(policy.thinkingTimerFired) },
+      { guard: { type: 'isTimer', params: { id: TIMER.persist } }, actions: act((s) => s.writeNow()) },
+    ],
+    persist_ok: { guard: 'persistInFlight', actions: act<'persist_ok'>((s, e) => policy.persistSucceeded(s, e.version)) },
+    persist_conflict: [
+      {
+        guard: and(['persistInFlight', 'canRetryPersist']),
+        actions: act<'persist_conflict'>((s, e) => policy.retryPersist(s, e.version, e.stored)),
+      },
+      {
+        guard: 'persistInFlight',
+        actions: act<'persist_conflict'>((s, e) => policy.persistGaveUp(s, `version conflict (store is at ${e.version})`)),
+      },
+    ],
+    persist_failed: { guard: 'persistInFlight', actions: act<'persist_failed'>((s, e) => policy.persistGaveUp(s, e.message)) },
+  },
+  states: {
+    /** Resolves the starting mode; a restored session first closes the requests its old engine held. */
+    init: {
+      always: [
+        { guard: and(['wasRestored', 'inLocalMode']), target: 'local', actions: act(policy.cancelRestoredRequests) },
+        { guard: 'wasRestored', target: 'remote', actions: act(policy.cancelRestoredRequests) },
+        ...toMode,
+      ],
+    },
+
+    /** The person at the terminal drives the agent's own UI; the session observes. */
+    local: {
+      initial: 'launching',
+      on: {
+        send: {
+          guard: 'isNewSend',
+          target: '#session.switching',
+          actions: act<'send'>((s, e) => {
+            policy.enqueueSend(s, e);
+            policy.setMode(s, 'remote');
+          }),
+        },
+        switch_mode: {
+          guard: { type: 'switchesTo', params: { mode: 'remote' } },
+          target: '#session.switching',
+          actions: act<'switch_mode'>((s, e) => policy.setMode(s, e.to)),
+        },
+        permission_request: {
+          guard: and(['fromLiveEngine', 'isNewRequest']),
+          actions: act<'permission_request'>(policy.recordLocalPermission),
+        },
+        exited: [
+          // Quitting the agent's own UI ends the session (documented policy).
+          { guard: and(['fromLiveEngine', 'cleanExit']), target: '#session.stopped', actions: act<'exited'>(policy.engineGone) },
+          { guard: 'fromLiveEngine', target: '#session.recovering', actions: act<'exited'>(policy.engineGone) },
+        ],
+      },
+      states: {
+        launching: {
+          entry: [launch, enter('starting')],
+          on: { ready: { guard: 'fromLiveEngine', target: 'active', actions: act(policy.engineReady) } },
+        },
+        active: { entry: enter('local') },
+      },
+    },
+
+    /** A remote client drives the agent through the structured protocol. */
+    remote: {
+      initial: 'launching',
+      on: {
+        switch_mode: {
+          guard: { type: 'switchesTo', params: { mode: 'local' } },
+          target: '#session.switching',
+          actions: act<'switch_mode'>((s, e) => policy.setMode(s, e.to)),
+        },
+        permission_request: {
+          guard: and(['fromLiveEngine', 'isNewRequest']),
+          actions: act<'permission_request'>(policy.openPermission),
+        },
+        exited: { guard: 'fromLiveEngine', target: '#session.recovering', actions: act<'exited'>(policy.engineGone) },
+      },
+      states: {
+        launching: {
+          entry: [launch, enter('starting')],
+          on: {
+            ready: [
+              { guard: and(['fromLiveEngine', 'hasQueued']), target: 'running', actions: act(policy.engineReady) },
+              { guard: 'fromLiveEngine', target: 'idle', actions: act(policy.engineReady) },
+            ],
+          },
+        },
+        idle: {
+          entry: enter('idle'),
+          on: {
+            send: { guard: 'isNewSend', target: 'running', actions: act<'send'>(policy.enqueueSend) },
+          },
+        },
+        running: {
+          // Entered with a non-empty queue: the head goes out now, the rest after each turn.
+          entry: [act(policy.deliverNext), enter('running'), act(policy.armStall)],
+          exit: act((s) => s.cancelTimer(TIMER.stall)),
+          on: {
+            abort: { target: 'interrupting', actions: act((s) => policy.interruptTurn(s, 'aborted')) },
+            turn_complete: [
+              { guard: and(['fromLiveEngine', 'hasQueued']), target: 'running', reenter: true, actions: act<'turn_complete'>(policy.completeTurn) },
+              { guard: 'fromLiveEngine', target: 'idle', actions: act<'turn_complete'>(policy.completeTurn) },
+            ],
+            timer_fired: [
+              {
+                guard: and([{ type: 'isTimer', params: { id: TIMER.stall } }, 'stallDue']),
+                target: 'interrupting',
+                actions: act((s) => policy.interruptTurn(s, 'stalled')),
+              },
+              { guard: { type: 'isTimer', params: { id: TIMER.stall } }, actions: act(policy.rearmStall) },
+            ],
+          },
+        },
+        /** Waiting for the engine to end the turn after an abort or a stall; restarts it if it does not. */
+        interrupting: {
+          entry: enter('interrupting'),
+          exit: act((s) => s.cancelTimer(TIMER.interrupt)),
+          on: {
+            abort: {},
+            permission_request: {
+              guard: and(['fromLiveEngine', 'isNewRequest']),
+              actions: act<'permission_request'>(policy.refusePermission),
+            },
+            turn_complete: [
+              { guard: and(['fromLiveEngine', 'hasQueued']), target: 'running', actions: act<'turn_complete'>(policy.completeTurn) },
+              { guard: 'fromLiveEngine', target: 'idle', actions: act<'turn_complete'>(policy.completeTurn) },
+            ],
+            timer_fired: {
+              guard: { type: 'isTimer', params: { id: TIMER.interrupt } },
+              target: '#session.switching',
+              actions: act((s) => s.transcript('interrupt_timed_out', { afterMs: s.ctx.config.interruptGraceMs })),
+            },
+          },
+        },
+      },
+    },
+
+    /**
+     * Handing over between generations (mode switch, or restart after a failed interrupt): the old
+     * engine is stopped and the next one starts only after it exited or the stop timeout fired.
+     */
+    switching: {
+      entry: [act((s) => policy.endGeneration(s, 'engine handing over')), act(policy.stopEngine), enter('switching')],
+      on: {
+        exited: [
+          { guard: and(['fromLiveEngine', 'inLocalMode']), target: 'local', actions: act<'exited'>(policy.engineGone) },
+          { guard: 'fromLiveEngine', target: 'remote', actions: act<'exited'>(policy.engineGone) },
+        ],
+        timer_fired: [
+          {
+            guard: and([{ type: 'isTimer', params: { id: TIMER.stop } }, 'inLocalMode']),
+            target: 'local',
+            actions: act(policy.abandonEngine),
+          },
+          { guard: { type: 'isTimer', params: { id: TIMER.stop } }, target: 'remote', actions: act(policy.abandonEngine) },
+        ],
+      },
+    },
+
+    /** The engine died unexpectedly: wait (exponential backoff), then start again with the resume token. */
+    recovering: {
+      entry: [act(policy.countCrash), enter('recovering'), act(policy.scheduleRestart)],
+      exit: act((s) => s.cancelTimer(TIMER.restart)),
+      always: { guard: 'restartsExhausted', target: 'failed' },
+      on: {
+        timer_fired: [
+          { guard: and([{ type: 'isTimer', params: { id: TIMER.restart } }, 'inLocalMode']), target: 'local' },
+          { guard: { type: 'isTimer', params: { id: TIMER.restart } }, target: 'remote' },
+        ],
+      },
+    },
+
+    /** Too many crashes, or an error that retrying cannot fix. A new send or a mode switch tries again. */
+    failed: {
+      entry: [enter('failed'), act(policy.surfaceFailure)],
+      on: {
+        send: {
+          guard: 'isNewSend',
+          target: 'remote',
+          actions: act<'send'>((s, e) => {
+            policy.resetRestarts(s);
+            policy.enqueueSend(s, e);
+            if (s.ctx.mode !== 'remote') policy.setMode(s, 'remote');
+          }),
+        },
+        switch_mode: [
+          {
+            guard: { type: 'switchesTo', params: { mode: 'local' } },
+            target: 'local',
+            actions: act<'switch_mode'>((s, e) => {
+              policy.resetRestarts(s);
+              policy.setMode(s, e.to);
+            }),
+          },
+          {
+            guard: { type: 'switchesTo', params: { mode: 'remote' } },
+            target: 'remote',
+            actions: act<'switch_mode'>((s, e) => {
+              policy.resetRestarts(s);
+              policy.setMode(s, e.to);
+            }),
+          },
+        ],
+      },
+    },
+
+    /** `stop`: everything open ends `cancelled`, the engine is stopped, then the session is final. */
+    stopping: {
+      entry: [act(policy.beginStop), enter('stopping')],
+      always: { guard: 'noLiveEngine', target: 'stopped' },
+      on: {
+        stop: {},
+        send: { actions: act<'send'>((s, e) => s.clientError('SESSION_STOPPED', 'the session is stopping', { localId: e.localId })) },
+        switch_mode: {},
+        exited: { guard: 'fromLiveEngine', target: 'stopped', actions: act<'exited'>(policy.engineGone) },
+        timer_fired: { guard: { type: 'isTimer', params: { id: TIMER.stop } }, target: 'stopped', actions: act(policy.abandonEngine) },
+      },
+    },
+
+    stopped: {
+      type: 'final',
+      entry: act(policy.finish),
+    },
+  },
+});
+
+export type SessionMachine = typeof sessionMachine;

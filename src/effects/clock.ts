@@ -1,0 +1,94 @@
+/**
+ * The runtime's notion of time. Real by default; `SimulatedClock` lets tests and the model-based
+ * harness move time by hand, so timers (stall, permission deadline, backoff) are tested without waiting.
+ */
+export type TimerHandle = { readonly id: number };
+
+export interface Clock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): TimerHandle;
+  clearTimeout(handle: TimerHandle): void;
+}
+
+/** Wall-clock time and Node timers. A pending timer keeps the process alive, like any Node timer: stop the session to release it. */
+export class RealClock implements Clock {
+  #nextId = 1;
+  readonly #timers = new Map<number, NodeJS.Timeout>();
+
+  now(): number {
+    return Date.now();
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const id = this.#nextId++;
+    const t = setTimeout(() => {
+      this.#timers.delete(id);
+      fn();
+    }, Math.max(0, ms));
+    this.#timers.set(id, t);
+    return { id };
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    clearTimeout(this.#timers.get(handle.id));
+    this.#timers.delete(handle.id);
+  }
+}
+
+interface Pending {
+  id: number;
+  due: number;
+  fn: () => void;
+}
+
+export class SimulatedClock implements Clock {
+  #now: number;
+  #nextId = 1;
+  #pending: Pending[] = [];
+
+  constructor(start = 0) {
+    this.#now = start;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const id = this.#nextId++;
+    this.#pending.push({ id, due: this.#now + Math.max(0, ms), fn });
+    return { id };
+  }
+
+  clearTimeout(handle: TimerHandle): void {
+    this.#pending = this.#pending.filter((p) => p.id !== handle.id);
+  }
+
+  /** Number of timers still waiting. */
+  get pendingCount(): number {
+    return this.#pending.length;
+  }
+
+  /** The earliest due time of a waiting timer, if any. */
+  nextDue(): number | undefined {
+    return this.#pending.reduce<number | undefined>((min, p) => (min === undefined || p.due < min ? p.due : min), undefined);
+  }
+
+  /** Moves time forward to `time`, firing every timer due by then in due order (ties: set order). */
+  advanceTo(time: number): void {
+    for (;;) {
+      const next = this.#pending
+        .filter((p) => p.due <= time)
+        .sort((a, b) => a.due - b.due || a.id - b.id)[0];
+      if (!next) break;
+      this.#pending = this.#pending.filter((p) => p !== next);
+      this.#now = Math.max(this.#now, next.due);
+      next.fn();
+    }
+    this.#now = Math.max(this.#now, time);
+  }
+
+  advance(ms: number): void {
+    this.advanceTo(this.#now + ms);
+  }
+}

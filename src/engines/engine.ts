@@ -1,0 +1,75 @@
+/**
+ * The AgentEngine contract: what every protocol adapter (claude, codex, codex-mcp, acp, fake)
+ * implements. An engine runs one agent process for one runner generation, translates its protocol
+ * into AgentEvents stamped with that generation, and never imports from `actors/`.
+ */
+import type { AgentEvent } from '../events/agent-event.js';
+import type { ControlMode } from '../events/session-input.js';
+import type { PermissionDecision, UserMessage } from '../effects/effect.js';
+
+/** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */
+export interface EngineCapabilities {
+  /** Accepts further user messages while a turn runs (stream-json input). */
+  streamingInput: boolean;
+  /** Asks the host for tool permissions. */
+  permissions: boolean;
+  /** Can interrupt a running turn without being restarted. */
+  interrupt: boolean;
+  /** Can continue an earlier agent session from a resume token. */
+  resume: boolean;
+  /** Can run the agent's own terminal UI for local mode. */
+  localMode: boolean;
+  /** Can follow the agent's transcript file (observe sessions it did not start). */
+  transcriptTail: boolean;
+  /** Reports per-turn cost in USD. */
+  cost: boolean;
+}
+
+export interface EngineStartSpec {
+  gen: number;
+  mode: ControlMode;
+  workDir: string;
+  resumeToken?: string;
+  /** Engine-specific options, passed through from `createSession({ engineOptions })`. */
+  options: Record<string, unknown>;
+}
+
+export interface EngineContext {
+  /** Current time (epoch ms) for stamping events; the runtime's clock. */
+  now(): number;
+  /** Timer functions from the runtime's clock, so simulated time drives engines too. */
+  setTimeout(fn: () => void, ms: number): { readonly id: number };
+  clearTimeout(handle: { readonly id: number }): void;
+  /** Overrides the agent executable (`ase --bin`). */
+  bin?: string;
+}
+
+export type AgentEventListener = (event: AgentEvent) => void;
+
+export interface AgentEngine {
+  readonly capabilities: EngineCapabilities;
+  /**
+   * Starts the agent. Resolves once the process is spawned; `ready` follows as an event.
+   * A failure to start is reported as `error` + `exited` events (and may also reject).
+   */
+  start(spec: EngineStartSpec): Promise<void>;
+  /** Sends one user message (a turn). */
+  send(message: UserMessage): Promise<void>;
+  /** Interrupts the running turn; the engine then reports `turn_complete {status: cancelled}`. */
+  abort(): Promise<void>;
+  /** Answers a `permission_request` it reported. */
+  answerPermission(requestId: string, decision: PermissionDecision): Promise<void>;
+  /**
+   * Stops the agent and everything it spawned. Resolves after the process is gone and `exited`
+   * has been reported. Idempotent.
+   */
+  stop(): Promise<void>;
+  /** Subscribes to the engine's AgentEvents (all stamped with the start spec's `gen`). */
+  onEvent(listener: AgentEventListener): () => void;
+}
+
+export interface EngineFactory {
+  readonly name: string;
+  readonly capabilities: EngineCapabilities;
+  create(context: EngineContext): AgentEngine;
+}

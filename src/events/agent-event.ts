@@ -1,0 +1,160 @@
+/**
+ * The AgentEvent vocabulary: what every engine (Claude, Codex, ACP, fake) reports to the session.
+ * Each protocol is translated into this one small set; each event carries the runner generation
+ * (`gen`) of the engine that produced it and the time it was observed (`at`, epoch ms), so the
+ * SessionActor can drop events from a stale generation.
+ */
+import { z } from 'zod';
+
+const stamp = {
+  /** Runner generation of the engine instance that produced the event. */
+  gen: z.number().int().nonnegative(),
+  /** When the engine observed it, epoch milliseconds. */
+  at: z.number().nonnegative(),
+};
+
+export const TextBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
+export const ThinkingBlockSchema = z.object({ type: z.literal('thinking'), text: z.string() });
+export const ToolUseBlockSchema = z.object({
+  type: z.literal('tool_use'),
+  callId: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+});
+export const ToolResultBlockSchema = z.object({
+  type: z.literal('tool_result'),
+  callId: z.string(),
+  output: z.unknown().optional(),
+  isError: z.boolean(),
+});
+export const ContentBlockSchema = z.discriminatedUnion('type', [
+  TextBlockSchema,
+  ThinkingBlockSchema,
+  ToolUseBlockSchema,
+  ToolResultBlockSchema,
+]);
+export type ContentBlock = z.infer<typeof ContentBlockSchema>;
+
+/** Token usage and cost of exactly one turn (never cumulative: engines convert). */
+export const TurnUsageSchema = z.object({
+  inputTokens: z.number().nonnegative(),
+  outputTokens: z.number().nonnegative(),
+  cacheReadTokens: z.number().nonnegative(),
+  cacheWriteTokens: z.number().nonnegative(),
+  costUsd: z.number().nonnegative().optional(),
+});
+export type TurnUsage = z.infer<typeof TurnUsageSchema>;
+
+export const ERROR_KINDS = [
+  'fatal',
+  'transient',
+  'rate_limited',
+  'budget_exceeded',
+  'cancelled',
+  'protocol',
+  'auth',
+] as const;
+export const ErrorKindSchema = z.enum(ERROR_KINDS);
+export type ErrorKind = z.infer<typeof ErrorKindSchema>;
+
+export const ReadyEventSchema = z.object({ type: z.literal('ready'), ...stamp });
+export const ExitedEventSchema = z.object({
+  type: z.literal('exited'),
+  ...stamp,
+  code: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  reason: z.string().optional(),
+});
+export const SessionIdentifiedEventSchema = z.object({
+  type: z.literal('session_identified'),
+  ...stamp,
+  resumeToken: z.string().min(1),
+  transcriptPath: z.string().optional(),
+});
+export const ThinkingEventSchema = z.object({ type: z.literal('thinking'), ...stamp, active: z.boolean() });
+export const TextDeltaEventSchema = z.object({
+  type: z.literal('text_delta'),
+  ...stamp,
+  messageId: z.string(),
+  text: z.string(),
+});
+export const MessageEventSchema = z.object({
+  type: z.literal('message'),
+  ...stamp,
+  role: z.enum(['user', 'assistant', 'system']),
+  id: z.string(),
+  parentId: z.string().optional(),
+  blocks: z.array(ContentBlockSchema),
+});
+export const ToolCallEventSchema = z.object({
+  type: z.literal('tool_call'),
+  ...stamp,
+  callId: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+  title: z.string().optional(),
+});
+export const ToolResultEventSchema = z.object({
+  type: z.literal('tool_result'),
+  ...stamp,
+  callId: z.string(),
+  status: z.enum(['completed', 'failed', 'denied', 'cancelled']),
+  output: z.unknown().optional(),
+  isError: z.boolean(),
+});
+export const PermissionRequestEventSchema = z.object({
+  type: z.literal('permission_request'),
+  ...stamp,
+  requestId: z.string().min(1),
+  toolName: z.string(),
+  input: z.unknown(),
+  callId: z.string().optional(),
+  suggestions: z.array(z.unknown()).optional(),
+});
+export const TurnCompleteEventSchema = z.object({
+  type: z.literal('turn_complete'),
+  ...stamp,
+  status: z.enum(['completed', 'failed', 'cancelled']),
+  stopReason: z.string().optional(),
+  usage: TurnUsageSchema,
+});
+export const ErrorEventSchema = z.object({
+  type: z.literal('error'),
+  ...stamp,
+  kind: ErrorKindSchema,
+  message: z.string(),
+  retryable: z.boolean(),
+});
+
+export const AgentEventSchema = z.discriminatedUnion('type', [
+  ReadyEventSchema,
+  ExitedEventSchema,
+  SessionIdentifiedEventSchema,
+  ThinkingEventSchema,
+  TextDeltaEventSchema,
+  MessageEventSchema,
+  ToolCallEventSchema,
+  ToolResultEventSchema,
+  PermissionRequestEventSchema,
+  TurnCompleteEventSchema,
+  ErrorEventSchema,
+]);
+
+export type AgentEvent = z.infer<typeof AgentEventSchema>;
+export type AgentEventType = AgentEvent['type'];
+export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
+/** An AgentEvent before the engine glue stamps it with `gen` and `at`. */
+export type AgentEventBody = AgentEvent extends infer E ? (E extends AgentEvent ? Omit<E, 'gen' | 'at'> : never) : never;
+
+export const AGENT_EVENT_TYPES = AgentEventSchema.options.map((o) => o.shape.type.value) as readonly AgentEventType[];
+
+export function isAgentEventType(type: string): type is AgentEventType {
+  return (AGENT_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+export const ZERO_USAGE: TurnUsage = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+});
