@@ -11,4 +11,6 @@ export interface TranscriptJournal {
   read(sessionId: string): Promise<TranscriptEntry[]>;
   /** Waits for pending appends. */
   flush(): Promise<void>;
+  /** Flushes and releases resources (file handles); appending later may reopen them. */
+  close?(): Promise<void>;
 }

@@ -1,0 +1,167 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isAseError } from '../../src/errors.js';
+import type { TranscriptEntry } from '../../src/effects/effect.js';
+import { FileJournal } from '../../src/effects/journal-file.js';
+import { MemoryJournal } from '../../src/effects/journal-memory.js';
+
+function entry(seq: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {
+  return { ts: 1000 + seq, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${seq}`, type: 'agent_message', payload: { text: `m${seq}` }, ...overrides };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+let tmp: string;
+const journals: FileJournal[] = [];
+beforeEach(async () => {
+  tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-journal-'));
+});
+afterEach(async () => {
+  await Promise.all(journals.splice(0).map((j) => j.close()));
+  await fs.rm(tmp, { recursive: true, force: true });
+});
+
+function open(): FileJournal {
+  const journal = new FileJournal({ dir: path.join(tmp, 'transcripts') });
+  journals.push(journal);
+  return journal;
+}
+const file = (id = 's1'): string => path.join(tmp, 'transcripts', `${id}.jsonl`);
+
+describe('FileJournal', () => {
+  it('reads back what was appended, one JSON line per entry', async () => {
+    const journal = open();
+    expect(await journal.read('s1')).toEqual([]);
+    await journal.append(entry(1));
+    // Durable on resolve: the line is already in the file.
+    expect(await fs.readFile(file(), 'utf8')).toBe(`${JSON.stringify(entry(1))}\n`);
+    await journal.append(entry(2));
+    expect(await journal.read('s1')).toEqual([entry(1), entry(2)]);
+  });
+
+  it('preserves call order under 100 concurrent appends', async () => {
+    const journal = open();
+    const pending = Array.from({ length: 100 }, (_, i) => journal.append(entry(i)));
+    await Promise.all(pending);
+    const ids = (await journal.read('s1')).map((e) => e.eventId);
+    expect(ids).toEqual(Array.from({ length: 100 }, (_, i) => `1-${i}`));
+    // And on disk, for a fresh reader.
+    await journal.close();
+    expect((await open().read('s1')).map((e) => e.eventId)).toEqual(ids);
+  });
+
+  it('keeps sessions in separate files', async () => {
+    const journal = open();
+    await Promise.all([journal.append(entry(1)), journal.append(entry(2, { sessionId: 's2' })), journal.append(entry(3))]);
+    expect((await journal.read('s1')).map((e) => e.eventId)).toEqual(['1-1', '1-3']);
+    expect((await journal.read('s2')).map((e) => e.eventId)).toEqual(['1-2']);
+    expect((await fs.readdir(path.join(tmp, 'transcripts'))).sort()).toEqual(['s1.jsonl', 's2.jsonl']);
+  });
+
+  it('includes appends that were called but not awaited in read and flush', async () => {
+    const journal = open();
+    void journal.append(entry(1));
+    void journal.append(entry(2));
+    expect(await journal.read('s1')).toHaveLength(2);
+    void journal.append(entry(3));
+    await journal.flush();
+    expect((await fs.readFile(file(), 'utf8')).trim().split('\n')).toHaveLength(3);
+  });
+
+  it('writes the entry as it was when append was called', async () => {
+    const journal = open();
+    const e = entry(1);
+    const pending = journal.append(e);
+    e.type = 'mutated';
+    await pending;
+    expect((await journal.read('s1'))[0]?.type).toBe('agent_message');
+  });
+
+  it('skips a torn last line', async () => {
+    await fs.mkdir(path.dirname(file()), { recursive: true });
+    const torn = JSON.stringify(entry(3)).slice(0, 20);
+    await fs.writeFile(file(), `${JSON.stringify(entry(1))}\n${JSON.stringify(entry(2))}\n${torn}`);
+    expect(await open().read('s1')).toEqual([entry(1), entry(2)]);
+  });
+
+  it('trims a torn last line before appending after it', async () => {
+    await fs.mkdir(path.dirname(file()), { recursive: true });
+    await fs.writeFile(file(), `${JSON.stringify(entry(1))}\n{"ts":10`);
+    const journal = open();
+    await journal.append(entry(2));
+    expect(await journal.read('s1')).toEqual([entry(1), entry(2)]);
+    expect(await fs.readFile(file(), 'utf8')).toBe(`${JSON.stringify(entry(1))}\n${JSON.stringify(entry(2))}\n`);
+  });
+
+  it('rejects an unparseable line in the middle with STORE_CORRUPT', async () => {
+    await fs.mkdir(path.dirname(file()), { recursive: true });
+    await fs.writeFile(file(), `${JSON.stringify(entry(1))}\nnot json\n${JSON.stringify(entry(3))}\n`);
+    const error = await rejection(open().read('s1'));
+    expect(isAseError(error, 'STORE_CORRUPT')).toBe(true);
+    expect((error as Error).message).toContain(`${file()}:2`);
+  });
+
+  it('rejects a valid JSON line that is not a transcript entry', async () => {
+    await fs.mkdir(path.dirname(file()), { recursive: true });
+    await fs.writeFile(file(), `${JSON.stringify(entry(1))}\n{"hello":"world"}\n`);
+    expect(isAseError(await rejection(open().read('s1')), 'STORE_CORRUPT')).toBe(true);
+  });
+
+  it('rejects invalid session ids', async () => {
+    const journal = open();
+    for (const id of ['../x', 'a/b', '', '..']) {
+      expect(isAseError(await rejection(journal.append(entry(1, { sessionId: id }))), 'INVALID_INPUT'), `append ${JSON.stringify(id)}`).toBe(true);
+      expect(isAseError(await rejection(journal.read(id)), 'INVALID_INPUT'), `read ${JSON.stringify(id)}`).toBe(true);
+    }
+    expect(await fs.readdir(tmp)).toEqual([]);
+  });
+
+  it('rejects with JOURNAL_IO when the file cannot be written, and recovers afterwards', async () => {
+    const dir = path.join(tmp, 'transcripts');
+    await fs.writeFile(dir, 'a file where the directory should be');
+    const journal = open();
+    expect(isAseError(await rejection(journal.append(entry(1))), 'JOURNAL_IO')).toBe(true);
+    await fs.rm(dir);
+    await journal.append(entry(2));
+    expect(await journal.read('s1')).toEqual([entry(2)]);
+  });
+
+  it('reopens after close', async () => {
+    const journal = open();
+    await journal.append(entry(1));
+    await journal.close();
+    await journal.append(entry(2));
+    expect(await journal.read('s1')).toEqual([entry(1), entry(2)]);
+  });
+});
+
+describe('MemoryJournal', () => {
+  it('reads back appends in order, per session', async () => {
+    const journal = new MemoryJournal();
+    expect(await journal.read('s1')).toEqual([]);
+    await Promise.all([journal.append(entry(1)), journal.append(entry(2, { sessionId: 's2' })), journal.append(entry(3))]);
+    await journal.flush();
+    expect(await journal.read('s1')).toEqual([entry(1), entry(3)]);
+    expect(await journal.read('s2')).toEqual([entry(2, { sessionId: 's2' })]);
+  });
+
+  it('returns copies, so callers cannot rewrite history', async () => {
+    const journal = new MemoryJournal();
+    const e = entry(1);
+    await journal.append(e);
+    e.type = 'mutated';
+    const read = await journal.read('s1');
+    read[0]!.type = 'mutated too';
+    read.push(entry(9));
+    expect(await journal.read('s1')).toEqual([entry(1)]);
+  });
+});
