@@ -1,0 +1,336 @@
+/**
+ * A scripted AgentEngine for tests, the model-based harness and demos. It plays a `FakeScript`
+ * with the runtime's clock (so a SimulatedClock drives it deterministically), stamps and
+ * validates every event like a real engine, and records what it was asked to do.
+ */
+import { randomUUID } from 'node:crypto';
+import { AseError } from '../../errors.js';
+import { AgentEventSchema, ZERO_USAGE, type AgentEvent, type AgentEventBody } from '../../events/agent-event.js';
+import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
+import type {
+  AgentEngine,
+  AgentEventListener,
+  EngineCapabilities,
+  EngineContext,
+  EngineStartSpec,
+} from '../engine.js';
+import { echoTurn, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
+
+type Timer = { readonly id: number };
+type AskStep = Extract<FakeStep, { ask: unknown }>;
+
+export const FAKE_CAPABILITIES: EngineCapabilities = Object.freeze({
+  streamingInput: true,
+  permissions: true,
+  interrupt: true,
+  resume: true,
+  localMode: true, // it can pretend
+  transcriptTail: false,
+  cost: true,
+});
+
+const DEFAULT_KILL_AFTER_MS = 50;
+
+/** The turn being played: its remaining steps, the pending step timer, or the ask it waits on. */
+interface Turn {
+  steps: FakeStep[];
+  timer?: Timer;
+  waiting?: { requestId: string; callId: string; step: AskStep };
+}
+
+export class FakeEngine implements AgentEngine {
+  /** Also static, so a custom factory can declare them without an instance. */
+  static readonly capabilities = FAKE_CAPABILITIES;
+  readonly capabilities = FAKE_CAPABILITIES;
+
+  readonly #context: EngineContext;
+  readonly #script: FakeScript;
+  readonly #listeners = new Set<AgentEventListener>();
+  readonly #timers = new Set<Timer>();
+  #spec: EngineStartSpec | undefined;
+  #ready = false;
+  #dead = false;
+  #stopping: Promise<void> | undefined;
+  #resolveStop: (() => void) | undefined;
+  /** Sends waiting for the current turn to end (streamingInput). */
+  readonly #queue: UserMessage[] = [];
+  #turnsStarted = 0;
+  #turn: Turn | undefined;
+  /** permission_requests emitted via `inject()`; answering them only records the answer. */
+  readonly #injectedAsks = new Set<string>();
+  #nextId = 1;
+  // Events are delivered from a queue so a listener that reacts synchronously (e.g. calls abort())
+  // cannot make later listeners see events out of order.
+  readonly #outbox: AgentEvent[] = [];
+  #delivering = false;
+
+  readonly #sent: UserMessage[] = [];
+  readonly #answers: { requestId: string; decision: PermissionDecision }[] = [];
+  readonly #listenerErrors: unknown[] = [];
+  #aborts = 0;
+  #stopped = false;
+
+  constructor(context: EngineContext, script: FakeScript = {}) {
+    this.#context = context;
+    this.#script = script;
+  }
+
+  /** Every message passed to `send()`, in order (including queued ones). */
+  get sent(): readonly UserMessage[] {
+    return this.#sent;
+  }
+  /** Every answer that matched a pending permission request. */
+  get answers(): readonly { requestId: string; decision: PermissionDecision }[] {
+    return this.#answers;
+  }
+  /** How many times `abort()` was called while the engine ran. */
+  get aborts(): number {
+    return this.#aborts;
+  }
+  /** Whether `stop()` was called. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+  /** Whether `exited` was emitted (by a stop, crash, start failure or `inject`). */
+  get exitedEmitted(): boolean {
+    return this.#dead;
+  }
+  /** Errors thrown by listeners; they are caught so a broken listener cannot break the engine. */
+  get listenerErrors(): readonly unknown[] {
+    return this.#listenerErrors;
+  }
+
+  onEvent(listener: AgentEventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async start(spec: EngineStartSpec): Promise<void> {
+    // One engine instance is one process for one generation: it is never restarted.
+    if (this.#spec || this.#stopped) throw new AseError('INVALID_INPUT', 'fake engine: already started or stopped');
+    this.#spec = spec;
+    if (this.#script.manual) return;
+    this.#schedule(this.#script.startDelayMs ?? 0, () => {
+      const fail = this.#script.failStart;
+      if (fail) {
+        this.#emit({ type: 'error', kind: 'fatal', message: fail.message ?? 'fake engine: start failed', retryable: false });
+        this.#emit({ type: 'exited', code: fail.code ?? 1, signal: null, reason: 'start failed' });
+        return;
+      }
+      const resumeToken = this.#script.resumeToken ?? spec.resumeToken ?? randomUUID();
+      this.#emit({ type: 'session_identified', resumeToken });
+      this.#emit({ type: 'ready' });
+      this.#ready = true;
+      this.#startNextTurn();
+    });
+  }
+
+  async send(message: UserMessage): Promise<void> {
+    this.#assertRunning('send');
+    this.#sent.push(message);
+    if (this.#script.manual) return;
+    this.#queue.push(message);
+    this.#startNextTurn();
+  }
+
+  async abort(): Promise<void> {
+    this.#assertRunning('abort');
+    this.#aborts++;
+    const turn = this.#turn;
+    if (this.#script.manual || this.#script.ignoreAbort || !turn) return;
+    this.#endTurn(turn);
+    this.#emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO_USAGE } });
+    this.#startNextTurn();
+  }
+
+  async answerPermission(requestId: string, decision: PermissionDecision): Promise<void> {
+    this.#assertRunning('answerPermission');
+    const turn = this.#turn;
+    const waiting = turn?.waiting;
+    if (turn && waiting?.requestId === requestId) {
+      this.#answers.push({ requestId, decision });
+      turn.waiting = undefined;
+      const branch = decision.behavior === 'allow' ? waiting.step.onAllow : waiting.step.onDeny;
+      turn.steps.unshift(...(branch ?? [defaultToolResult(waiting.callId, decision)]));
+      this.#scheduleNextStep(turn);
+    } else if (this.#injectedAsks.delete(requestId)) {
+      this.#answers.push({ requestId, decision });
+    } else {
+      throw new AseError('INVALID_INPUT', `fake engine: no pending permission request "${requestId}"`);
+    }
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  /**
+   * Stamps and emits `body` right now (synchronously), in any mode: how `manual` tests route events
+   * through the real runtime. An injected `exited` kills the engine like a real one.
+   */
+  inject(body: AgentEventBody): void {
+    if (!this.#spec) throw new AseError('INVALID_INPUT', 'fake engine: inject() before start()');
+    if (this.#dead) throw new AseError('ENGINE_NOT_RUNNING', 'fake engine: inject() after exited');
+    if (body.type === 'permission_request') this.#injectedAsks.add(body.requestId);
+    this.#emit(body);
+  }
+
+  async #stop(): Promise<void> {
+    this.#stopped = true;
+    // Never started: there is no process and no generation to stamp an `exited` with.
+    if (this.#dead || !this.#spec) return;
+    // Manual mode: the test decides when (and whether) the process "exits", by injecting `exited`.
+    if (this.#script.manual) return;
+    this.#clearTimers();
+    this.#turn = undefined;
+    this.#queue.length = 0;
+    const exitedSeen = new Promise<void>((resolve) => (this.#resolveStop = resolve));
+    if (this.#script.ignoreStop) {
+      this.#schedule(this.#script.killAfterMs ?? DEFAULT_KILL_AFTER_MS, () =>
+        this.#emit({ type: 'exited', code: null, signal: 'SIGKILL', reason: 'killed' }),
+      );
+    } else {
+      this.#schedule(this.#script.stopDelayMs ?? 0, () =>
+        this.#emit({ type: 'exited', code: 0, signal: null, reason: 'stopped' }),
+      );
+    }
+    return exitedSeen;
+  }
+
+  #assertRunning(what: string): void {
+    if (!this.#spec || this.#dead || this.#stopped) {
+      throw new AseError('ENGINE_NOT_RUNNING', `fake engine: ${what}() while the engine is not running`);
+    }
+  }
+
+  #startNextTurn(): void {
+    if (this.#turn || !this.#ready || this.#dead || this.#stopped) return;
+    const message = this.#queue.shift();
+    if (!message) return;
+    const turns = this.#script.turns ?? [];
+    const index = Math.min(this.#turnsStarted++, turns.length - 1);
+    const steps = turns[index] ?? echoTurn(message.text);
+    const turn: Turn = { steps: [...steps] };
+    this.#turn = turn;
+    this.#scheduleNextStep(turn);
+  }
+
+  #scheduleNextStep(turn: Turn): void {
+    // A turn whose script runs out completes normally.
+    const step = turn.steps.shift() ?? { complete: {} };
+    turn.timer = this.#schedule(step.afterMs ?? 0, () => {
+      turn.timer = undefined;
+      this.#runStep(turn, step);
+    });
+  }
+
+  #runStep(turn: Turn, step: FakeStep): void {
+    if ('emit' in step) {
+      this.#emit(step.emit);
+    } else if ('text' in step) {
+      this.#emitText(turn, step.text);
+    } else if ('ask' in step) {
+      const n = this.#nextId++;
+      const requestId = step.ask.requestId ?? `fake-perm-${n}`;
+      const callId = step.ask.callId ?? `fake-call-${n}`;
+      turn.waiting = { requestId, callId, step };
+      this.#emit({ type: 'permission_request', requestId, toolName: step.ask.toolName, input: step.ask.input, callId });
+      return; // answerPermission continues the turn
+    } else if ('crash' in step) {
+      const { code, signal, reason } = step.crash;
+      this.#emit({ type: 'exited', code: code ?? 1, signal: signal ?? null, reason: reason ?? 'crashed' });
+      return;
+    } else if ('stall' in step) {
+      return; // the turn stays current, so only abort/stop end it
+    } else {
+      const { status, usage, stopReason } = step.complete;
+      this.#endTurn(turn);
+      this.#emit({ type: 'turn_complete', status: status ?? 'completed', usage: { ...SMALL_USAGE, ...usage }, ...(stopReason !== undefined && { stopReason }) });
+      this.#startNextTurn();
+      return;
+    }
+    // A listener may have aborted or stopped us while we emitted.
+    if (this.#turn === turn) this.#scheduleNextStep(turn);
+  }
+
+  #emitText(turn: Turn, text: string): void {
+    const messageId = `fake-msg-${this.#nextId++}`;
+    for (const chunk of chunks(text, 3)) {
+      this.#emit({ type: 'text_delta', messageId, text: chunk });
+      if (this.#turn !== turn) return;
+    }
+    this.#emit({ type: 'message', role: 'assistant', id: messageId, blocks: [{ type: 'text', text }] });
+  }
+
+  #endTurn(turn: Turn): void {
+    if (turn.timer) this.#clearTimer(turn.timer);
+    if (this.#turn === turn) this.#turn = undefined;
+  }
+
+  #emit(body: AgentEventBody): void {
+    if (this.#dead || !this.#spec) return;
+    // Parse (not just check) so a bad scripted body fails loudly here, where it was produced.
+    const event = AgentEventSchema.parse({ ...body, gen: this.#spec.gen, at: this.#context.now() });
+    if (event.type === 'exited') {
+      this.#dead = true;
+      this.#clearTimers();
+      this.#turn = undefined;
+      this.#queue.length = 0;
+    }
+    this.#outbox.push(event);
+    this.#deliver();
+    if (event.type === 'exited') this.#resolveStop?.();
+  }
+
+  #deliver(): void {
+    if (this.#delivering) return;
+    this.#delivering = true;
+    try {
+      for (let event = this.#outbox.shift(); event; event = this.#outbox.shift()) {
+        for (const listener of [...this.#listeners]) {
+          try {
+            listener(event);
+          } catch (error) {
+            this.#listenerErrors.push(error);
+          }
+        }
+      }
+    } finally {
+      this.#delivering = false;
+    }
+  }
+
+  #schedule(ms: number, fn: () => void): Timer {
+    const timer = this.#context.setTimeout(() => {
+      this.#timers.delete(timer);
+      fn();
+    }, ms);
+    this.#timers.add(timer);
+    return timer;
+  }
+
+  #clearTimer(timer: Timer): void {
+    this.#context.clearTimeout(timer);
+    this.#timers.delete(timer);
+  }
+
+  #clearTimers(): void {
+    for (const timer of this.#timers) this.#context.clearTimeout(timer);
+    this.#timers.clear();
+  }
+}
+
+function defaultToolResult(callId: string, decision: PermissionDecision): FakeStep {
+  return decision.behavior === 'allow'
+    ? { emit: { type: 'tool_result', callId, status: 'completed', output: 'ok', isError: false } }
+    : { emit: { type: 'tool_result', callId, status: 'denied', output: decision.message ?? 'denied', isError: true } };
+}
+
+/** Splits `text` into at most `count` non-empty pieces (one empty piece for empty text). */
+function chunks(text: string, count: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / count));
+  const pieces: string[] = [];
+  for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size));
+  return pieces.length ? pieces : [''];
+}
