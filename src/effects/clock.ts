@@ -88,6 +88,16 @@ export class SimulatedClock implements Clock {
     this.#now = Math.max(this.#now, time);
   }
 
+  /** Fires only the earliest due timer (ties: set order), moving time to its due time. False if none. */
+  runNext(): boolean {
+    const next = [...this.#pending].sort((a, b) => a.due - b.due || a.id - b.id)[0];
+    if (!next) return false;
+    this.#pending = this.#pending.filter((p) => p !== next);
+    this.#now = Math.max(this.#now, next.due);
+    next.fn();
+    return true;
+  }
+
   advance(ms: number): void {
     this.advanceTo(this.#now + ms);
   }

@@ -1,0 +1,124 @@
+/**
+ * `ase demo`: a scripted session on the fake engine, so a newcomer sees the whole policy work with
+ * no agent installed: a permission prompt decided remotely, a hand-over to the terminal and back,
+ * a crash with an automatic restart that resumes the agent session, and a clean stop.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { EngineFactory } from '../engines/engine.js';
+import { EngineRegistry } from '../engines/registry.js';
+import { FakeEngine, type FakeScript } from '../engines/fake/index.js';
+import { createSession, type Session, type SessionNotice } from '../session-handle.js';
+import { bold, NoticeRenderer, type Output } from './render.js';
+
+const RESUME_TOKEN = 'demo-agent-session-1';
+
+/** One script per engine generation: what the pretend agent does in each. */
+const SCRIPTS: FakeScript[] = [
+  {
+    startDelayMs: 150,
+    resumeToken: RESUME_TOKEN,
+    turns: [
+      [
+        { emit: { type: 'thinking', active: true } },
+        { text: "I'll list the files first.", afterMs: 150 },
+        {
+          ask: { requestId: 'perm-1', toolName: 'Bash', input: { command: 'ls' }, callId: 'call-1' },
+          afterMs: 100,
+          onAllow: [
+            { emit: { type: 'tool_call', callId: 'call-1', name: 'Bash', input: { command: 'ls' } } },
+            { emit: { type: 'tool_result', callId: 'call-1', status: 'completed', output: 'README.md  src/', isError: false }, afterMs: 100 },
+            { text: 'Two entries: README.md and src/.', afterMs: 100 },
+            { complete: { usage: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0042 } } },
+          ],
+        },
+      ],
+    ],
+  },
+  { startDelayMs: 150, resumeToken: RESUME_TOKEN },
+  {
+    startDelayMs: 150,
+    resumeToken: RESUME_TOKEN,
+    turns: [[{ text: 'Starting on it…', afterMs: 150 }, { crash: { code: 137, reason: 'killed (simulated crash)' }, afterMs: 200 }]],
+  },
+  {
+    startDelayMs: 150,
+    resumeToken: RESUME_TOKEN,
+    turns: [[{ text: 'Back after a restart, same agent session; picking up the queued message.', afterMs: 150 }, { complete: { usage: { inputTokens: 900, outputTokens: 40, costUsd: 0.003 } } }]],
+  },
+];
+
+/** Hands each new generation the next script (engines are per generation). */
+function scriptedFake(): EngineFactory {
+  let generation = 0;
+  const base = { name: 'fake', capabilities: FakeEngine.capabilities };
+  return { ...base, create: (context) => new FakeEngine(context, SCRIPTS[Math.min(generation++, SCRIPTS.length - 1)]!) };
+}
+
+function waitFor(session: Session, predicate: (n: SessionNotice) => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const off = session.on('*', (n) => {
+      if (predicate(n)) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+const phaseIs = (phase: string) => (n: SessionNotice) => n.type === 'status' && n.phase === phase;
+
+export async function runDemo(output: Output): Promise<number> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ase-demo-'));
+  const say = (text: string) => output.out(`\n${bold(`▶ ${text}`)}\n`);
+  try {
+    const registry = new EngineRegistry();
+    registry.register(scriptedFake());
+    const session = await createSession({ agent: 'fake', workDir: process.cwd(), mode: 'remote', registry, dataDir, config: { restartBaseMs: 300 } });
+    const renderer = new NoticeRenderer({ out: output.out, err: output.out });
+    session.on('*', (n) => renderer.render(n));
+    session.on('permission_prompt', (p) => {
+      output.out(`${bold('?')} the agent asks to run ${p.tool} ${JSON.stringify(p.input)}; the remote client approves\n`);
+      setTimeout(() => session.decide(p.requestId, 'allow'), 300);
+    });
+
+    say('A remote client (say, a phone) sends a message; the engine starts in remote mode.');
+    let idle = waitFor(session, phaseIs('idle'));
+    session.send('What files are here?');
+    await waitFor(session, (n) => n.type === 'transcript' && n.entry.type === 'turn_complete');
+    await idle;
+
+    say('The person at the terminal takes over: the remote engine stops before the local one starts.');
+    const local = waitFor(session, phaseIs('local'));
+    session.switchMode('local');
+    await local;
+
+    say('A message arrives from the phone while local: it is queued and control moves back to remote.');
+    const crashed = waitFor(session, phaseIs('recovering'));
+    session.send('Now fix the typo in README.md.');
+    await crashed;
+
+    say('The agent crashed mid-turn. A message sent now is kept; the engine restarts with backoff and resumes the same agent session.');
+    idle = waitFor(session, (n) => n.type === 'transcript' && n.entry.type === 'turn_complete');
+    session.send('Did the fix land?');
+    await idle;
+
+    say('Stop: the engine exits, anything open ends cancelled, and the state is persisted.');
+    const final = await session.stop();
+    output.out(
+      [
+        '',
+        bold('Summary'),
+        `  generations started: ${final.gen}   resume token: ${final.resumeToken}`,
+        `  permissions: ${Object.entries(final.completed).map(([id, c]) => `${id}=${c.status}`).join(', ') || 'none'}`,
+        `  usage: ${final.usage.turns} turns, ${final.usage.inputTokens} in / ${final.usage.outputTokens} out tokens, $${final.usage.costUsd.toFixed(4)}`,
+        `  state file and transcript were written under ${dataDir} (removed now)`,
+        '',
+      ].join('\n'),
+    );
+    return 0;
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,9 @@
+/** `ase diagram`: the SessionActor as Mermaid, generated from the machine. */
+import { sessionMachine } from '../actors/session.js';
+import { toMermaid } from '../actors/diagram.js';
+import type { Output } from './render.js';
+
+export function runDiagram(output: Output): number {
+  output.out(toMermaid(sessionMachine));
+  return 0;
+}

@@ -1,0 +1,108 @@
+/** The `ase` command line: `run`, `demo`, `diagram`. `bin.ts` is the executable entry. */
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { runDemo } from './demo.js';
+import { runDiagram } from './diagram.js';
+import { processOutput, type Output } from './render.js';
+import { runPrompt } from './run.js';
+
+const USAGE = `Usage:
+  ase run --agent <name> [--bin PATH] [--mode remote|local] [--cwd DIR] [--json]
+          [--yes|--deny] [--env KEY=VALUE]... [--data-dir DIR] [--script FILE] "prompt"
+  ase demo       a scripted session on the fake engine (no agent needed)
+  ase diagram    the SessionActor statechart as Mermaid stateDiagram-v2
+  ase --version
+
+run options:
+  --agent     engine name: fake (built in)
+  --bin       agent executable to use instead of the engine's default
+  --mode      start in remote (default) or local control mode
+  --cwd       the agent's working directory (default: current directory)
+  --json      print AgentEvents as NDJSON on stdout, one per line
+  --yes/--deny  answer every permission request (default: ask when interactive, else deny)
+  --env       extra environment for the agent process (repeatable)
+  --data-dir  where session state and transcripts are kept (default: ~/.agent-session-engine)
+  --script    JSON script for the fake engine
+`;
+
+export async function main(argv: string[], output: Output = processOutput): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'demo':
+      return runDemo(output);
+    case 'diagram':
+      return runDiagram(output);
+    case 'run':
+      return runCommand(rest, output);
+    case '--version':
+    case '-v':
+      output.out(`${version()}\n`);
+      return 0;
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      output.out(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      output.err(`ase: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+async function runCommand(argv: string[], output: Output): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      agent: { type: 'string' },
+      bin: { type: 'string' },
+      mode: { type: 'string', default: 'remote' },
+      cwd: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
+      deny: { type: 'boolean', default: false },
+      env: { type: 'string', multiple: true, default: [] },
+      'data-dir': { type: 'string' },
+      script: { type: 'string' },
+    },
+  });
+  const prompt = positionals.join(' ').trim();
+  const problems: string[] = [];
+  if (!values.agent) problems.push('--agent is required');
+  if (!prompt) problems.push('a prompt is required');
+  if (values.mode !== 'remote' && values.mode !== 'local') problems.push('--mode must be remote or local');
+  if (values.yes && values.deny) problems.push('--yes and --deny exclude each other');
+  const env: Record<string, string> = {};
+  for (const pair of values.env) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) problems.push(`--env ${pair}: expected KEY=VALUE`);
+    else env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  if (problems.length > 0) {
+    output.err(`ase run: ${problems.join('; ')}\n\n${USAGE}`);
+    return 2;
+  }
+  return runPrompt(
+    {
+      agent: values.agent!,
+      prompt,
+      mode: values.mode as 'remote' | 'local',
+      cwd: path.resolve(values.cwd ?? process.cwd()),
+      json: values.json,
+      permission: values.yes ? 'allow' : values.deny ? 'deny' : 'ask',
+      env,
+      interactive: Boolean(process.stdin.isTTY),
+      ...(values.bin !== undefined && { bin: values.bin }),
+      ...(values['data-dir'] !== undefined && { dataDir: values['data-dir'] }),
+      ...(values.script !== undefined && { script: values.script }),
+    },
+    output,
+  );
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

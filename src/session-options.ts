@@ -1,0 +1,66 @@
+/**
+ * `createSession` options, validated with zod so a mistake reads as one clear sentence
+ * (`AseError('INVALID_OPTIONS')`) instead of a failure deep inside an engine.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_SESSION_CONFIG, type SessionConfig } from './actors/session-context.js';
+import type { Clock } from './effects/clock.js';
+import type { TranscriptJournal } from './effects/journal.js';
+import type { SessionStore } from './effects/store/session-store.js';
+import type { EngineFactory } from './engines/engine.js';
+import type { EngineRegistry } from './engines/registry.js';
+import { ControlModeSchema } from './events/session-input.js';
+import { AseError } from './errors.js';
+
+const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
+const ConfigSchema = z
+  .object(Object.fromEntries(configKeys.map((k) => [k, z.number().int().nonnegative().optional()])) as Record<keyof SessionConfig, z.ZodOptional<z.ZodNumber>>)
+  .strict();
+
+const isObjectWith = (...methods: string[]) => (v: unknown) =>
+  typeof v === 'object' && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function');
+
+export const SessionOptionsSchema = z
+  .object({
+    /** Engine name in the registry: 'fake' (built in), later 'claude', 'codex', 'codex-mcp', 'acp'. */
+    agent: z.string().min(1),
+    /** The agent's working directory. */
+    workDir: z.string().min(1),
+    mode: ControlModeSchema.default('remote'),
+    /** Stable id; reusing one continues that stored session. Default: a new UUID. */
+    sessionId: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'use letters, digits, ".", "_" or "-" (max 128)').optional(),
+    /** Where the default file store and journal live. Default: $ASE_DATA_DIR or ~/.agent-session-engine. */
+    dataDir: z.string().min(1).optional(),
+    store: z.custom<SessionStore>(isObjectWith('load', 'save'), 'store must implement SessionStore (load, save)').optional(),
+    journal: z.custom<TranscriptJournal>(isObjectWith('append', 'read', 'flush'), 'journal must implement TranscriptJournal').optional(),
+    clock: z.custom<Clock>(isObjectWith('now', 'setTimeout', 'clearTimeout'), 'clock must implement Clock').optional(),
+    registry: z.custom<EngineRegistry>(isObjectWith('get'), 'registry must be an EngineRegistry').optional(),
+    /** Extra engines to register (on top of the registry's). */
+    engines: z.array(z.custom<EngineFactory>(isObjectWith('create'), 'engines[] must be EngineFactory objects')).optional(),
+    /** Passed to the engine on every start. */
+    engineOptions: z.record(z.string(), z.unknown()).optional(),
+    /** Overrides the agent executable. */
+    bin: z.string().min(1).optional(),
+    config: ConfigSchema.optional(),
+    /** Aborting it stops the session (and its engine). */
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'signal must be an AbortSignal').optional(),
+  })
+  .strict();
+
+export type SessionOptions = z.input<typeof SessionOptionsSchema>;
+export type ResolvedSessionOptions = z.output<typeof SessionOptionsSchema>;
+
+export function parseSessionOptions(options: unknown): ResolvedSessionOptions {
+  const parsed = SessionOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`).join('; ');
+    throw new AseError('INVALID_OPTIONS', `createSession: ${problems}`);
+  }
+  return parsed.data;
+}
+
+export function defaultDataDir(): string {
+  return process.env['ASE_DATA_DIR'] ?? path.join(os.homedir(), '.agent-session-engine');
+}
