@@ -100,13 +100,16 @@ export interface SessionContext {
   online: boolean;
   thinking: boolean;
   lastActivityAt: number;
+  /** Time of the last event the machine handled (epoch ms): the machine's own notion of "now". */
+  now: number;
   /** Armed timers and their deadlines (epoch ms). The runtime re-arms from these on restore. */
   timers: Record<string, number>;
   restartAttempts: number;
   lastError: EngineErrorInfo | null;
   /** Version of the stored state this context was last persisted as (compare-and-set). */
   version: number;
-  persist: { inFlight: boolean; dirty: boolean; retries: number };
+  /** `urgent`: a change waiting behind an in-flight write must be written as soon as it lands. */
+  persist: { inFlight: boolean; dirty: boolean; urgent: boolean; retries: number };
   /** Counter for transcript event ids. */
   seq: number;
 }
@@ -156,11 +159,12 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     online: true,
     thinking: false,
     lastActivityAt: input.now,
+    now: input.now,
     timers: {},
     restartAttempts: 0,
     lastError: null,
     version: input.restored?.version ?? 0,
-    persist: { inFlight: false, dirty: false, retries: 0 },
+    persist: { inFlight: false, dirty: false, urgent: false, retries: 0 },
     seq: 0,
   };
 }

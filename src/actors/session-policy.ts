@@ -63,15 +63,20 @@ export function stopEngine(s: Step): void {
   if (!(TIMER.stop in s.ctx.timers)) s.setTimer(TIMER.stop, s.at + s.ctx.config.stopTimeoutMs);
 }
 
-/** Ends everything that belongs to the live generation: its turn, its requests, its timers. */
-export function endGeneration(s: Step, reason: string): void {
+/**
+ * Ends everything that belongs to the live generation: its turn, its requests, its timers.
+ * A turn that was aborted or interrupted (or ends because the session is stopped) ends `cancelled`;
+ * otherwise losing its engine means it `failed`.
+ */
+export function endGeneration(s: Step, reason: string, turnStatus: 'failed' | 'cancelled' = 'failed'): void {
   for (const id of [TIMER.stall, TIMER.interrupt, TIMER.thinking]) s.cancelTimer(id);
   if (s.ctx.thinking) {
     s.ctx.thinking = false;
     s.ephemeral({ kind: 'thinking', active: false });
   }
   if (s.ctx.turn) {
-    s.transcript('turn_ended', { localId: s.ctx.turn.localId, status: 'failed', reason });
+    const status = s.ctx.turn.aborted || s.ctx.turn.stalled ? 'cancelled' : turnStatus;
+    s.transcript('turn_ended', { localId: s.ctx.turn.localId, status, reason });
     s.ctx.turn = null;
   }
   cancelOpenRequests(s, reason);
@@ -114,13 +119,13 @@ export function surfaceFailure(s: Step): void {
 
 export function beginStop(s: Step): void {
   for (const id of Object.keys(s.ctx.timers)) if (id !== TIMER.persist) s.cancelTimer(id);
-  endGeneration(s, 'session stopped');
+  endGeneration(s, 'session stopped', 'cancelled');
   stopEngine(s);
 }
 
 /** Entering the final state: nothing stays armed, and the final state is written. */
 export function finish(s: Step): void {
-  endGeneration(s, 'session stopped');
+  endGeneration(s, 'session stopped', 'cancelled');
   for (const id of Object.keys(s.ctx.timers)) s.cancelTimer(id);
   s.ctx.phase = 'stopped';
   s.status();
@@ -158,6 +163,16 @@ export function rejectDuplicateSend(s: Step, e: Input<'send'>): void {
 export function enqueueSend(s: Step, e: Input<'send'>): void {
   s.ctx.queue = [...s.ctx.queue, { localId: e.localId, text: e.text, queuedAt: s.at }];
   s.persist(false);
+}
+
+/**
+ * A new send outside the states that handle it themselves. In local mode (switching to local, or
+ * recovering a local engine) a send asks for remote control, as it does in `local`: otherwise it
+ * would wait in the queue of a local engine that never takes queued messages.
+ */
+export function acceptSend(s: Step, e: Input<'send'>): void {
+  enqueueSend(s, e);
+  if (s.ctx.mode === 'local') setMode(s, 'remote');
 }
 
 /** Hands the oldest queued message to the live engine: it leaves the queue exactly when it is sent. */
@@ -246,6 +261,9 @@ function closeRequest(s: Step, requestId: string, status: PermissionStatus, reas
   if (!open) return;
   const { [requestId]: _closed, ...rest } = s.ctx.requests;
   s.ctx.requests = rest;
+  // The engine was (possibly) waiting on this answer: the stall watchdog measures quiet from now,
+  // not from the request, so the time a human took to decide never counts as a stall.
+  s.ctx.lastActivityAt = Math.max(s.ctx.lastActivityAt, s.at);
   s.ctx.completed = {
     ...s.ctx.completed,
     [requestId]: { status, decidedAt: s.at, gen: open.gen, ...(reason !== undefined && { reason }) },
@@ -418,9 +436,9 @@ export function engineReady(s: Step): void {
 
 export function persistSucceeded(s: Step, version: number): void {
   s.ctx.version = version;
-  const dirty = s.ctx.persist.dirty;
-  s.ctx.persist = { inFlight: false, dirty, retries: 0 };
-  if (dirty) s.persist(false);
+  const { dirty, urgent } = s.ctx.persist;
+  s.ctx.persist = { inFlight: false, dirty: false, urgent: false, retries: 0 };
+  if (dirty) s.persist(urgent);
 }
 
 /**
@@ -435,6 +453,6 @@ export function retryPersist(s: Step, version: number, stored: PersistedSession 
 }
 
 export function persistGaveUp(s: Step, message: string): void {
-  s.ctx.persist = { inFlight: false, dirty: true, retries: 0 };
+  s.ctx.persist = { inFlight: false, dirty: true, urgent: false, retries: 0 };
   s.clientError('PERSIST_FAILED', `could not persist the session: ${message}`);
 }

@@ -28,7 +28,9 @@ export class Step {
   }
 
   setTimer(id: string, deadline: number): void {
-    this.ctx.timers = { ...this.ctx.timers, [id]: deadline };
+    // Re-arming moves the timer to the end, so key order is arming order (the runtime's tie-break).
+    const { [id]: _previous, ...others } = this.ctx.timers;
+    this.ctx.timers = { ...others, [id]: deadline };
     this.emit({ type: 'timer.set', id, deadline });
   }
 
@@ -85,7 +87,7 @@ export class Step {
    * otherwise debounced. Only one write is in flight; changes made meanwhile follow it.
    */
   persist(urgent: boolean): void {
-    const p = { ...this.ctx.persist, dirty: true };
+    const p = { ...this.ctx.persist, dirty: true, urgent: this.ctx.persist.urgent || urgent };
     this.ctx.persist = p;
     if (p.inFlight) return;
     if (urgent) this.writeNow();
@@ -94,7 +96,7 @@ export class Step {
 
   writeNow(expectedVersion: number = this.ctx.version): void {
     this.cancelTimer('persist');
-    this.ctx.persist = { ...this.ctx.persist, inFlight: true, dirty: false };
+    this.ctx.persist = { ...this.ctx.persist, inFlight: true, dirty: false, urgent: false };
     this.emit({ type: 'state.persist', state: toPersisted(this.ctx, this.at), expectedVersion });
   }
 }

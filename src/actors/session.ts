@@ -64,7 +64,11 @@ const base = setup({
 function act<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: EventOf<T>) => void) {
   return base.enqueueActions(({ context, event, enqueue }) => {
     // Every event but xstate's own init is stamped; init happens at the session's creation time.
-    const step = new Step(context, 'at' in event ? event.at : context.lastActivityAt);
+    const step = new Step(context, 'at' in event ? event.at : context.now);
+    step.ctx.now = Math.max(context.now, step.at);
+    // Any event of the live engine is a sign of life: the stall watchdog and the thinking
+    // indicator measure quiet from here.
+    if ('gen' in event && event.gen === context.liveGen) step.ctx.lastActivityAt = Math.max(step.ctx.lastActivityAt, step.at);
     if (event.type === 'timer_fired' && event.id in step.ctx.timers) {
       // The runtime has already fired it: forget it without emitting a cancel.
       const { [event.id]: _fired, ...rest } = step.ctx.timers;
@@ -72,6 +76,15 @@ function act<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: Eve
     }
     fn(step, event as EventOf<T>);
     enqueue.assign(step.ctx);
+    for (const effect of step.effects) enqueue.emit(effect);
+  });
+}
+
+/** A refused input: the client hears why; the context does not change at all. */
+function refuse<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: EventOf<T>) => void) {
+  return base.enqueueActions(({ context, event, enqueue }) => {
+    const step = new Step(context, context.now);
+    fn(step, event as EventOf<T>);
     for (const effect of step.effects) enqueue.emit(effect);
   });
 }
@@ -89,14 +102,14 @@ export const sessionMachine = base.createMachine({
   initial: 'init',
   on: {
     send: [
-      { guard: 'isDuplicateSend', actions: act<'send'>(policy.rejectDuplicateSend) },
-      { actions: act<'send'>(policy.enqueueSend) },
+      { guard: 'isDuplicateSend', actions: refuse<'send'>(policy.rejectDuplicateSend) },
+      { actions: act<'send'>(policy.acceptSend) },
     ],
-    abort: { actions: act(policy.rejectAbort) },
+    abort: { actions: refuse(policy.rejectAbort) },
     switch_mode: { guard: 'changesMode', actions: act<'switch_mode'>((s, e) => policy.setMode(s, e.to)) },
     decide: [
       { guard: 'decisionIsValid', actions: act<'decide'>(policy.applyDecision) },
-      { actions: act<'decide'>(policy.rejectDecision) },
+      { actions: refuse<'decide'>(policy.rejectDecision) },
     ],
     client_online: { actions: act((s) => policy.goOnline(s, true)) },
     client_offline: { actions: act((s) => policy.goOnline(s, false)) },
@@ -329,7 +342,7 @@ export const sessionMachine = base.createMachine({
       always: { guard: 'noLiveEngine', target: 'stopped' },
       on: {
         stop: {},
-        send: { actions: act<'send'>((s, e) => s.clientError('SESSION_STOPPED', 'the session is stopping', { localId: e.localId })) },
+        send: { actions: refuse<'send'>((s, e) => s.clientError('SESSION_STOPPED', 'the session is stopping', { localId: e.localId })) },
         switch_mode: {},
         exited: { guard: 'fromLiveEngine', target: 'stopped', actions: act<'exited'>(policy.engineGone) },
         timer_fired: { guard: { type: 'isTimer', params: { id: TIMER.stop } }, target: 'stopped', actions: act(policy.abandonEngine) },
