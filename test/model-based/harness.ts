@@ -1,0 +1,284 @@
+/**
+ * The system under test for model-based and property tests: the real SessionActor inside the real
+ * effect runtime, with a manual fake engine per generation (events are injected *through* the
+ * engine, so they take the runtime's real path), a SimulatedClock, a store whose writes the test
+ * completes, and an invariant checker over everything the runtime did.
+ */
+import { expect } from 'vitest';
+import type { InspectionEvent } from 'xstate';
+import { sessionMachine, type SessionEvent } from '../../src/actors/session.js';
+import type { SessionConfig, SessionMachineInput } from '../../src/actors/session-context.js';
+import { keyOfDefinition } from '../../src/actors/transitions.js';
+import { SimulatedClock } from '../../src/effects/clock.js';
+import type { Effect } from '../../src/effects/effect.js';
+import { MemoryJournal } from '../../src/effects/journal-memory.js';
+import { SessionRuntime } from '../../src/effects/runtime.js';
+import type { SaveResult, SessionStore } from '../../src/effects/store/session-store.js';
+import { FakeEngine } from '../../src/engines/fake/index.js';
+import type { EngineFactory } from '../../src/engines/engine.js';
+import { EngineRegistry } from '../../src/engines/registry.js';
+import type { AgentEventBody } from '../../src/events/agent-event.js';
+import type { SessionInput } from '../../src/events/session-input.js';
+import type { PersistedSession, VersionedSession } from '../../src/events/session-state.js';
+import { AseError } from '../../src/errors.js';
+
+/** Small, pairwise-distinct durations so two timers rarely fall due at the same instant. */
+export const MODEL_CONFIG: Partial<SessionConfig> = {
+  // Stall before the permission deadline, so a stall check can find a request still open.
+  permissionTimeoutMs: 6_100,
+  stallTimeoutMs: 4_300,
+  interruptGraceMs: 1_100,
+  stopTimeoutMs: 1_300,
+  restartBaseMs: 1_700,
+  restartMaxMs: 3_400,
+  maxRestarts: 1,
+  thinkingClearMs: 2_300,
+  persistDebounceMs: 130,
+  maxPersistRetries: 1,
+};
+
+export const START_TIME = 1_000_000;
+
+/** A store whose writes wait until the test settles them: ok, conflict (another writer), or failure. */
+export class ManualStore implements SessionStore {
+  readonly pending: { sessionId: string; state: PersistedSession; expectedVersion: number; settle: (r: SaveResult | Error) => void }[] = [];
+  saved: VersionedSession | undefined;
+
+  load(): Promise<VersionedSession | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  save(sessionId: string, state: PersistedSession, expectedVersion: number): Promise<SaveResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({
+        sessionId,
+        state,
+        expectedVersion,
+        settle: (r) => (r instanceof Error ? reject(r) : resolve(r)),
+      });
+    });
+  }
+
+  settle(outcome: 'ok' | 'conflict' | 'fail'): boolean {
+    const next = this.pending.shift();
+    if (!next) return false;
+    if (outcome === 'ok') {
+      this.saved = { version: next.expectedVersion + 1, state: next.state };
+      next.settle({ ok: true, version: next.expectedVersion + 1 });
+    } else if (outcome === 'conflict') {
+      next.settle({ ok: false, version: next.expectedVersion + 1 });
+    } else {
+      next.settle(new AseError('STORE_IO', 'disk full (simulated)'));
+    }
+    return true;
+  }
+
+  list(): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+
+  delete(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** Lets promise chains (engine start, store results) run. */
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+export class Sut {
+  readonly clock = new SimulatedClock(START_TIME);
+  readonly store = new ManualStore();
+  readonly journal = new MemoryJournal();
+  readonly #created: FakeEngine[] = [];
+  readonly effects: Effect[] = [];
+  readonly runtime: SessionRuntime;
+  /** Transition keys taken (from xstate's microstep inspection). */
+  readonly taken: Set<string>;
+  /** Local ids of sends the session accepted. */
+  readonly accepted: string[] = [];
+  readonly refusals: AseError[] = [];
+
+  constructor(input: SessionMachineInput, taken: Set<string> = new Set()) {
+    this.taken = taken;
+    const created = this.#created;
+    const factory: EngineFactory = {
+      name: 'fake',
+      capabilities: FakeEngine.capabilities,
+      // The runtime creates one engine per `engine.start` effect, in order.
+      create: (context) => {
+        const engine = new FakeEngine(context, { manual: true });
+        created.push(engine);
+        return engine;
+      },
+    };
+    const registry = new EngineRegistry();
+    registry.register(factory);
+    this.runtime = new SessionRuntime({
+      input,
+      registry,
+      clock: this.clock,
+      store: this.store,
+      journal: this.journal,
+      inspect: (event: InspectionEvent) => {
+        if (event.type === '@xstate.microstep') {
+          for (const def of (event as unknown as { _transitions: Parameters<typeof keyOfDefinition>[0][] })._transitions) {
+            this.taken.add(keyOfDefinition(def));
+          }
+        }
+      },
+    });
+    this.runtime.observe({ effect: (e) => this.effects.push(e) });
+    this.runtime.start();
+  }
+
+  /** The fake engine the runtime created for `gen` (engines are created in generation order). */
+  engineFor(gen: number): FakeEngine | undefined {
+    const starts = this.effects.filter((e) => e.type === 'engine.start');
+    const index = starts.findIndex((e) => e.type === 'engine.start' && e.gen === gen);
+    return index >= 0 ? this.#created[index] : undefined;
+  }
+
+  get context() {
+    return this.runtime.actor.getSnapshot().context;
+  }
+
+  /** Applies one machine event the way it would really arrive. */
+  async apply(event: SessionEvent): Promise<void> {
+    switch (event.type) {
+      case 'send':
+      case 'abort':
+      case 'switch_mode':
+      case 'decide':
+      case 'client_online':
+      case 'client_offline':
+      case 'stop': {
+        const { at: _at, ...input } = event;
+        try {
+          const effects = this.runtime.dispatch(input as SessionInput);
+          const refused = effects.some((e) => e.type === 'client.error' && e.localId !== undefined && input.type === 'send');
+          if (input.type === 'send' && !refused) this.accepted.push(input.localId);
+        } catch (error) {
+          if (!(error instanceof AseError)) throw error;
+          this.refusals.push(error);
+        }
+        break;
+      }
+      case 'timer_fired': {
+        const armed = this.runtime.armedTimers();
+        expect(armed, `timer ${event.id} should be armed in the runtime`).toContain(event.id);
+        this.clock.runNext();
+        break;
+      }
+      case 'persist_ok':
+        expect(this.store.settle('ok')).toBe(true);
+        break;
+      case 'persist_conflict':
+        expect(this.store.settle('conflict')).toBe(true);
+        break;
+      case 'persist_failed':
+        expect(this.store.settle('fail')).toBe(true);
+        break;
+      default: {
+        const { gen, at: _at, ...body } = event;
+        const engine = this.runtime.engine(gen) ? this.engineFor(gen) : undefined;
+        if (engine) engine.inject(body as AgentEventBody);
+        else this.runtime.deliver({ ...event, at: this.clock.now() } as SessionEvent);
+      }
+    }
+    await flush();
+  }
+
+  /** Feeds a stale-generation event and asserts it changed nothing and caused nothing. */
+  async assertStaleIgnored(): Promise<void> {
+    if (this.runtime.isDone) return;
+    const before = structuredClone(this.runtime.actor.getSnapshot().context);
+    const beforeValue = this.runtime.actor.getSnapshot().value;
+    const count = this.effects.length;
+    const stale = [before.gen - 1, before.gen + 7].filter((g) => g >= 0 && g !== before.liveGen);
+    for (const gen of stale) {
+      for (const e of staleEvents(gen, this.clock.now())) this.runtime.deliver(e);
+    }
+    await flush();
+    expect(this.effects.length, 'stale events must emit nothing').toBe(count);
+    expect(this.runtime.actor.getSnapshot().context).toEqual(before);
+    expect(this.runtime.actor.getSnapshot().value).toEqual(beforeValue);
+  }
+
+  checkInvariants(): void {
+    checkEffectLog(this.effects, this.accepted, this.context.queue.map((q) => q.localId));
+    const ctx = this.context;
+    if (!this.runtime.isDone) {
+      expect(new Set(this.runtime.armedTimers()), 'runtime timers mirror the context').toEqual(new Set(Object.keys(ctx.timers)));
+    }
+    for (const id of Object.keys(ctx.requests)) expect(ctx.completed[id], `request ${id} both open and completed`).toBeUndefined();
+    if (this.runtime.isDone) expect(Object.keys(ctx.requests), 'open requests at the end').toEqual([]);
+  }
+}
+
+function staleEvents(gen: number, at: number): SessionEvent[] {
+  return [
+    { type: 'ready', gen, at },
+    { type: 'turn_complete', gen, at, status: 'completed', usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 } },
+    { type: 'permission_request', gen, at, requestId: `stale-${gen}`, toolName: 'Bash', input: {} },
+    { type: 'exited', gen, at, code: 1, signal: null },
+    { type: 'message', gen, at, role: 'assistant', id: `m-${gen}`, blocks: [] },
+    { type: 'session_identified', gen, at, resumeToken: `stale-token-${gen}` },
+  ];
+}
+
+/**
+ * Invariants over the runtime's effect log, checked after every step:
+ * - at most one live generation; a new one starts only after the previous was stopped or exited;
+ * - generations start in order, +1 each time;
+ * - no engine effect names a generation other than the newest, or one already told to stop;
+ * - every accepted send is delivered at most once, and is either still queued or was delivered;
+ * - every permission request is answered at most once.
+ */
+export function checkEffectLog(effects: readonly Effect[], accepted: readonly string[], queued: readonly string[]): void {
+  let newest = 0;
+  const stopped = new Set<number>();
+  const delivered: string[] = [];
+  const answered = new Set<string>();
+  for (const [i, e] of effects.entries()) {
+    const where = `effect #${i} ${JSON.stringify(e)}`;
+    switch (e.type) {
+      case 'engine.start':
+        // A restored session continues after its stored generation; after that, +1 each time.
+        if (newest > 0) expect(e.gen, `${where}: generations start in order`).toBe(newest + 1);
+        if (newest > 0) expect(stopped.has(newest), `${where}: gen ${newest} must be stopped first`).toBe(true);
+        newest = e.gen;
+        break;
+      case 'engine.stop':
+        expect(e.gen, `${where}: stop names the newest gen`).toBe(newest);
+        expect(stopped.has(e.gen), `${where}: stopped twice`).toBe(false);
+        stopped.add(e.gen);
+        break;
+      case 'engine.send':
+      case 'engine.abort':
+      case 'engine.answer_permission':
+        expect(e.gen, `${where}: names a stale gen`).toBe(newest);
+        expect(stopped.has(e.gen), `${where}: sent to a stopped gen`).toBe(false);
+        if (e.type === 'engine.send') {
+          expect(delivered, `${where}: delivered twice`).not.toContain(e.message.localId);
+          delivered.push(e.message.localId);
+        }
+        if (e.type === 'engine.answer_permission') {
+          expect(answered.has(e.requestId), `${where}: answered twice`).toBe(false);
+          answered.add(e.requestId);
+        }
+        break;
+      case 'transcript.emit':
+        if (e.entry.type === 'exited') stopped.add(e.entry.gen);
+        break;
+      default:
+        break;
+    }
+  }
+  for (const id of accepted) {
+    const where = delivered.includes(id) || queued.includes(id);
+    expect(where, `accepted send ${id} was lost`).toBe(true);
+  }
+  for (const id of queued) expect(delivered, `queued send ${id} was also delivered`).not.toContain(id);
+}

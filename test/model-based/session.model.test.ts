@@ -1,0 +1,196 @@
+/**
+ * Model-based tests: xstate's graph utilities walk the SessionActor's reachable (projected) state
+ * space with payload events derived from each snapshot; every generated path is then replayed on
+ * the real runtime (SessionActor + effect runtime + fake engine + simulated clock + store), with
+ * invariants checked after every step. Fails if any transition of the machine is never taken.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createActor, initialTransition, transition } from 'xstate';
+import { createTestModel } from 'xstate/graph';
+import { sessionMachine, type SessionEvent } from '../../src/actors/session.js';
+import { keyOfDefinition, listTransitions } from '../../src/actors/transitions.js';
+import type { SessionMachineInput } from '../../src/actors/session-context.js';
+import type { ControlMode } from '../../src/events/session-input.js';
+import type { VersionedSession } from '../../src/events/session-state.js';
+import { flush, MODEL_CONFIG, START_TIME, Sut } from './harness.js';
+import { eventsFor, project, type Snapshot } from './model.js';
+
+const allTransitions = listTransitions(sessionMachine);
+const taken = new Set<string>();
+let pathsRun = 0;
+let stepsRun = 0;
+const generated: string[] = [];
+
+function inputFor(mode: ControlMode, restored?: VersionedSession): SessionMachineInput {
+  return { sessionId: 'model', agent: 'fake', workDir: '/work', mode, now: START_TIME, config: MODEL_CONFIG, ...(restored && { restored }) };
+}
+
+function modelFor(input: SessionMachineInput) {
+  return createTestModel(sessionMachine, {
+    input,
+    events: eventsFor,
+    serializeState: (s) => project(s as Snapshot),
+    stopWhen: (s) => s.status === 'done',
+    limit: 200_000,
+  });
+}
+
+/** Which machine transitions one event takes from a snapshot (pure: an actor restored from it). */
+function transitionsTaken(snapshot: Snapshot, event: SessionEvent): string[] {
+  const keys: string[] = [];
+  const actor = createActor(sessionMachine, {
+    snapshot,
+    input: undefined as never, // Restored from `snapshot`; input is not used.
+    inspect: (ev) => {
+      if (ev.type === '@xstate.microstep') {
+        for (const def of (ev as unknown as { _transitions: Parameters<typeof keyOfDefinition>[0][] })._transitions) keys.push(keyOfDefinition(def));
+      }
+    },
+  });
+  actor.start();
+  actor.send(event);
+  actor.stop();
+  return keys;
+}
+
+type Model = ReturnType<typeof modelFor>;
+/** A path as the runner needs it: each event and the snapshot the model predicts after it. */
+type ModelPath = { steps: { event: SessionEvent; state: Snapshot }[] };
+
+/**
+ * Shortest paths reach every abstract state; a transition can still be missed when it only
+ * differs from another by its guard outcome. For each transition no shortest path takes, add the
+ * shortest route to a state where some event takes it, plus that event. Paths are replayed
+ * concretely with `transition()` (the abstraction merges snapshots, so an event generated from one
+ * representative may act differently on another), and coverage is counted on the replay.
+ */
+function pathsCoveringEveryTransition(model: Model, initial: Snapshot): ModelPath[] {
+  const paths = model
+    .getShortestPaths()
+    .map((p) => replay(initial, p.steps.filter((step) => (step.event.type as string) !== 'xstate.init').map((step) => step.event as SessionEvent)));
+  const covered = new Set<string>();
+  const coverageOf = (path: ModelPath) => {
+    const keys: string[] = [];
+    let before = initial;
+    for (const step of path.steps) {
+      keys.push(...transitionsTaken(before, step.event));
+      before = step.state;
+    }
+    return keys;
+  };
+  for (const path of paths) for (const key of coverageOf(path)) covered.add(key);
+
+  const adjacency = model.getAdjacencyMap() as Record<string, { state: unknown; transitions: Record<string, { event: unknown; state: unknown }> }>;
+  // Breadth-first event sequences to every abstract state.
+  const [rootKey] = Object.keys(adjacency);
+  const route = new Map<string, SessionEvent[]>([[rootKey!, []]]);
+  const queue = [rootKey!];
+  while (queue.length > 0) {
+    const key = queue.shift()!;
+    for (const edge of Object.values(adjacency[key]!.transitions)) {
+      const next = project(edge.state as Snapshot);
+      if (!route.has(next) && adjacency[next]) {
+        route.set(next, [...route.get(key)!, edge.event as SessionEvent]);
+        queue.push(next);
+      }
+    }
+  }
+  const extra: ModelPath[] = [];
+  for (const [key, node] of Object.entries(adjacency)) {
+    for (const edge of Object.values(node.transitions)) {
+      if (transitionsTaken(node.state as Snapshot, edge.event as SessionEvent).every((k) => covered.has(k))) continue;
+      const candidate = replay(initial, [...route.get(key)!, edge.event as SessionEvent]);
+      const keys = coverageOf(candidate);
+      if (keys.some((k) => !covered.has(k))) {
+        keys.forEach((k) => covered.add(k));
+        extra.push(candidate);
+      }
+    }
+  }
+  return [...paths, ...extra];
+}
+
+function replay(initial: Snapshot, events: SessionEvent[]): ModelPath {
+  const steps: ModelPath['steps'] = [];
+  let state = initial;
+  for (const event of events) {
+    state = transition(sessionMachine, state, event)[0] as Snapshot;
+    steps.push({ event, state });
+  }
+  return { steps };
+}
+
+/** A session persisted by an earlier process: its engine held an open permission request. */
+const RESTORED: VersionedSession = {
+  version: 3,
+  state: {
+    schemaVersion: 1,
+    sessionId: 'model',
+    agent: 'fake',
+    workDir: '/work',
+    mode: 'remote',
+    phase: 'running',
+    gen: 4,
+    resumeToken: 'agent-session-0',
+    queue: [{ localId: 'm7', text: 'queued before the restart', queuedAt: START_TIME - 10 }],
+    requests: { 'p-old': { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: START_TIME - 20 } },
+    completed: {},
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, turns: 0 },
+    deliveredIds: ['m6'],
+    updatedAt: START_TIME - 5,
+  },
+};
+
+const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] = [
+  { name: 'a new session in remote mode', input: inputFor('remote'), maxSteps: Infinity },
+  { name: 'a new session in local mode', input: inputFor('local'), maxSteps: Infinity },
+  // Restoring differs only at the start; a short walk from there is enough.
+  { name: 'a restored session in remote mode', input: inputFor('remote', RESTORED), maxSteps: 2 },
+  { name: 'a restored session in local mode', input: inputFor('local', RESTORED), maxSteps: 2 },
+];
+
+for (const start of STARTS) {
+  describe(`SessionActor paths from ${start.name}`, () => {
+    const initial = initialTransition(sessionMachine, start.input)[0] as Snapshot;
+    const paths = pathsCoveringEveryTransition(modelFor(start.input), initial).filter((p) => p.steps.length <= start.maxSteps);
+    generated.push(`${start.name}: ${paths.length} paths`);
+
+    it('generates paths', () => {
+      expect(paths.length).toBeGreaterThan(10);
+    });
+
+    for (const [n, path] of paths.entries()) {
+      const { steps } = path;
+      it(`#${n} (${steps.length} steps) ${steps.map((s) => s.event.type).join(' → ').slice(0, 180)}`, async () => {
+        const sut = new Sut(start.input, taken);
+        await flush();
+        expect(project(sut.runtime.actor.getSnapshot() as Snapshot)).toBe(project(initial));
+        sut.checkInvariants();
+        for (const step of steps) {
+          await sut.apply(step.event);
+          stepsRun += 1;
+          // The real runtime must be exactly where the model says the statechart is.
+          expect(project(sut.runtime.actor.getSnapshot() as Snapshot)).toBe(project(step.state));
+          sut.checkInvariants();
+          await sut.assertStaleIgnored();
+        }
+        pathsRun += 1;
+      });
+    }
+  });
+}
+
+describe('transition coverage', () => {
+  afterAll(() => {
+    const missing = allTransitions.filter((t) => !taken.has(t.key));
+    console.log(
+      `model-based: ${generated.join(', ')}; ran ${pathsRun} paths, ${stepsRun} steps; transitions taken on the runtime ${allTransitions.length - missing.length}/${allTransitions.length}` +
+        (missing.length ? `\n  never taken: ${missing.map((t) => t.key).join(', ')}` : ''),
+    );
+  });
+
+  it('every transition of the SessionActor is taken by some path', () => {
+    const missing = allTransitions.filter((t) => !taken.has(t.key)).map((t) => `${t.key} (${t.guard ?? 'no guard'})`);
+    expect(missing).toEqual([]);
+  });
+});
