@@ -11,6 +11,7 @@ import { AseError } from '../errors.js';
 import { TranscriptEntrySchema, type TranscriptEntry } from './effect.js';
 import type { TranscriptJournal } from './journal.js';
 import { assertSessionId } from './store/file-store.js';
+import { errno, syncDir } from './fs-durable.js';
 
 export interface FileJournalOptions {
   dir: string;
@@ -178,21 +179,7 @@ async function cut(handle: FileHandle, length: number): Promise<void> {
   await handle.datasync();
 }
 
-async function syncDir(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await fs.open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Best effort: some platforms cannot open or fsync a directory.
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
-}
 
-function errno(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
-}
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -6,18 +6,10 @@ import { isAseError } from '../../src/errors.js';
 import type { TranscriptEntry } from '../../src/effects/effect.js';
 import { FileJournal } from '../../src/effects/journal-file.js';
 import { MemoryJournal } from '../../src/effects/journal-memory.js';
+import { rejection } from '../support/async.js';
 
 function entry(seq: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {
   return { ts: 1000 + seq, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${seq}`, type: 'agent_message', payload: { text: `m${seq}` }, ...overrides };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 let tmp: string;

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAseError } from '../../src/errors.js';
 import type { PersistedSession } from '../../src/events/session-state.js';
 import { FileStore, MemoryStore, type SessionStore } from '../../src/effects/store/index.js';
+import { rejection } from '../support/async.js';
 
 function session(overrides: Partial<PersistedSession> = {}): PersistedSession {
   return {
@@ -24,15 +25,6 @@ function session(overrides: Partial<PersistedSession> = {}): PersistedSession {
     updatedAt: 100,
     ...overrides,
   };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 let tmp: string;

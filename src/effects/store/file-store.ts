@@ -17,6 +17,7 @@ import { PersistedSessionSchema, type PersistedSession, type VersionedSession } 
 import { AseError } from '../../errors.js';
 import { assertExpectedVersion } from './memory-store.js';
 import type { SaveResult, SessionStore } from './session-store.js';
+import { errno, syncDir } from '../fs-durable.js';
 
 export interface FileStoreOptions {
   dir: string;
@@ -240,26 +241,11 @@ export class FileStore implements SessionStore {
   }
 }
 
-/** Makes a rename or unlink durable. Best effort: some platforms cannot open or fsync a directory. */
-async function syncDir(dir: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await fs.open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Ignored on purpose (see above).
-  } finally {
-    await handle?.close().catch(() => undefined);
-  }
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function errno(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
-}
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
