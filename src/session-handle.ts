@@ -122,6 +122,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
 
   const sessionId = opts.sessionId ?? randomUUID();
   const restored = await store.load(sessionId);
+  // Aborted while loading: the 'abort' event has fired already, so a listener added below would never run.
+  if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was aborted while the session was loading');
   const runtime = new SessionRuntime({
     input: {
       sessionId,
@@ -157,6 +159,8 @@ class SessionHandle implements Session {
   readonly done: Promise<SessionSnapshot>;
   readonly #runtime: SessionRuntime;
   readonly #bus: Emitter<NoticeMap> = mitt<NoticeMap>();
+  /** Set once `done` was emitted: nothing follows it. (The actor is final earlier, while engines and writes settle.) */
+  #doneEmitted = false;
 
   constructor(
     readonly id: string,
@@ -170,6 +174,7 @@ class SessionHandle implements Session {
     });
     this.done = runtime.done.then(() => {
       const snapshot = this.snapshot();
+      this.#doneEmitted = true;
       this.#emit({ type: 'done', snapshot });
       return snapshot;
     });
@@ -245,12 +250,13 @@ class SessionHandle implements Session {
 
   events(options: { signal?: AbortSignal } = {}): AsyncIterable<SessionNotice> {
     const bus = this.#bus;
-    const finished = this.#runtime.isDone;
+    // Not `runtime.isDone`: between the final state and `done` an iterator must still get `done`.
+    const finished = () => this.#doneEmitted;
     return {
       [Symbol.asyncIterator]() {
         const buffer: SessionNotice[] = [];
         let wake: (() => void) | undefined;
-        let ended = finished;
+        let ended = finished() || options.signal?.aborted === true;
         const onNotice = (_type: SessionNoticeType, notice: SessionNotice) => {
           buffer.push(notice);
           if (notice.type === 'done') ended = true;

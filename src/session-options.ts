@@ -30,7 +30,12 @@ export const SessionOptionsSchema = z
     workDir: z.string().min(1),
     mode: ControlModeSchema.default('remote'),
     /** Stable id; reusing one continues that stored session. Default: a new UUID. */
-    sessionId: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'use letters, digits, ".", "_" or "-" (max 128)').optional(),
+    sessionId: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,128}$/, 'use letters, digits, ".", "_" or "-" (max 128)')
+      // Ids name files (`<id>.json`): "." and ".." would point at directories, and the stores refuse them.
+      .refine((id) => id !== '.' && id !== '..', '"." and ".." are not session ids')
+      .optional(),
     /** Where the default file store and journal live. Default: $ASE_DATA_DIR or ~/.agent-session-engine. */
     dataDir: z.string().min(1).optional(),
     store: z.custom<SessionStore>(isObjectWith('load', 'save'), 'store must implement SessionStore (load, save)').optional(),

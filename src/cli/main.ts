@@ -52,22 +52,15 @@ export async function main(argv: string[], output: Output = processOutput): Prom
 }
 
 async function runCommand(argv: string[], output: Output): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      agent: { type: 'string' },
-      bin: { type: 'string' },
-      mode: { type: 'string', default: 'remote' },
-      cwd: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      yes: { type: 'boolean', default: false },
-      deny: { type: 'boolean', default: false },
-      env: { type: 'string', multiple: true, default: [] },
-      'data-dir': { type: 'string' },
-      script: { type: 'string' },
-    },
-  });
+  let parsed: ReturnType<typeof parseRunArgs>;
+  try {
+    parsed = parseRunArgs(argv);
+  } catch (error) {
+    // An unknown option or a missing option value is a usage error, not a crash with a stack trace.
+    output.err(`ase run: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   const prompt = positionals.join(' ').trim();
   const problems: string[] = [];
   if (!values.agent) problems.push('--agent is required');
@@ -100,6 +93,25 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
     },
     output,
   );
+}
+
+function parseRunArgs(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      agent: { type: 'string' },
+      bin: { type: 'string' },
+      mode: { type: 'string', default: 'remote' },
+      cwd: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
+      deny: { type: 'boolean', default: false },
+      env: { type: 'string', multiple: true, default: [] },
+      'data-dir': { type: 'string' },
+      script: { type: 'string' },
+    },
+  });
 }
 
 function version(): string {

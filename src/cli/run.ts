@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import type { ControlMode } from '../events/session-input.js';
 import { defaultRegistry } from '../engines/registry.js';
-import { fakeEngine, FakeScriptSchema } from '../engines/fake/index.js';
+import { fakeEngine, FakeScriptSchema, type FakeScript } from '../engines/fake/index.js';
 import { createSession, type SessionNotice } from '../session-handle.js';
 import { AseError } from '../errors.js';
 import { NoticeRenderer, yellow, type Output } from './render.js';
@@ -28,11 +28,7 @@ export interface RunArgs {
 
 export async function runPrompt(args: RunArgs, output: Output): Promise<number> {
   const registry = defaultRegistry();
-  if (args.script !== undefined) {
-    const parsed = FakeScriptSchema.safeParse(JSON.parse(await readFile(args.script, 'utf8')));
-    if (!parsed.success) throw new AseError('INVALID_OPTIONS', `--script ${args.script}: ${parsed.error.message}`);
-    registry.register(fakeEngine(parsed.data));
-  }
+  if (args.script !== undefined) registry.register(fakeEngine(await loadScript(args.script)));
   const stopSignal = new AbortController();
   const session = await createSession({
     agent: args.agent,
@@ -117,4 +113,17 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
     process.off('SIGINT', onSigint);
   }
   return exitCode;
+}
+
+/** Reads a `--script` file; a missing file or bad JSON is reported like a bad script, in one line. */
+async function loadScript(file: string): Promise<FakeScript> {
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new AseError('INVALID_OPTIONS', `--script ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  const parsed = FakeScriptSchema.safeParse(data);
+  if (!parsed.success) throw new AseError('INVALID_OPTIONS', `--script ${file}: ${parsed.error.message}`);
+  return parsed.data;
 }

@@ -44,6 +44,8 @@ export class SessionRuntime {
   readonly #opts: RuntimeOptions;
   readonly #engines = new Map<number, AgentEngine>();
   readonly #stopping = new Map<number, Promise<void>>();
+  /** Generations whose `engine.start()` has been called (it runs after older engines are gone). */
+  readonly #started = new Set<number>();
   readonly #timers = new Map<string, TimerHandle>();
   readonly #observers = new Set<RuntimeObserver>();
   #persistChain: Promise<void> = Promise.resolve();
@@ -199,15 +201,18 @@ export class SessionRuntime {
     const previous = [...this.#stopping.values()];
     this.#engineChain = this.#engineChain
       .then(() => Promise.allSettled(previous))
-      .then(() =>
-        engine.start({
+      .then(() => {
+        // Stopped while it waited its turn (see #stopEngine), or the session ended: never start it.
+        if (this.isDone || this.#engines.get(effect.gen) !== engine) return;
+        this.#started.add(effect.gen);
+        return engine.start({
           gen: effect.gen,
           mode: effect.mode,
           workDir: effect.workDir,
           ...(effect.resumeToken !== undefined && { resumeToken: effect.resumeToken }),
           options: effect.options,
-        }),
-      )
+        });
+      })
       .catch((error: unknown) => {
         // A start that failed without the engine reporting `exited` is ended here, so the
         // session never waits for a `ready` that cannot come.
@@ -223,6 +228,17 @@ export class SessionRuntime {
   #stopEngine(gen: number): void {
     const engine = this.#engines.get(gen);
     if (!engine || this.#stopping.has(gen)) return;
+    if (!this.#started.has(gen)) {
+      // Its start is still queued behind an older engine's exit. Stopping an engine that was never
+      // started cannot work (no process yet, so no `exited`), and starting it afterwards would leave
+      // an agent running that nobody stops. So it is dropped here and reported gone right away.
+      this.#engines.delete(gen);
+      queueMicrotask(() => {
+        if (this.isDone || this.actor.getSnapshot().context.liveGen !== gen) return;
+        this.actor.send({ type: 'exited', gen, at: this.#opts.clock.now(), code: null, signal: null, reason: 'stopped before it started' });
+      });
+      return;
+    }
     const stopped = engine
       .stop()
       .catch((error: unknown) => this.#fail('ENGINE_ERROR', `stopping engine gen ${gen} failed: ${message(error)}`, error))
