@@ -13,6 +13,8 @@ export { AseError, isAseError, ERROR_CODES, type ErrorCode } from './errors.js';
 export * from './events/index.js';
 export {
   EffectSchema,
+  CLIENT_ERROR_CODES,
+  type ClientErrorCode,
   PermissionDecisionSchema,
   TranscriptEntrySchema,
   UserMessageSchema,
@@ -25,7 +27,7 @@ export {
   type UserMessage,
 } from './effects/effect.js';
 
-export { sessionMachine, type SessionEvent, type SessionMachine } from './actors/session.js';
+export { sessionMachine, type SessionEvent, type SessionMachine, type Stamped } from './actors/session.js';
 export { DEFAULT_SESSION_CONFIG, type SessionConfig, type SessionContext, type SessionMachineInput } from './actors/session-context.js';
 export { toMermaid } from './actors/diagram.js';
 export { listTransitions, type TransitionInfo } from './actors/transitions.js';
@@ -34,11 +36,11 @@ export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './eff
 export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './effects/clock.js';
 export type { SessionStore, SaveResult } from './effects/store/session-store.js';
 export { MemoryStore } from './effects/store/memory-store.js';
-export { FileStore } from './effects/store/file-store.js';
+export { FileStore, type FileStoreOptions } from './effects/store/file-store.js';
 export type { TranscriptJournal } from './effects/journal.js';
-export { FileJournal } from './effects/journal-file.js';
+export { FileJournal, type FileJournalOptions } from './effects/journal-file.js';
 export { MemoryJournal } from './effects/journal-memory.js';
 
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/engine.js';
 export { EngineRegistry, defaultRegistry } from './engines/registry.js';
-export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript } from './engines/fake/index.js';
+export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';

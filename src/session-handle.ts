@@ -122,11 +122,19 @@ export async function createSession(options: SessionOptions): Promise<Session> {
 
   const sessionId = opts.sessionId ?? randomUUID();
   const restored = await store.load(sessionId);
+  // A resume token belongs to one agent in one directory: never hand it to another.
+  if (restored && (restored.state.agent !== opts.agent || restored.state.workDir !== path.resolve(opts.workDir))) {
+    throw new AseError(
+      'INVALID_OPTIONS',
+      `createSession: session "${sessionId}" belongs to agent "${restored.state.agent}" in ${restored.state.workDir}, not "${opts.agent}" in ${path.resolve(opts.workDir)}`,
+    );
+  }
   // Aborted while loading: the 'abort' event has fired already, so a listener added below would never run.
   if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was aborted while the session was loading');
   const runtime = new SessionRuntime({
     input: {
       sessionId,
+      instance: randomUUID().slice(0, 8),
       agent: opts.agent,
       workDir: path.resolve(opts.workDir),
       mode: opts.mode,
@@ -143,7 +151,11 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   });
   const session = new SessionHandle(sessionId, runtime);
   // A journal this call created is this session's to close; a caller's journal stays open.
-  if (!opts.journal) void session.done.then(() => journal.close?.());
+  if (!opts.journal) {
+    void session.done
+      .then(() => journal.close?.())
+      .catch((error: unknown) => process.emitWarning(`agent-session-engine: closing the transcript journal failed: ${String(error)}`));
+  }
   if (opts.signal) {
     const onAbort = () => void session.stop();
     opts.signal.addEventListener('abort', onAbort, { once: true });

@@ -37,6 +37,8 @@ export interface SessionConfig {
   maxPersistRetries: number;
   /** How many delivered local ids are remembered to reject retried sends. */
   deliveredIdsLimit: number;
+  /** How many decided permission requests the ledger keeps (the newest). */
+  completedLimit: number;
 }
 
 export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
@@ -51,6 +53,7 @@ export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
   persistDebounceMs: 250,
   maxPersistRetries: 3,
   deliveredIdsLimit: 256,
+  completedLimit: 1_000,
 });
 
 export interface TurnState {
@@ -102,7 +105,10 @@ export interface SessionContext {
   lastActivityAt: number;
   /** Time of the last event the machine handled (epoch ms): the machine's own notion of "now". */
   now: number;
-  /** Armed timers and their deadlines (epoch ms). The runtime re-arms from these on restore. */
+  /**
+   * Armed timers and their deadlines (epoch ms), mirrored by the runtime. They are not persisted:
+   * a restored session starts a new generation, so the old generation's timers mean nothing.
+   */
   timers: Record<string, number>;
   restartAttempts: number;
   lastError: EngineErrorInfo | null;
@@ -112,6 +118,8 @@ export interface SessionContext {
   persist: { inFlight: boolean; dirty: boolean; urgent: boolean; retries: number };
   /** Counter for transcript event ids. */
   seq: number;
+  /** Distinguishes this run's transcript event ids from other runs of the same session. */
+  instance: string;
 }
 
 export interface SessionMachineInput {
@@ -122,6 +130,11 @@ export interface SessionMachineInput {
   now: number;
   options?: Record<string, unknown>;
   config?: Partial<SessionConfig>;
+  /**
+   * Tags this run's transcript event ids (`<instance>.<gen>-<seq>`), so a restored session never
+   * repeats an id an earlier run wrote. `createSession` passes a random one; default: no tag.
+   */
+  instance?: string;
   /** A previously persisted session to continue (resume token, queue, ledger). */
   restored?: VersionedSession;
 }
@@ -166,6 +179,7 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     version: input.restored?.version ?? 0,
     persist: { inFlight: false, dirty: false, urgent: false, retries: 0 },
     seq: 0,
+    instance: input.instance ?? '',
   };
 }
 

@@ -3,7 +3,7 @@
  * *when* each runs (states, guards); these decide *what* happens (context changes and effects).
  */
 import type { AgentEventOf, TurnUsage } from '../events/agent-event.js';
-import type { PersistedSession, PermissionStatus, SessionPhase } from '../events/session-state.js';
+import type { CompletedPermission, PersistedSession, PermissionStatus, SessionPhase } from '../events/session-state.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
 import type { SessionContext } from './session-context.js';
 import type { Step } from './session-step.js';
@@ -90,7 +90,10 @@ export function engineGone(s: Step, exit: AgentEventOf<'exited'>): void {
   s.ctx.liveGen = null;
 }
 
-/** The stop timeout fired: stop waiting; the runtime escalates to killing the old engine. */
+/**
+ * The stop timeout fired: stop waiting. The old engine's own stop ladder (SIGTERM, then SIGKILL of
+ * its process group) still runs; the runtime starts the next generation only after it settles.
+ */
 export function abandonEngine(s: Step): void {
   endGeneration(s, 'engine did not exit in time');
   s.ctx.liveGen = null;
@@ -162,7 +165,7 @@ export function rejectDuplicateSend(s: Step, e: Input<'send'>): void {
 
 export function enqueueSend(s: Step, e: Input<'send'>): void {
   s.ctx.queue = [...s.ctx.queue, { localId: e.localId, text: e.text, queuedAt: s.at }];
-  s.persist(false);
+  s.persist(true); // An accepted message must survive a host crash.
 }
 
 /**
@@ -186,7 +189,7 @@ export function deliverNext(s: Step): void {
   s.ctx.lastActivityAt = s.at;
   s.transcript('user_message', { localId: next.localId, text: next.text });
   s.emit({ type: 'engine.send', gen, message: { localId: next.localId, text: next.text } });
-  s.persist(false);
+  s.persist(true); // So a restore never sends it a second time.
 }
 
 export function completeTurn(s: Step, e: AgentEventOf<'turn_complete'>): void {
@@ -256,6 +259,16 @@ export function isNewRequest(ctx: SessionContext, requestId: string): boolean {
   return !(requestId in ctx.requests) && !(requestId in ctx.completed);
 }
 
+/**
+ * Adds an outcome to the ledger, keeping only the newest `completedLimit` outcomes: the ledger is
+ * written with every state write, so an unbounded one makes every turn of a long session slower.
+ * (A decision on a pruned id is then refused as not found rather than as already decided.)
+ */
+function recordCompleted(s: Step, requestId: string, outcome: CompletedPermission): void {
+  const entries = Object.entries({ ...s.ctx.completed, [requestId]: outcome });
+  s.ctx.completed = Object.fromEntries(entries.slice(-s.ctx.config.completedLimit));
+}
+
 function closeRequest(s: Step, requestId: string, status: PermissionStatus, reason?: string): void {
   const open = s.ctx.requests[requestId];
   if (!open) return;
@@ -264,10 +277,7 @@ function closeRequest(s: Step, requestId: string, status: PermissionStatus, reas
   // The engine was (possibly) waiting on this answer: the stall watchdog measures quiet from now,
   // not from the request, so the time a human took to decide never counts as a stall.
   s.ctx.lastActivityAt = Math.max(s.ctx.lastActivityAt, s.at);
-  s.ctx.completed = {
-    ...s.ctx.completed,
-    [requestId]: { status, decidedAt: s.at, gen: open.gen, ...(reason !== undefined && { reason }) },
-  };
+  recordCompleted(s, requestId, { status, decidedAt: s.at, gen: open.gen, ...(reason !== undefined && { reason }) });
   s.cancelTimer(TIMER.permission(requestId));
   s.transcript('permission_resolved', { requestId, status, reason }, open.gen);
   s.ephemeral({ kind: 'permission_resolved', requestId, status });
@@ -313,14 +323,14 @@ function promptFor(s: Step, requestId: string): void {
  * is shown; the request is recorded as `local` (decided there), and a remote decision is refused.
  */
 export function recordLocalPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
-  s.ctx.completed = { ...s.ctx.completed, [e.requestId]: { status: 'local', decidedAt: s.at, gen: e.gen, reason: 'answered in the local terminal' } };
+  recordCompleted(s, e.requestId, { status: 'local', decidedAt: s.at, gen: e.gen, reason: 'answered in the local terminal' });
   s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, handledLocally: true }, e.gen);
   s.persist(true);
 }
 
 /** A request arriving while its turn is being aborted or its engine stopped: refused at once. */
 export function refusePermission(s: Step, e: AgentEventOf<'permission_request'>): void {
-  s.ctx.completed = { ...s.ctx.completed, [e.requestId]: { status: 'cancelled', decidedAt: s.at, gen: e.gen, reason: 'no turn to continue' } };
+  recordCompleted(s, e.requestId, { status: 'cancelled', decidedAt: s.at, gen: e.gen, reason: 'no turn to continue' });
   s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, refused: true }, e.gen);
   s.answer(e.gen, e.requestId, { behavior: 'deny', message: 'The turn is being stopped.', interrupt: true });
   s.persist(true);

@@ -52,7 +52,7 @@ export class Step {
         sessionId: this.ctx.sessionId,
         agent: this.ctx.agent,
         gen,
-        eventId: `${gen}-${seq}`,
+        eventId: this.ctx.instance ? `${this.ctx.instance}.${gen}-${seq}` : `${gen}-${seq}`,
         type,
         payload,
       },

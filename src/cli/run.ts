@@ -74,7 +74,8 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
       renderer.render(notice);
     }
     if (notice.type === 'permission_prompt') asking.push(answer(notice));
-    if (notice.type === 'transcript' && notice.entry.type === 'turn_complete') {
+    // `turn_ended`: the engine went away mid-turn; the message is not re-sent (at most once).
+    if (notice.type === 'transcript' && (notice.entry.type === 'turn_complete' || notice.entry.type === 'turn_ended')) {
       const payload = notice.entry.payload as { localId?: string; status?: string };
       if (payload.localId === localId) {
         turnEnded = true;

@@ -26,7 +26,7 @@ export const TranscriptEntrySchema = z.object({
   sessionId: z.string(),
   agent: z.string(),
   gen: z.number().int().nonnegative(),
-  /** Unique within the session and stable across replays: `<gen>-<seq>`. */
+  /** Unique within the session and stable across replays: `<instance>.<gen>-<seq>` (see SessionMachineInput.instance). */
   eventId: z.string(),
   type: z.string(),
   payload: z.unknown(),

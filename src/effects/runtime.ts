@@ -49,6 +49,8 @@ export class SessionRuntime {
   readonly #timers = new Map<string, TimerHandle>();
   readonly #observers = new Set<RuntimeObserver>();
   #persistChain: Promise<void> = Promise.resolve();
+  /** The version the store holds after this runtime's last successful write (or the restored one). */
+  #storedVersion: number;
   #journalChain: Promise<void> = Promise.resolve();
   #engineChain: Promise<void> = Promise.resolve();
   /** Effects emitted while a client input is being processed (to return its rejection). */
@@ -58,6 +60,7 @@ export class SessionRuntime {
 
   constructor(opts: RuntimeOptions) {
     this.#opts = opts;
+    this.#storedVersion = opts.input.restored?.version ?? 0;
     this.actor = createActor(sessionMachine, { input: opts.input, ...(opts.inspect && { inspect: opts.inspect }) });
     this.actor.on('*', (effect) => this.#perform(effect));
     this.#done = new Promise((resolve) => (this.#resolveDone = resolve));
@@ -303,8 +306,13 @@ export class SessionRuntime {
     const sessionId = effect.state.sessionId;
     this.#persistChain = this.#persistChain.then(async () => {
       let report: SessionEvent;
+      // The final write is issued while an earlier write may still be in flight, so the machine can
+      // only guess its expected version. Writes are serialized here: use the version our own last
+      // write actually produced, so a failed earlier write cannot make the final one conflict.
+      const expected = effect.state.phase === 'stopped' ? this.#storedVersion : effect.expectedVersion;
       try {
-        const result = await store.save(sessionId, effect.state, effect.expectedVersion);
+        const result = await store.save(sessionId, effect.state, expected);
+        if (result.ok) this.#storedVersion = result.version;
         report = result.ok
           ? { type: 'persist_ok', version: result.version, at: clock.now() }
           : { type: 'persist_conflict', version: result.version, ...(result.stored && { stored: result.stored }), at: clock.now() };

@@ -46,6 +46,15 @@ export interface EngineContext {
 
 export type AgentEventListener = (event: AgentEvent) => void;
 
+/**
+ * Rules every engine follows:
+ * - Every event carries the start spec's `gen`; nothing is emitted after `exited`.
+ * - `permission_request` ids are unique within the session, across generations too (prefix
+ *   protocol ids that restart per process with the generation): the ledger ignores a repeated id.
+ * - Unknown or malformed upstream messages are logged and skipped (kept for diagnostics), never
+ *   thrown: the session survives protocol drift.
+ * - Usage in `turn_complete` is per turn; engines convert cumulative counters into deltas.
+ */
 export interface AgentEngine {
   readonly capabilities: EngineCapabilities;
   /**

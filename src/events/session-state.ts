@@ -1,7 +1,7 @@
 /**
  * The durable part of a session: what `state.persist` writes and a restart reads back.
- * Engines and timers are not in it (they are resources of the runtime); timer deadlines are
- * re-derived on restore and open permission requests of the old generation end `cancelled`.
+ * Engines and timers are not in it (they are resources of the runtime): a restore starts a new
+ * generation, and open permission requests of the old generation end `cancelled`.
  */
 import { z } from 'zod';
 import { TurnUsageSchema } from './agent-event.js';

@@ -218,7 +218,7 @@ describe('ase run', () => {
     expect(result.exitCode).toBe(0);
     const events = ndjson(result.stdout);
     expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ status: 'denied', isError: true });
-    expect(result.stderr).toBe('permission fake-perm-1 (Bash) denied: not interactive; pass --yes to allow\n');
+    expect(result.stderr).toBe('permission fake-perm-1-1 (Bash) denied: not interactive; pass --yes to allow\n');
   });
 
   it('prints a readable transcript without --json', async () => {
@@ -227,9 +227,18 @@ describe('ase run', () => {
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toBe('  ✓ completed ok\nafter the tool\n');
     expect(result.stderr).toContain('[running] mode=remote gen=1');
-    expect(result.stderr).toContain('permission fake-perm-1: approved');
+    expect(result.stderr).toContain('permission fake-perm-1-1: approved');
     expect(result.stderr).toContain('— turn completed (10 in / 20 out tokens, $0.0001)');
     expect(result.stderr).toContain('[stopped] mode=remote gen=1');
+  });
+
+  it('an agent that crashes mid-turn ends the run with exit 1 (the message is not re-sent)', async () => {
+    const script = await writeScript({ turns: [[{ text: 'partial' }, { crash: { code: 137 } }]] });
+    const result = await ase(['run', '--agent', 'fake', '--script', script, '--json', '--data-dir', dataDir, 'x']);
+    expect(result.exitCode).toBe(1);
+    const events = ndjson(result.stdout);
+    expect(events.filter((e) => e.type === 'exited')[0]).toMatchObject({ gen: 1, code: 137 });
+    expect(events.some((e) => e.type === 'turn_complete')).toBe(false);
   });
 
   it('a turn that fails exits 1', async () => {

@@ -160,12 +160,23 @@ function localActive(config: Partial<SessionConfig> = {}): SessionSnapshot {
   return s1;
 }
 
-/** A remote session running the turn of message `a` (sent at 2_000) on gen 1. */
+/** Lets every state write in flight succeed (a delivered send is written at once). */
+function settleWrites(snapshot: SessionSnapshot, at: number): SessionSnapshot {
+  let s = snapshot;
+  while (s.context.persist.inFlight) [s] = feed(s, { type: 'persist_ok', version: s.context.version + 1, at });
+  return s;
+}
+
+/** A remote session running the turn of message `a` (sent at 2_000) on gen 1, its writes settled. */
 function remoteRunning(config: Partial<SessionConfig> = {}): SessionSnapshot {
   const [s, fx] = feed(remoteIdle(config), send('a', 2_000));
   expect(s.value).toEqual({ remote: 'running' });
   expect(engineFx(fx)).toEqual([engineSend(1, 'a')]);
-  return s;
+  // Accepting the message is written at once; its delivery is written as soon as that write lands.
+  expect(only(fx, 'state.persist')).toEqual([expect.objectContaining({ state: expect.objectContaining({ queue: [expect.objectContaining({ localId: 'a' })] }) })]);
+  const [settled, after] = feed(s, { type: 'persist_ok', version: s.context.version + 1, at: 2_000 });
+  expect(only(after, 'state.persist')).toEqual([expect.objectContaining({ state: expect.objectContaining({ deliveredIds: ['a'], queue: [] }) })]);
+  return settleWrites(settled, 2_000);
 }
 
 // ================================================================== tests
@@ -927,14 +938,14 @@ describe('persistence', () => {
     expect(timerSets(fx0, 'persist')).toEqual([{ type: 'timer.set', id: 'persist', deadline: T0 + 250 }]);
     expect(only(fx0, 'state.persist')).toEqual([]);
 
-    // More changes before the timer fires do not re-arm it.
-    const [s1, fx1] = feed(s0, send('a', 1_050), ready(1, 1_100));
+    // More non-urgent changes before the timer fires do not re-arm it.
+    const [s1, fx1] = feed(s0, identified(1, 1_050, 'tok-1'), ready(1, 1_100));
     expect(timerSets(fx1, 'persist')).toEqual([]);
     expect(only(fx1, 'state.persist')).toEqual([]);
 
     const [s2, fx2] = feed(s1, fired('persist', 1_250));
     expect(only(fx2, 'state.persist')).toEqual([
-      expect.objectContaining({ expectedVersion: 0, state: expect.objectContaining({ deliveredIds: ['a'], gen: 1 }) }),
+      expect.objectContaining({ expectedVersion: 0, state: expect.objectContaining({ resumeToken: 'tok-1', gen: 1 }) }),
     ]);
     expect(s2.context.persist.inFlight).toBe(true);
 

@@ -232,7 +232,7 @@ export class FakeEngine implements AgentEngine {
       this.#emitText(turn, step.text);
     } else if ('ask' in step) {
       const n = this.#nextId++;
-      const requestId = step.ask.requestId ?? `fake-perm-${n}`;
+      const requestId = step.ask.requestId ?? `fake-perm-${this.#spec?.gen ?? 0}-${n}`;
       const callId = step.ask.callId ?? `fake-call-${n}`;
       turn.waiting = { requestId, callId, step };
       this.#emit({ type: 'permission_request', requestId, toolName: step.ask.toolName, input: step.ask.input, callId });

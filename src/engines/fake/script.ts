@@ -11,7 +11,7 @@ interface Timed {
 }
 
 export interface FakeAsk {
-  /** Default: a generated `fake-perm-<n>`. */
+  /** Default: a generated `fake-perm-<gen>-<n>` (unique across generations, as the contract asks). */
   requestId?: string;
   toolName: string;
   input: unknown;
