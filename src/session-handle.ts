@@ -150,6 +150,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     ...(opts.bin !== undefined && { bin: opts.bin }),
   });
   const session = new SessionHandle(sessionId, runtime);
+  if (opts.onNotice) session.on('*', opts.onNotice);
   // A journal this call created is this session's to close; a caller's journal stays open.
   if (!opts.journal) {
     void session.done

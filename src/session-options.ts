@@ -13,6 +13,7 @@ import type { EngineFactory } from './engines/engine.js';
 import type { EngineRegistry } from './engines/registry.js';
 import { ControlModeSchema } from './events/session-input.js';
 import { AseError } from './errors.js';
+import type { SessionNotice } from './session-handle.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
 const ConfigSchema = z
@@ -51,6 +52,11 @@ export const SessionOptionsSchema = z
     config: ConfigSchema.optional(),
     /** Aborting it stops the session (and its engine). */
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'signal must be an AbortSignal').optional(),
+    /**
+     * Receives every notice, including those emitted while the session is being created (the first
+     * `status`; for a restored session, the cancellation of its old requests), which `on()` cannot see.
+     */
+    onNotice: z.custom<(notice: SessionNotice) => void>((v) => typeof v === 'function', 'onNotice must be a function').optional(),
   })
   .strict();
 

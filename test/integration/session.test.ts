@@ -662,6 +662,19 @@ describe('restoring a session after the host died', () => {
   });
 });
 
+describe('onNotice', () => {
+  it('receives the notices emitted inside createSession, which on() cannot see', async () => {
+    const seen: SessionNotice[] = [];
+    const late: SessionNotice[] = [];
+    const { session } = await start({ onNotice: (n) => seen.push(n) });
+    session.on('*', (n) => late.push(n));
+    expect(seen[0]).toEqual({ type: 'status', phase: 'starting', mode: 'remote', gen: 1 });
+    expect(late.some((n) => n.type === 'status' && n.phase === 'starting')).toBe(false);
+    session.setOnline(false);
+    expect(seen.at(-1)).toEqual({ type: 'presence', online: false });
+  });
+});
+
 describe('final write', () => {
   it('a write that failed just before stop cannot lose the final state (and the decision in it)', async () => {
     class FlakyStore extends MemoryStore {
