@@ -75,9 +75,16 @@ export async function runDemo(output: Output): Promise<number> {
   try {
     const registry = new EngineRegistry();
     registry.register(scriptedFake());
-    const session = await createSession({ agent: 'fake', workDir: process.cwd(), mode: 'remote', registry, dataDir, config: { restartBaseMs: 300 } });
     const renderer = new NoticeRenderer({ out: output.out, err: output.out });
-    session.on('*', (n) => renderer.render(n));
+    const session = await createSession({
+      agent: 'fake',
+      workDir: process.cwd(),
+      mode: 'remote',
+      registry,
+      dataDir,
+      config: { restartBaseMs: 300 },
+      onNotice: (n) => renderer.render(n),
+    });
     session.on('permission_prompt', (p) => {
       output.out(`${bold('?')} the agent asks to run ${p.tool} ${JSON.stringify(p.input)}; the remote client approves\n`);
       setTimeout(() => session.decide(p.requestId, 'allow'), 300);

@@ -30,7 +30,15 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
   const registry = defaultRegistry();
   if (args.script !== undefined) registry.register(fakeEngine(await loadScript(args.script)));
   const stopSignal = new AbortController();
+  const renderer = new NoticeRenderer(output);
+  // Printing starts with the notices emitted while the session is created (its first status).
+  const print = (notice: SessionNotice) => {
+    if (!args.json) renderer.render(notice);
+    else if (notice.type === 'agent') output.out(`${JSON.stringify(notice.event)}\n`);
+    else if (notice.type === 'error') output.err(`${notice.error.code}: ${notice.error.message}\n`);
+  };
   const session = await createSession({
+    onNotice: print,
     agent: args.agent,
     workDir: args.cwd,
     mode: args.mode,
@@ -56,7 +64,6 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
   };
   process.on('SIGINT', onSigint);
 
-  const renderer = new NoticeRenderer(output);
   let exitCode = 0;
   let turnEnded = false;
   let localId = '';
@@ -67,12 +74,6 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
   };
 
   session.on('*', (notice: SessionNotice) => {
-    if (args.json) {
-      if (notice.type === 'agent') output.out(`${JSON.stringify(notice.event)}\n`);
-      else if (notice.type === 'error') output.err(`${notice.error.code}: ${notice.error.message}\n`);
-    } else {
-      renderer.render(notice);
-    }
     if (notice.type === 'permission_prompt') asking.push(answer(notice));
     // `turn_ended`: the engine went away mid-turn; the message is not re-sent (at most once).
     if (notice.type === 'transcript' && (notice.entry.type === 'turn_complete' || notice.entry.type === 'turn_ended')) {
