@@ -1,0 +1,407 @@
+/**
+ * Spawns an agent CLI in its own process group and stops it — and everything it spawned — with a
+ * ladder: end stdin → `stdinGraceMs` → SIGTERM → `termGraceMs` → SIGKILL.
+ *
+ * Why `node:child_process` and not execa: execa's `cleanup` option is a documented no-op for
+ * `detached` subprocesses (lib/terminate/cleanup.js: `if (!cleanup || detached) return`), its
+ * kill helpers target the pid rather than the group, and its result promise settles on stdio
+ * close, which a `setsid` grandchild holding the stdout pipe can delay forever. We need the raw
+ * 'exit' event, group signals and our own exit hook, so execa would only be in the way.
+ *
+ * Process tree handling:
+ * - The child is spawned `detached` (it becomes a session and process-group leader; pgid = pid),
+ *   with no shell and args as an array. Stopping signals the whole group (`kill(-pgid, sig)`).
+ * - Linux: Claude Code's Bash tool runs commands under `setsid`, which escapes the group, and such
+ *   processes get re-parented to pid 1 (or a subreaper) once their parent dies. So descendants
+ *   are COLLECTED: every `descendantPollMs` (default 250 ms, unref'd timer) and right before each
+ *   signal, /proc/*\/stat is scanned and every process whose ppid chain leads to the child (or to
+ *   an already collected descendant), or that is in the child's session/group, is remembered with
+ *   its start time. Signals go to remembered pids only while /proc/<pid>/stat still shows the same
+ *   start time (no pid-reuse kills; a residual race of microseconds between check and kill
+ *   remains). The SIGKILL rung first SIGSTOPs everything and re-scans, so nothing can fork away
+ *   between the scan and the kill.
+ * - Limits: a descendant that forks, setsids and whose parent exits all within one poll interval
+ *   while the tree is running (not stopping) can escape collection. Zombies count as dead
+ *   (pid 1 may not reap). Non-Linux: no /proc, so only the process group is signalled; setsid
+ *   escapees survive there.
+ * - A `process.on('exit')` hook SIGKILLs the groups and collected descendants of every live
+ *   supervised process synchronously, so a crashing host does not leave agents behind (it cannot
+ *   help against SIGKILL of the host itself).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { AseError } from '../../errors.js';
+import { StderrTail } from './stderr-tail.js';
+
+const IS_LINUX = process.platform === 'linux';
+
+export interface ShutdownOptions {
+  /** How long to wait after ending stdin before SIGTERM. Default 2000 ms. */
+  stdinGraceMs?: number;
+  /** How long to wait after SIGTERM before SIGKILL. Default 3000 ms. */
+  termGraceMs?: number;
+  /** How long to keep re-killing and waiting after SIGKILL before giving up. Default 2000 ms. */
+  killWaitMs?: number;
+}
+
+export interface SpawnSupervisedOptions {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  /** The complete child environment (see `buildEnv`); `process.env` is not merged in. */
+  env: Record<string, string>;
+  stdin?: 'pipe';
+  /** Aborting it runs `stop()`. If already aborted, nothing is spawned and the call rejects. */
+  signal?: AbortSignal;
+  shutdown?: ShutdownOptions;
+  /** Descendant snapshot interval while running. Default 250 ms. */
+  descendantPollMs?: number;
+  /** Bytes of stderr kept for error messages. Default 8 KiB. */
+  stderrTailBytes?: number;
+}
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface StopResult {
+  /** The rung that ended everything: 'stdin' (no signal needed), 'term' or 'kill'. */
+  rung: 'stdin' | 'term' | 'kill';
+  exit: ProcessExit;
+  /** Collected pids still alive after the SIGKILL wait (normally empty: e.g. stuck in D state). */
+  survivors: number[];
+}
+
+export interface SupervisedProcess {
+  readonly pid: number;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Last bytes of stderr (the stream is followed in flowing mode; add your own 'data' listener too). */
+  readonly stderrTail: StderrTail;
+  /** Resolves when the child itself exits; never rejects. */
+  readonly exited: Promise<ProcessExit>;
+  /** The exit, once known. */
+  readonly exit: ProcessExit | undefined;
+  /**
+   * Runs the shutdown ladder. Idempotent (returns the same promise). Resolves once the child has
+   * exited and no collected descendant is alive (or the SIGKILL wait ran out: see `survivors`).
+   */
+  stop(): Promise<StopResult>;
+  /** Pids of descendants collected so far (may include ones that already exited). */
+  descendants(): number[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// /proc scanning (Linux)
+
+interface ProcStat {
+  pid: number;
+  state: string;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  starttime: bigint;
+}
+
+function parseStat(text: string): ProcStat | undefined {
+  const open = text.indexOf(' (');
+  const close = text.lastIndexOf(')');
+  if (open < 0 || close < 0) return undefined;
+  const fields = text.slice(close + 2).split(' ');
+  // fields[0] is stat field 3 (state); starttime is field 22.
+  const starttime = fields[19];
+  if (fields.length < 20 || starttime === undefined) return undefined;
+  return {
+    pid: Number(text.slice(0, open)),
+    state: fields[0] ?? '?',
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    session: Number(fields[3]),
+    starttime: BigInt(starttime),
+  };
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  try {
+    return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function scanProc(): ProcStat[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: ProcStat[] = [];
+  for (const name of names) {
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const stat = readStat(Number(name));
+    if (stat) out.push(stat);
+  }
+  return out;
+}
+
+function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Remembers the child's descendants by (pid, start time). Linux only; a no-op elsewhere. */
+class DescendantTracker {
+  private readonly known = new Map<number, bigint>();
+  constructor(
+    private readonly rootPid: number,
+    private readonly rootStart: bigint | undefined,
+  ) {}
+
+  pids(): number[] {
+    return [...this.known.keys()];
+  }
+
+  snapshot(): void {
+    if (!IS_LINUX || this.rootStart === undefined) return;
+    const all = scanProc();
+    const byPid = new Map<number, ProcStat>();
+    const children = new Map<number, ProcStat[]>();
+    for (const st of all) {
+      byPid.set(st.pid, st);
+      const list = children.get(st.ppid);
+      if (list) list.push(st);
+      else children.set(st.ppid, [st]);
+    }
+    // Forget remembered pids that are gone or were reused.
+    for (const [pid, start] of this.known) {
+      if (byPid.get(pid)?.starttime !== start) this.known.delete(pid);
+    }
+    const queue: number[] = [];
+    const root = byPid.get(this.rootPid);
+    if (root && root.starttime === this.rootStart) queue.push(this.rootPid);
+    queue.push(...this.known.keys());
+    // Members of the child's session/group (not escaped by setsid) started after the child.
+    for (const st of all) {
+      if (st.pid === this.rootPid || this.known.has(st.pid)) continue;
+      if ((st.session === this.rootPid || st.pgrp === this.rootPid) && st.starttime >= this.rootStart) {
+        this.known.set(st.pid, st.starttime);
+        queue.push(st.pid);
+      }
+    }
+    const seen = new Set<number>(queue);
+    while (queue.length > 0) {
+      const pid = queue.pop()!;
+      for (const child of children.get(pid) ?? []) {
+        if (seen.has(child.pid)) continue;
+        seen.add(child.pid);
+        this.known.set(child.pid, child.starttime);
+        queue.push(child.pid);
+      }
+    }
+  }
+
+  /** Remembered pids that are still the same process and not zombies. */
+  alive(): number[] {
+    const out: number[] = [];
+    for (const [pid, start] of this.known) {
+      const st = readStat(pid);
+      if (st && st.starttime === start && st.state !== 'Z' && st.state !== 'X') out.push(pid);
+    }
+    return out;
+  }
+
+  signal(sig: NodeJS.Signals): void {
+    for (const pid of this.alive()) trySignal(pid, sig);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exit safety net
+
+const live = new Set<Supervised>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const handle of live) handle.killSync();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+class Supervised implements SupervisedProcess {
+  readonly pid: number;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  readonly stderrTail: StderrTail;
+  readonly exited: Promise<ProcessExit>;
+  exit: ProcessExit | undefined;
+
+  private readonly tracker: DescendantTracker;
+  private readonly poll: NodeJS.Timeout;
+  private stopping: Promise<StopResult> | undefined;
+  private readonly stdinGraceMs: number;
+  private readonly termGraceMs: number;
+  private readonly killWaitMs: number;
+  private readonly onAbort = (): void => void this.stop();
+
+  constructor(
+    private readonly child: ChildProcess,
+    exited: Promise<ProcessExit>,
+    private readonly options: SpawnSupervisedOptions,
+  ) {
+    this.pid = child.pid!;
+    this.stdin = child.stdin!;
+    this.stdout = child.stdout!;
+    this.stderr = child.stderr!;
+    // An EPIPE on a dead child's stdin must not crash the host; users observe it via their own
+    // listeners (e.g. NdjsonWriter).
+    for (const stream of [this.stdin, this.stdout, this.stderr]) stream.on('error', () => {});
+    this.stderrTail = new StderrTail(options.stderrTailBytes);
+    this.stderrTail.attach(this.stderr);
+    this.exited = exited.then((exit) => {
+      this.exit = exit;
+      this.afterRootExit();
+      return exit;
+    });
+    this.stdinGraceMs = options.shutdown?.stdinGraceMs ?? 2000;
+    this.termGraceMs = options.shutdown?.termGraceMs ?? 3000;
+    this.killWaitMs = options.shutdown?.killWaitMs ?? 2000;
+    this.tracker = new DescendantTracker(this.pid, IS_LINUX ? readStat(this.pid)?.starttime : undefined);
+    this.tracker.snapshot();
+    this.poll = setInterval(() => this.pollTick(), options.descendantPollMs ?? 250);
+    this.poll.unref();
+    live.add(this);
+    installExitHook();
+    options.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  descendants(): number[] {
+    return this.tracker.pids();
+  }
+
+  stop(): Promise<StopResult> {
+    this.stopping ??= this.runStop();
+    return this.stopping;
+  }
+
+  /** Synchronous last-resort kill (exit hook). */
+  killSync(): void {
+    this.tracker.snapshot();
+    this.signalGroup('SIGKILL');
+    this.tracker.signal('SIGKILL');
+  }
+
+  private pollTick(): void {
+    this.tracker.snapshot();
+    if (this.exit && this.allGone()) this.release();
+  }
+
+  private afterRootExit(): void {
+    this.tracker.snapshot();
+    if (!this.stopping && this.allGone()) this.release();
+  }
+
+  private release(): void {
+    clearInterval(this.poll);
+    live.delete(this);
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  private signalGroup(sig: NodeJS.Signals): void {
+    // The pgid cannot be reused while the group has members; once the group is empty this is an
+    // ESRCH no-op (unless a new, unrelated group leader got the same pid — vanishingly rare).
+    if (!IS_LINUX || !this.exit || this.tracker.alive().length > 0) trySignal(-this.pid, sig);
+  }
+
+  private allGone(): boolean {
+    if (!this.exit) return false;
+    if (IS_LINUX) return this.tracker.alive().length === 0;
+    return !trySignal(-this.pid, 0);
+  }
+
+  /** Waits up to `ms` for everything to be gone, re-snapshotting as it goes. */
+  private async waitGone(ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      this.tracker.snapshot();
+      if (this.allGone()) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await Promise.race([delay(Math.min(20, left)), this.exit ? new Promise<never>(() => {}) : this.exited]);
+    }
+  }
+
+  private async runStop(): Promise<StopResult> {
+    const finish = (rung: StopResult['rung'], survivors: number[] = []): StopResult => {
+      this.release();
+      return { rung, exit: this.exit!, survivors };
+    };
+    this.tracker.snapshot();
+    if (!this.stdin.destroyed && !this.stdin.writableEnded) this.stdin.end();
+    if (await this.waitGone(this.stdinGraceMs)) return finish('stdin');
+
+    this.tracker.snapshot();
+    this.signalGroup('SIGTERM');
+    this.tracker.signal('SIGTERM');
+    if (await this.waitGone(this.termGraceMs)) return finish('term');
+
+    const deadline = Date.now() + this.killWaitMs;
+    for (;;) {
+      // Freeze first so nothing can fork between the scan and the kill, then scan again.
+      this.tracker.snapshot();
+      this.signalGroup('SIGSTOP');
+      this.tracker.signal('SIGSTOP');
+      this.tracker.snapshot();
+      this.signalGroup('SIGKILL');
+      this.tracker.signal('SIGKILL');
+      if (await this.waitGone(Math.min(50, Math.max(0, deadline - Date.now())))) return finish('kill');
+      if (Date.now() >= deadline) break;
+    }
+    if (!this.exit) await this.exited; // SIGKILL of our own child cannot fail to land.
+    return finish('kill', this.tracker.alive());
+  }
+}
+
+/**
+ * Spawns `file args` detached (own process group), stdio piped, no shell. Rejects with
+ * `AseError('ENGINE_START_FAILED')` when the executable cannot be spawned and with
+ * `AseError('ABORTED')` when `signal` is already aborted.
+ */
+export async function spawnSupervised(options: SpawnSupervisedOptions): Promise<SupervisedProcess> {
+  if (options.signal?.aborted) throw new AseError('ABORTED', `spawn of ${options.file} aborted before it started`);
+  const child = spawn(options.file, [...options.args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+    shell: false,
+    windowsHide: true,
+  });
+  // 'exit', not 'close': a grandchild holding the stdout pipe must not delay the exit report.
+  const exited = new Promise<ProcessExit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', reject);
+    });
+  } catch (error) {
+    throw new AseError('ENGINE_START_FAILED', `failed to spawn ${options.file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  child.on('error', () => {}); // later errors (e.g. a failed kill) surface through exit/stop
+  return new Supervised(child, exited, options);
+}
