@@ -363,6 +363,13 @@ describe('ase demo', () => {
 });
 
 describe('ase --version and help', () => {
+  it('the built bin is executable, as npx runs it by path (README: npx ase demo)', async () => {
+    expect((await fs.stat(BIN)).mode & 0o111).toBe(0o111);
+    const direct = await execa(BIN, ['--version'], { reject: false, env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env['PATH']}` } });
+    expect(direct.exitCode).toBe(0);
+    expect(direct.stdout).toBe(VERSION);
+  });
+
   it('--version prints the package version', async () => {
     const result = await ase(['--version']);
     expect(result.exitCode).toBe(0);
