@@ -132,7 +132,7 @@ describe('SessionRuntime throughput', () => {
         {
           measurement: 'Work caused per representative turn',
           result: `${perTurn(work.effects)} effects, ${perTurn(work.journal)} journal entries, ${perTurn(work.saves)} store writes`,
-          meaning: 'Streamed text causes almost no effects; transcript entries are one per durable event, and the debounce keeps state writes to about one per turn.',
+          meaning: 'Streamed text causes almost no effects; transcript entries are one per durable event, and state writes stay at about two per turn: accepting and delivering a message are written at once (durability), everything else rides on those or on the debounce.',
         },
         {
           measurement: `Minimal turn (send → turn_complete, ${MINIMAL_TURNS.toLocaleString('en-US')} turns)`,
