@@ -44,3 +44,4 @@ export { MemoryJournal } from './effects/journal-memory.js';
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/engine.js';
 export { EngineRegistry, defaultRegistry } from './engines/registry.js';
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';
+export { claudeEngine, type ClaudeEngineOptions } from './engines/claude/index.js';

@@ -2,6 +2,7 @@
 import { AseError } from '../errors.js';
 import type { EngineFactory } from './engine.js';
 import { fakeEngine } from './fake/index.js';
+import { claudeEngine } from './claude/index.js';
 
 export class EngineRegistry {
   readonly #factories = new Map<string, EngineFactory>();
@@ -35,6 +36,6 @@ export class EngineRegistry {
 
 /** A fresh registry with the built-in engines. */
 export function defaultRegistry(): EngineRegistry {
-  // claude, codex, codex-mcp and acp are registered here as their adapters land (separate issues).
-  return new EngineRegistry().register(fakeEngine());
+  // codex, codex-mcp and acp are registered here as their adapters land (separate issues).
+  return new EngineRegistry().register(fakeEngine()).register(claudeEngine());
 }

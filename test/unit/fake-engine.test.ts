@@ -511,11 +511,12 @@ describe('fakeEngine factory and EngineRegistry', () => {
     expect(isAseError(error, 'INVALID_OPTIONS')).toBe(true);
   });
 
-  it('the default registry has fake; an unknown name lists the known ones', () => {
+  it('the default registry has fake and claude; an unknown name lists the known ones', () => {
     const registry = defaultRegistry();
-    expect(registry.names()).toEqual(['fake']);
+    expect(registry.names()).toEqual(['fake', 'claude']);
     expect(registry.has('fake')).toBe(true);
-    expect(registry.has('claude')).toBe(false);
+    expect(registry.has('claude')).toBe(true);
+    expect(registry.has('codex')).toBe(false);
     expect(registry.get('fake').name).toBe('fake');
     let error: unknown;
     try {

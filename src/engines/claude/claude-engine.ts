@@ -1,0 +1,399 @@
+/**
+ * The `claude` engine: runs the real Claude Code CLI in stream-json mode (reference
+ * "claude-stream-json.md") as one supervised process per runner generation.
+ *
+ * Lifecycle: spawn (`--session-id <new uuid>` or `--resume <token>`) → `initialize` control
+ * request → `ready` → one `user` line per `send` → CLI messages translated by ClaudeTranslator,
+ * control traffic handled by ControlClient → `stop()` runs the supervisor ladder → `exited`.
+ */
+import { randomUUID } from 'node:crypto';
+import { accessSync, constants } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { AseError } from '../../errors.js';
+import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
+import { AgentEventSchema, type AgentEvent, type AgentEventBody } from '../../events/agent-event.js';
+import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
+import { buildEnv } from '../transport/env.js';
+import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
+import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
+import { spawnSupervised, type ProcessExit, type ShutdownOptions, type SupervisedProcess } from '../transport/process-supervisor.js';
+import { ControlClient } from './control.js';
+import { ClaudeTranslator, type SkippedInput } from './translate.js';
+
+export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
+  streamingInput: true,
+  permissions: true,
+  interrupt: true,
+  resume: true,
+  localMode: false,
+  transcriptTail: false,
+  cost: true,
+});
+
+export interface ClaudeEngineOptions {
+  /** The CLI executable; default: the pinned platform package binary. */
+  bin?: string;
+  /** Extra environment for the CLI (merged under `spec.options.env`). */
+  env?: Record<string, string>;
+  /** Extra argv appended after ours (e.g. `['--model', 'x']`). */
+  extraArgs?: readonly string[];
+  shutdown?: ShutdownOptions;
+  /** How long to wait for the `initialize` response. Default 60 s. */
+  initializeTimeoutMs?: number;
+  /** How long to wait for the `interrupt` response. Default 15 s. */
+  interruptTimeoutMs?: number;
+  /** Longest accepted stdout line. Default 64 MiB (the LineSplitter default). */
+  maxLineBytes?: number;
+}
+
+const PLATFORM_PACKAGE = '@anthropic-ai/claude-code-linux-x64';
+
+/** Resolves the pinned native CLI binary (`@anthropic-ai/claude-code-linux-x64/claude`). */
+export function resolveClaudeBinary(): string {
+  let path: string;
+  try {
+    const pkg = createRequire(import.meta.url).resolve(`${PLATFORM_PACKAGE}/package.json`);
+    path = join(dirname(pkg), 'claude');
+  } catch (error) {
+    throw new AseError(
+      'ENGINE_START_FAILED',
+      `claude engine: ${PLATFORM_PACKAGE} is not installed (install @anthropic-ai/claude-code with its optional platform package, or pass a binary via --bin / engineOptions.bin)`,
+      { cause: error },
+    );
+  }
+  try {
+    accessSync(path, constants.X_OK);
+  } catch (error) {
+    throw new AseError('ENGINE_START_FAILED', `claude engine: the CLI binary ${path} is missing or not executable`, { cause: error });
+  }
+  return path;
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof value !== 'object' || value === null) return out;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+export class ClaudeEngine implements AgentEngine {
+  readonly capabilities = CLAUDE_CAPABILITIES;
+  readonly #context: EngineContext;
+  readonly #options: ClaudeEngineOptions;
+  readonly #listeners = new Set<AgentEventListener>();
+  readonly #outbox: AgentEvent[] = [];
+  #delivering = false;
+  #spec: EngineStartSpec | undefined;
+  #proc: SupervisedProcess | undefined;
+  #writer: NdjsonWriter | undefined;
+  #control: ControlClient | undefined;
+  #translator: ClaudeTranslator | undefined;
+  readonly #splitter: LineSplitter;
+  #spawning: Promise<void> | undefined;
+  #ready = false;
+  #dead = false;
+  #stopRequested = false;
+  #stopping: Promise<void> | undefined;
+  #resolveExited!: () => void;
+  readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
+  #stdoutEnded!: () => void;
+  readonly #stdoutEnd = new Promise<void>((resolve) => (this.#stdoutEnded = resolve));
+  readonly #pendingSends: UserMessage[] = [];
+  /** Turns written to the CLI whose `result` has not arrived yet. */
+  #turnsRunning = 0;
+  #protocolFailure = false;
+  /** Session id passed via `--session-id` (new sessions). */
+  sessionId: string | undefined;
+  readonly listenerErrors: unknown[] = [];
+  readonly invalidEvents: SkippedInput[] = [];
+  /** Milestones (epoch ms from the context clock), for diagnostics and timing. */
+  readonly timings: { spawned?: number; ready?: number } = {};
+
+  constructor(context: EngineContext, options: ClaudeEngineOptions = {}) {
+    this.#context = context;
+    this.#options = options;
+    this.#splitter = new LineSplitter(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {});
+  }
+
+  /** Unknown / malformed CLI lines skipped so far (kept for diagnostics). */
+  get skipped(): readonly SkippedInput[] {
+    return this.#translator?.skipped ?? [];
+  }
+
+  get pid(): number | undefined {
+    return this.#proc?.pid;
+  }
+
+  onEvent(listener: AgentEventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async start(spec: EngineStartSpec): Promise<void> {
+    if (this.#spec || this.#stopRequested) throw new AseError('INVALID_INPUT', 'claude engine: already started or stopped');
+    this.#spec = spec;
+    const fail = (error: unknown): never => {
+      this.#emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
+      this.#emitExited({ code: null, signal: null }, 'start failed');
+      throw error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', errorMessage(error), { cause: error });
+    };
+    let file: string;
+    try {
+      const fromSpec = typeof spec.options['bin'] === 'string' ? spec.options['bin'] : undefined;
+      file = this.#context.bin ?? fromSpec ?? this.#options.bin ?? resolveClaudeBinary();
+    } catch (error) {
+      return fail(error);
+    }
+    const env = buildEnv({ set: { ...(this.#options.env ?? {}), ...stringRecord(spec.options['env']) } });
+    const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio', '--include-partial-messages'];
+    if (spec.resumeToken) args.push('--resume', spec.resumeToken);
+    else {
+      this.sessionId = randomUUID();
+      args.push('--session-id', this.sessionId);
+    }
+    args.push(...(this.#options.extraArgs ?? []));
+    let proc: SupervisedProcess;
+    const spawning = spawnSupervised({ file, args, cwd: spec.workDir, env, ...(this.#options.shutdown && { shutdown: this.#options.shutdown }) });
+    this.#spawning = spawning.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      proc = await spawning;
+    } catch (error) {
+      return fail(error);
+    }
+    this.#proc = proc;
+    this.timings.spawned = this.#context.now();
+    const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
+    this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir });
+    const writer = new NdjsonWriter(proc.stdin);
+    this.#writer = writer;
+    const ctx = this.#context;
+    this.#control = new ControlClient({
+      writer,
+      idPrefix: `ase-${spec.gen}`,
+      timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), clearTimeout: (h) => ctx.clearTimeout(h as { readonly id: number }) },
+      onPermissionRequest: (ask) =>
+        this.#emit({
+          type: 'permission_request',
+          requestId: ask.requestId,
+          toolName: ask.toolName,
+          input: ask.input,
+          ...(ask.callId !== undefined && { callId: ask.callId }),
+          ...(ask.suggestions && { suggestions: ask.suggestions }),
+        }),
+      // A cancelled prompt (the turn was interrupted) is left to the session's turn end.
+      onCancel: () => undefined,
+    });
+    proc.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
+    proc.stdout.once('end', () => this.#onStdoutEnd());
+    proc.stdout.once('close', () => this.#stdoutEnded());
+    void proc.exited.then((exit) => this.#onExit(exit));
+    // stop() was called while we were spawning: it waits for #spawning, then stops this process.
+    if (this.#stopRequested) return;
+    void this.#initialize();
+  }
+
+  async send(message: UserMessage): Promise<void> {
+    this.#assertRunning('send');
+    if (!this.#ready) {
+      this.#pendingSends.push(message);
+      return;
+    }
+    await this.#writeUser(message);
+  }
+
+  async abort(): Promise<void> {
+    this.#assertRunning('abort');
+    if (!this.#ready) return;
+    await this.#control!.request('interrupt', {}, { timeoutMs: this.#options.interruptTimeoutMs ?? 15_000 });
+  }
+
+  async answerPermission(requestId: string, decision: PermissionDecision): Promise<void> {
+    this.#assertRunning('answerPermission');
+    // An is_error tool_result for a call we denied is reported as `denied`, not `failed`.
+    if (decision.behavior === 'deny') this.#noteDeniedFor(requestId);
+    // false = already answered or cancelled by the CLI (the turn moved on): nothing to do.
+    await this.#control!.answer(requestId, decision);
+  }
+
+  stop(): Promise<void> {
+    this.#stopRequested = true;
+    this.#stopping ??= (async () => {
+      await this.#spawning; // a start in progress finishes spawning first, so its process is stopped too
+      if (!this.#proc || this.#dead) return; // never spawned (or already gone)
+      await this.#proc.stop();
+      await this.#exitedEmitted;
+    })();
+    return this.#stopping;
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  readonly #askCalls = new Map<string, string>();
+
+  #noteDeniedFor(requestId: string): void {
+    const callId = this.#askCalls.get(requestId);
+    if (callId) this.#translator?.noteDenied(callId);
+  }
+
+  async #initialize(): Promise<void> {
+    try {
+      await this.#control!.request('initialize', {}, { timeoutMs: this.#options.initializeTimeoutMs ?? 60_000 });
+    } catch (error) {
+      if (this.#dead || this.#stopRequested) return;
+      this.#emit({ type: 'error', kind: 'fatal', message: `claude engine: initialize failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
+      void this.stop();
+      return;
+    }
+    if (this.#dead || this.#stopRequested) return;
+    this.#ready = true;
+    this.timings.ready = this.#context.now();
+    this.#emit({ type: 'ready' });
+    for (const message of this.#pendingSends.splice(0)) {
+      this.#writeUser(message).catch(() => undefined); // a dead stdin is reported by the exit path
+    }
+  }
+
+  async #writeUser(message: UserMessage): Promise<void> {
+    this.#turnsRunning++;
+    try {
+      await this.#writer!.write({
+        type: 'user',
+        session_id: '',
+        message: { role: 'user', content: [{ type: 'text', text: message.text }] },
+        parent_tool_use_id: null,
+      });
+    } catch (error) {
+      this.#turnsRunning = Math.max(0, this.#turnsRunning - 1);
+      throw new AseError('ENGINE_NOT_RUNNING', `claude engine: writing the user message failed: ${errorMessage(error)}`, { cause: error });
+    }
+  }
+
+  #onStdout(chunk: Buffer): void {
+    if (this.#protocolFailure) return;
+    let lines: string[];
+    try {
+      lines = this.#splitter.push(chunk);
+    } catch (error) {
+      if (error instanceof LineTooLongError) {
+        for (const line of error.precedingLines) this.#onLine(line);
+        this.#onLineTooLong(error);
+      }
+      return;
+    }
+    for (const line of lines) this.#onLine(line);
+  }
+
+  #onStdoutEnd(): void {
+    if (!this.#protocolFailure) {
+      try {
+        const { line } = this.#splitter.end();
+        if (line !== undefined) this.#onLine(line);
+      } catch {
+        // latched too-long line: already reported
+      }
+    }
+    this.#stdoutEnded();
+  }
+
+  #onLine(line: string): void {
+    if (this.#dead) return;
+    const parsed = parseLine(line);
+    const type = parsed?.ok ? (parsed.value as { type?: unknown } | null)?.type : undefined;
+    if (parsed?.ok && typeof type === 'string' && type.startsWith('control_') && this.#control!.handle(parsed.value)) {
+      const v = parsed.value as { type?: string; request_id?: string; request?: { subtype?: string; tool_use_id?: unknown } };
+      if (v.type === 'control_request' && v.request?.subtype === 'can_use_tool' && typeof v.request.tool_use_id === 'string' && v.request_id) {
+        this.#askCalls.set(v.request_id, v.request.tool_use_id);
+      }
+      return;
+    }
+    const bodies = parsed?.ok ? this.#translator!.translate(parsed.value) : this.#translator!.translateLine(line);
+    for (const body of bodies) {
+      if (body.type === 'turn_complete') this.#turnsRunning = Math.max(0, this.#turnsRunning - 1);
+      this.#emit(body);
+    }
+  }
+
+  #onLineTooLong(error: LineTooLongError): void {
+    this.#protocolFailure = true;
+    this.#emit({ type: 'error', kind: 'protocol', message: `claude engine: ${error.message}`, retryable: false });
+    if (this.#turnsRunning > 0) {
+      this.#turnsRunning = 0;
+      this.#emit({ type: 'turn_complete', status: 'failed', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+    }
+    void this.stop();
+  }
+
+  async #onExit(exit: ProcessExit): Promise<void> {
+    // Let the last stdout lines (e.g. the final `result`) be processed first, but never hang on
+    // a grandchild holding the pipe.
+    await Promise.race([this.#stdoutEnd, new Promise<void>((r) => setTimeout(r, 500).unref())]);
+    this.#control?.close(`claude CLI exited (code ${exit.code}, signal ${exit.signal})`);
+    if (this.#dead) return;
+    if (!this.#stopRequested && !this.#protocolFailure) {
+      if (this.#turnsRunning > 0 || (exit.code !== 0 && exit.code !== null) || exit.signal !== null || !this.#ready) {
+        const what = this.#turnsRunning > 0 ? 'exited without a result for the running turn' : 'exited unexpectedly';
+        this.#emit({
+          type: 'error',
+          kind: 'fatal',
+          message: `claude CLI ${what} (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`,
+          retryable: false,
+        });
+      }
+    }
+    this.#emitExited(exit, this.#stopRequested ? 'stopped' : this.#protocolFailure ? 'protocol error' : 'process exited');
+  }
+
+  #stderrSuffix(): string {
+    const tail = this.#proc?.stderrTail.text().trim();
+    return tail ? `; stderr: ${tail}` : '';
+  }
+
+  #emitExited(exit: ProcessExit, reason: string): void {
+    this.#emit({ type: 'exited', code: exit.code, signal: exit.signal, reason });
+  }
+
+  #assertRunning(what: string): void {
+    if (!this.#spec || !this.#proc || this.#dead || this.#stopRequested) {
+      throw new AseError('ENGINE_NOT_RUNNING', `claude engine: ${what}() while the engine is not running`);
+    }
+  }
+
+  #emit(body: AgentEventBody): void {
+    if (this.#dead || !this.#spec) return;
+    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#spec.gen, at: this.#context.now() });
+    if (!parsed.success) {
+      this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
+      return;
+    }
+    const event = parsed.data;
+    if (event.type === 'exited') this.#dead = true;
+    this.#outbox.push(event);
+    this.#deliver();
+    if (event.type === 'exited') this.#resolveExited();
+  }
+
+  #deliver(): void {
+    if (this.#delivering) return;
+    this.#delivering = true;
+    try {
+      for (let event = this.#outbox.shift(); event; event = this.#outbox.shift()) {
+        for (const listener of [...this.#listeners]) {
+          try {
+            listener(event);
+          } catch (error) {
+            this.listenerErrors.push(error);
+          }
+        }
+      }
+    } finally {
+      this.#delivering = false;
+    }
+  }
+}

@@ -1,0 +1,227 @@
+/**
+ * The Claude Code control protocol over stream-json (reference §6): host→CLI requests with
+ * `request_id` correlation and timeouts, and the CLI→host requests the host must answer exactly
+ * once. `can_use_tool` is surfaced to a callback and answered later via {@link ControlClient.answer};
+ * `control_cancel_request` drops a pending request (it is never answered) and is reported;
+ * every other CLI→host subtype is answered with an error — never left unanswered, or the turn blocks.
+ */
+import type { PermissionDecision } from '../../effects/effect.js';
+import type { NdjsonWriter } from '../transport/ndjson.js';
+import { CanUseToolRequestSchema, classifyClaudeMessage, type ControlRequest, type ControlResponse } from './messages.js';
+
+export class ControlTimeoutError extends Error {
+  override readonly name = 'ControlTimeoutError';
+  readonly code = 'CONTROL_TIMEOUT' as const;
+  constructor(
+    readonly subtype: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`control request "${subtype}" got no response within ${timeoutMs} ms`);
+  }
+}
+
+export class ConnectionClosedError extends Error {
+  override readonly name = 'ConnectionClosedError';
+  readonly code = 'CONNECTION_CLOSED' as const;
+}
+
+/** The CLI answered a request with `subtype: "error"`. */
+export class ControlRequestError extends Error {
+  override readonly name = 'ControlRequestError';
+  readonly code = 'CONTROL_REQUEST_FAILED' as const;
+  constructor(
+    readonly subtype: string,
+    message: string,
+    readonly errorCode?: unknown,
+  ) {
+    super(`control request "${subtype}" failed: ${message}`);
+  }
+}
+
+/** A `can_use_tool` request waiting for the host's decision. */
+export interface PermissionAsk {
+  requestId: string;
+  toolName: string;
+  input: unknown;
+  callId?: string;
+  suggestions?: unknown[];
+}
+
+type Timer = { readonly id: number } | ReturnType<typeof setTimeout>;
+export interface ControlTimers {
+  setTimeout(fn: () => void, ms: number): Timer;
+  clearTimeout(handle: Timer): void;
+}
+
+const defaultTimers: ControlTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+};
+
+export interface ControlClientOptions {
+  writer: NdjsonWriter;
+  /** A `can_use_tool` request arrived; answer it with `answer(requestId, decision)`. */
+  onPermissionRequest?: (ask: PermissionAsk) => void;
+  /** The CLI cancelled a pending request of its own (`control_cancel_request`); it must not be answered. */
+  onCancel?: (requestId: string, ask: PermissionAsk | undefined) => void;
+  /** Write failures of answers (the stream went away). */
+  onWriteError?: (error: Error) => void;
+  timers?: ControlTimers;
+  /** Prefix of our request ids (default `ase`). */
+  idPrefix?: string;
+  /** Default timeout for `request` (default 30 s). */
+  defaultTimeoutMs?: number;
+}
+
+interface PendingRequest {
+  subtype: string;
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+  timer: Timer | undefined;
+}
+
+export class ControlClient {
+  readonly #opts: ControlClientOptions;
+  readonly #timers: ControlTimers;
+  readonly #pending = new Map<string, PendingRequest>();
+  readonly #asks = new Map<string, PermissionAsk>();
+  #seq = 0;
+  #closed: ConnectionClosedError | undefined;
+
+  constructor(options: ControlClientOptions) {
+    this.#opts = options;
+    this.#timers = options.timers ?? defaultTimers;
+  }
+
+  /** Ids of `can_use_tool` requests still waiting for an answer. */
+  get pendingPermissions(): string[] {
+    return [...this.#asks.keys()];
+  }
+
+  /** Number of host→CLI requests waiting for a response. */
+  get pendingRequests(): number {
+    return this.#pending.size;
+  }
+
+  /** Sends a host→CLI control request and resolves with its `response` payload. */
+  request(subtype: string, fields: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    if (this.#closed) return Promise.reject(this.#closed);
+    const requestId = `${this.#opts.idPrefix ?? 'ase'}-${++this.#seq}`;
+    const timeoutMs = options.timeoutMs ?? this.#opts.defaultTimeoutMs ?? 30_000;
+    return new Promise<unknown>((resolve, reject) => {
+      const entry: PendingRequest = { subtype, resolve, reject, timer: undefined };
+      if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
+        entry.timer = this.#timers.setTimeout(() => {
+          if (this.#pending.get(requestId) !== entry) return;
+          this.#pending.delete(requestId);
+          reject(new ControlTimeoutError(subtype, timeoutMs));
+        }, timeoutMs);
+      }
+      this.#pending.set(requestId, entry);
+      this.#opts.writer.write({ type: 'control_request', request_id: requestId, request: { ...fields, subtype } }).catch((error: unknown) => {
+        if (this.#pending.get(requestId) !== entry) return;
+        this.#settle(requestId, entry);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      });
+    });
+  }
+
+  /**
+   * Offers one decoded CLI→host message. Returns true when it was control traffic (handled here),
+   * false for everything else.
+   */
+  handle(value: unknown): boolean {
+    const message = classifyClaudeMessage(value);
+    switch (message.kind) {
+      case 'control_response':
+        this.#onResponse(message.msg);
+        return true;
+      case 'control_request':
+        this.#onRequest(message.msg);
+        return true;
+      case 'control_cancel_request': {
+        const ask = this.#asks.get(message.msg.request_id);
+        this.#asks.delete(message.msg.request_id);
+        this.#opts.onCancel?.(message.msg.request_id, ask);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * Answers a pending `can_use_tool`. Returns false (and writes nothing) when the request is not
+   * pending (already answered, cancelled by the CLI, or unknown).
+   */
+  async answer(requestId: string, decision: PermissionDecision): Promise<boolean> {
+    const ask = this.#asks.get(requestId);
+    if (!ask) return false;
+    this.#asks.delete(requestId);
+    const response =
+      decision.behavior === 'allow'
+        ? { behavior: 'allow', updatedInput: decision.updatedInput ?? ask.input ?? {} }
+        : { behavior: 'deny', message: decision.message ?? 'Denied by the host', interrupt: decision.interrupt };
+    await this.#opts.writer.write({ type: 'control_response', response: { subtype: 'success', request_id: requestId, response } });
+    return true;
+  }
+
+  /** Rejects every pending host→CLI request with a ConnectionClosedError. Idempotent. */
+  close(reason = 'control connection closed'): void {
+    if (this.#closed) return;
+    this.#closed = new ConnectionClosedError(reason);
+    for (const [id, entry] of [...this.#pending]) {
+      this.#settle(id, entry);
+      entry.reject(this.#closed);
+    }
+    this.#asks.clear();
+  }
+
+  #settle(id: string, entry: PendingRequest): void {
+    this.#pending.delete(id);
+    if (entry.timer !== undefined) this.#timers.clearTimeout(entry.timer);
+  }
+
+  #onResponse(msg: ControlResponse): void {
+    const { request_id: id, subtype } = msg.response;
+    const entry = this.#pending.get(id);
+    if (!entry) return; // late or unknown: ignored, like the CLI does
+    this.#settle(id, entry);
+    if (subtype === 'success') entry.resolve(msg.response.response ?? {});
+    else entry.reject(new ControlRequestError(entry.subtype, typeof msg.response.error === 'string' ? msg.response.error : JSON.stringify(msg.response.error ?? subtype), msg.response.error_code));
+  }
+
+  #onRequest(msg: ControlRequest): void {
+    const id = msg.request_id;
+    const subtype = msg.request.subtype;
+    if (subtype === 'can_use_tool') {
+      const parsed = CanUseToolRequestSchema.safeParse(msg.request);
+      if (!parsed.success) {
+        this.#replyError(id, `Malformed can_use_tool request: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+        return;
+      }
+      const r = parsed.data;
+      const ask: PermissionAsk = {
+        requestId: id,
+        toolName: r.tool_name,
+        input: r.input ?? {},
+        ...(r.tool_use_id !== undefined && { callId: r.tool_use_id }),
+        ...(r.permission_suggestions && { suggestions: r.permission_suggestions }),
+      };
+      if (!this.#opts.onPermissionRequest) {
+        this.#replyError(id, 'No permission handler registered');
+        return;
+      }
+      this.#asks.set(id, ask);
+      this.#opts.onPermissionRequest(ask);
+      return;
+    }
+    this.#replyError(id, `Unsupported control request subtype: ${subtype}`);
+  }
+
+  #replyError(requestId: string, error: string): void {
+    this.#opts.writer
+      .write({ type: 'control_response', response: { subtype: 'error', request_id: requestId, error } })
+      .catch((e: unknown) => this.#opts.onWriteError?.(e instanceof Error ? e : new Error(String(e))));
+  }
+}

@@ -1,0 +1,16 @@
+/** The `claude` engine factory: the real Claude Code CLI over stream-json. */
+import type { EngineFactory } from '../engine.js';
+import { CLAUDE_CAPABILITIES, ClaudeEngine, type ClaudeEngineOptions } from './claude-engine.js';
+
+export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type ClaudeEngineOptions } from './claude-engine.js';
+export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
+export { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from './control.js';
+export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
+
+export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
+  return {
+    name: 'claude',
+    capabilities: CLAUDE_CAPABILITIES,
+    create: (context) => new ClaudeEngine(context, options),
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * A pure, stateful translator from Claude Code stream-json messages (CLI→host) to AgentEvent
+ * bodies. One instance per CLI process: it keeps the per-process state the protocol needs
+ * (first `system/init`, cumulative `total_cost_usd`, assistant messages being reassembled,
+ * thinking blocks already reported). It never throws; unknown or malformed input is recorded in
+ * `skipped` and produces no events.
+ *
+ * Control messages (`control_request`, `control_response`, `control_cancel_request`) are not
+ * translated here: the engine routes them to the ControlClient.
+ */
+import { join } from 'node:path';
+import type { AgentEventBody, ContentBlock, ErrorKind, TurnUsage } from '../../events/agent-event.js';
+import { parseLine } from '../transport/ndjson.js';
+import { classifyClaudeMessage, type AssistantMessage, type ClaudeUserMessage, type ResultMessage, type StreamEvent, type SystemInit } from './messages.js';
+
+export interface ClaudeTranslatorOptions {
+  /** `$CLAUDE_CONFIG_DIR` (or `~/.claude`), for `session_identified.transcriptPath`. */
+  configDir?: string;
+  /** Fallback cwd when `system/init` carries none. */
+  cwd?: string;
+}
+
+export interface SkippedInput {
+  reason: string;
+  raw: unknown;
+}
+
+/** `<cwd>` with every non-[A-Za-z0-9] character replaced by '-' (the CLI's project dir name). */
+export function projectSlug(cwd: string): string {
+  return cwd.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+/** The CLI's transcript file, or undefined when the slug would be truncated+hashed (> 200 chars). */
+export function transcriptPathFor(configDir: string, cwd: string, sessionId: string): string | undefined {
+  const slug = projectSlug(cwd);
+  if (slug.length > 200) return undefined;
+  return join(configDir, 'projects', slug, `${sessionId}.jsonl`);
+}
+
+/** Maps an error `result` to an AgentEvent error kind. */
+export function classifyResultError(result: ResultMessage): { kind: ErrorKind; retryable: boolean } {
+  const status = result.api_error_status ?? undefined;
+  if (status === 401 || status === 403) return { kind: 'auth', retryable: false };
+  if (status === 429) return { kind: 'rate_limited', retryable: true };
+  if (status !== undefined && (status === 529 || status >= 500)) return { kind: 'transient', retryable: true };
+  const terminal = result.terminal_reason ?? '';
+  const subtype = result.subtype ?? '';
+  if (subtype === 'error_max_turns' || subtype === 'error_max_budget_usd' || terminal === 'max_turns' || terminal === 'budget_exhausted') {
+    return { kind: 'budget_exceeded', retryable: false };
+  }
+  if (status === undefined && result.api_error === 'connection_failed') return { kind: 'transient', retryable: true };
+  return { kind: 'fatal', retryable: false };
+}
+
+function resultMessageText(result: ResultMessage): string {
+  if (typeof result.result === 'string' && result.result !== '') return result.result;
+  const errors = (result.errors ?? []).map((e) => (typeof e === 'string' ? e : JSON.stringify(e)));
+  if (errors.length > 0) return errors.join('; ');
+  return `Claude Code turn ended with ${result.subtype ?? 'an error'} (${result.terminal_reason ?? 'no terminal reason'})`;
+}
+
+export class ClaudeTranslator {
+  readonly skipped: SkippedInput[] = [];
+  /** Session id of the last `system/init`. */
+  sessionId: string | undefined;
+  /** `total_cost_usd` of the last `result` in this process. */
+  #lastTotalCost = 0;
+  readonly #assembled = new Map<string, ContentBlock[]>();
+  readonly #thinkingBlocks = new Set<string>();
+  #thinkingActive = false;
+  readonly #denied = new Set<string>();
+  readonly #options: ClaudeTranslatorOptions;
+
+  constructor(options: ClaudeTranslatorOptions = {}) {
+    this.#options = options;
+  }
+
+  /** Cumulative cost reported by the last `result` (per process). */
+  get totalCostUsd(): number {
+    return this.#lastTotalCost;
+  }
+
+  /** The engine denied this tool call (so an is_error tool_result for it is `denied`). */
+  noteDenied(callId: string): void {
+    this.#denied.add(callId);
+  }
+
+  /** Translates one raw stdout line. Blank lines → []; non-JSON lines are skipped (recorded). */
+  translateLine(line: string): AgentEventBody[] {
+    const parsed = parseLine(line);
+    if (!parsed) return [];
+    if (!parsed.ok) {
+      this.skipped.push({ reason: `not JSON: ${parsed.error.message}`, raw: line });
+      return [];
+    }
+    return this.translate(parsed.value);
+  }
+
+  /** Translates one decoded message. Never throws. */
+  translate(value: unknown): AgentEventBody[] {
+    try {
+      const message = classifyClaudeMessage(value);
+      switch (message.kind) {
+        case 'system_init':
+          return this.#init(message.msg);
+        case 'stream_event':
+          return this.#streamEvent(message.msg);
+        case 'assistant':
+          return this.#assistant(message.msg);
+        case 'user':
+          return this.#user(message.msg);
+        case 'result':
+          return this.#result(message.msg);
+        case 'unknown':
+          this.skipped.push({ reason: message.reason, raw: message.raw });
+          return [];
+        default:
+          // other system subtypes, keep_alive, control traffic: nothing to report here
+          return [];
+      }
+    } catch (error) {
+      this.skipped.push({ reason: `translator failure: ${String(error)}`, raw: value });
+      return [];
+    }
+  }
+
+  #init(init: SystemInit): AgentEventBody[] {
+    if (this.sessionId === init.session_id) return [];
+    this.sessionId = init.session_id;
+    const cwd = init.cwd ?? this.#options.cwd;
+    const transcriptPath = this.#options.configDir && cwd ? transcriptPathFor(this.#options.configDir, cwd, init.session_id) : undefined;
+    return [{ type: 'session_identified', resumeToken: init.session_id, ...(transcriptPath !== undefined && { transcriptPath }) }];
+  }
+
+  #streamEvent(msg: StreamEvent): AgentEventBody[] {
+    const event = msg.event;
+    const messageId = msg.api_message_id ?? event.message?.id ?? 'unknown';
+    const blockKey = `${messageId}#${event.index ?? 0}`;
+    if (event.type === 'content_block_delta') {
+      const delta = event.delta;
+      if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
+        return [{ type: 'text_delta', messageId, text: delta.text }];
+      }
+      if (delta?.type === 'thinking_delta' && !this.#thinkingBlocks.has(blockKey)) {
+        this.#thinkingBlocks.add(blockKey);
+        this.#thinkingActive = true;
+        return [{ type: 'thinking', active: true }];
+      }
+      return [];
+    }
+    if (event.type === 'content_block_stop' && this.#thinkingBlocks.has(blockKey) && this.#thinkingActive) {
+      this.#thinkingActive = false;
+      return [{ type: 'thinking', active: false }];
+    }
+    return [];
+  }
+
+  #assistant(msg: AssistantMessage): AgentEventBody[] {
+    const id = msg.message.id;
+    const blocks = this.#assembled.get(id) ?? [];
+    this.#assembled.set(id, blocks);
+    const calls: AgentEventBody[] = [];
+    for (const block of msg.message.content) {
+      if (block.type === 'text' && typeof block.text === 'string') blocks.push({ type: 'text', text: block.text });
+      else if (block.type === 'thinking') blocks.push({ type: 'thinking', text: block.thinking ?? block.text ?? '' });
+      else if (block.type === 'tool_use' && typeof block.id === 'string') {
+        const name = block.name ?? 'unknown';
+        const input = block.input ?? {};
+        blocks.push({ type: 'tool_use', callId: block.id, name, input });
+        calls.push({ type: 'tool_call', callId: block.id, name, input });
+      }
+      // other block types (redacted_thinking, server tool blocks, …) are not part of our vocabulary
+    }
+    return [{ type: 'message', role: 'assistant', id, blocks: [...blocks] }, ...calls];
+  }
+
+  #user(msg: ClaudeUserMessage): AgentEventBody[] {
+    const content = msg.message.content;
+    if (typeof content === 'string') return [];
+    const out: AgentEventBody[] = [];
+    for (const raw of content) {
+      if (raw.type !== 'tool_result') continue;
+      const block = raw as { tool_use_id?: unknown; content?: unknown; is_error?: unknown };
+      if (typeof block.tool_use_id !== 'string') continue;
+      const callId = block.tool_use_id;
+      const isError = block.is_error === true;
+      const meta = (msg.tool_result_meta ?? []).find((m) => m.id === callId);
+      const status = meta?.non_execution_kind ? 'denied' : isError ? (this.#denied.has(callId) ? 'denied' : 'failed') : 'completed';
+      out.push({ type: 'tool_result', callId, status, output: block.content, isError });
+    }
+    return out;
+  }
+
+  #result(result: ResultMessage): AgentEventBody[] {
+    const out: AgentEventBody[] = [];
+    if (this.#thinkingActive) {
+      this.#thinkingActive = false;
+      out.push({ type: 'thinking', active: false });
+    }
+    const usage: TurnUsage = {
+      inputTokens: result.usage?.input_tokens ?? 0,
+      outputTokens: result.usage?.output_tokens ?? 0,
+      cacheReadTokens: result.usage?.cache_read_input_tokens ?? 0,
+      cacheWriteTokens: result.usage?.cache_creation_input_tokens ?? 0,
+    };
+    const total = result.total_cost_usd;
+    if (typeof total === 'number' && Number.isFinite(total)) {
+      usage.costUsd = Math.max(0, total - this.#lastTotalCost);
+      this.#lastTotalCost = Math.max(this.#lastTotalCost, total);
+    }
+    const terminal = result.terminal_reason ?? '';
+    const status = result.is_error === false ? 'completed' : terminal.startsWith('aborted') ? 'cancelled' : 'failed';
+    if (status === 'failed') {
+      const { kind, retryable } = classifyResultError(result);
+      out.push({ type: 'error', kind, message: resultMessageText(result), retryable });
+    }
+    out.push({ type: 'turn_complete', status, ...(result.stop_reason ? { stopReason: result.stop_reason } : {}), usage });
+    this.#assembled.clear();
+    this.#thinkingBlocks.clear();
+    return out;
+  }
+}

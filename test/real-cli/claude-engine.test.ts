@@ -1,0 +1,240 @@
+/**
+ * The claude engine end to end: createSession → SessionActor → ClaudeEngine → the REAL pinned
+ * Claude Code CLI against our mock Messages API on 127.0.0.1, with a hermetic environment passed
+ * through `engineOptions.env` and the binary through `bin`.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claudeEngine } from '../../src/engines/claude/index.js';
+import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice } from '../../src/index.js';
+import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
+import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
+
+const WAIT_MS = 30_000;
+
+/**
+ * pids of ours: argv mentions `marker` (our temp root, e.g. a Bash tool command), or argv runs
+ * `binary` with `marker` in its environment (the hermetic HOME/CLAUDE_CONFIG_DIR live under it).
+ */
+function processesOf(binary: string, marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let cmdline: string;
+    let environ = '';
+    try {
+      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(binary)) environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (cmdline.includes(marker) || (cmdline.includes(binary) && environ.includes(marker))) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** Resolves with the first notice matching `pred` (from now on). */
+function next<T extends SessionNotice>(session: Session, pred: (n: SessionNotice) => n is T, what: string): Promise<T>;
+function next(session: Session, pred: (n: SessionNotice) => boolean, what: string): Promise<SessionNotice>;
+function next(session: Session, pred: (n: SessionNotice) => boolean, what: string): Promise<SessionNotice> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`timed out waiting for ${what}`));
+    }, WAIT_MS);
+    const off = session.on('*', (n) => {
+      if (!pred(n)) return;
+      clearTimeout(timer);
+      off();
+      resolve(n);
+    });
+  });
+}
+
+const agentEvent = (type: AgentEvent['type']) => (n: SessionNotice) => n.type === 'agent' && n.event.type === type;
+
+describe('claude engine with the real CLI', () => {
+  let root: string;
+  let mock: AnthropicMock;
+  let session: Session | undefined;
+
+  beforeEach(async () => {
+    root = mkdtempSync(join(tmpdir(), 'ase-claude-engine-'));
+    mock = await startAnthropicMock();
+  });
+
+  afterEach(async () => {
+    await session?.stop().catch(() => undefined);
+    session = undefined;
+    await mock.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('runs a text turn and a Bash tool turn with a permission prompt, then stops cleanly', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const events: AgentEvent[] = [];
+    const timings: Record<string, number> = {};
+
+    const t0 = performance.now();
+    session = await createSession({
+      agent: 'claude',
+      engines: [claudeEngine()],
+      store: new MemoryStore(),
+      journal: new MemoryJournal(),
+      workDir: work,
+      bin,
+      engineOptions: { env },
+    });
+    session.on('agent', (n) => events.push(n.event));
+    session.on('error', (n) => console.log(`[claude-engine] session error: ${n.error.code} ${n.error.message}`));
+    await next(session, agentEvent('ready'), 'ready');
+    timings.spawnToReadyMs = Math.round(performance.now() - t0);
+
+    // --- turn 1: text ---
+    const text1 = 'Hello from the mock, via the engine.';
+    mock.enqueue({ kind: 'text', text: text1, chunks: 4 });
+    let t = performance.now();
+    let done = next(session, agentEvent('turn_complete'), 'turn 1 complete');
+    session.send('first prompt');
+    const tc1 = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    timings.turn1Ms = Math.round(performance.now() - t);
+    expect(tc1.event).toMatchObject({ type: 'turn_complete', status: 'completed', stopReason: 'end_turn' });
+    const deltas = events.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text).join('');
+    expect(deltas).toBe(text1);
+    const identified = events.find((e) => e.type === 'session_identified');
+    expect(identified).toBeDefined();
+    expect(session.snapshot().resumeToken).toBe((identified as { resumeToken: string }).resumeToken);
+
+    // --- turn 2: Bash tool with a permission prompt ---
+    const target = join(root, 'made-by-tool.txt');
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${target}`, description: 'Create a file' } }, { kind: 'text', text: 'File created.' });
+    t = performance.now();
+    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    done = next(session, agentEvent('turn_complete'), 'turn 2 complete');
+    session.send('please create the file');
+    const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
+    timings.turn2ToPromptMs = Math.round(performance.now() - t);
+    expect(p.tool).toBe('Bash');
+    expect(p.input).toMatchObject({ command: `touch ${target}` });
+    session.decide(p.requestId, 'allow');
+    const tc2 = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    timings.turn2Ms = Math.round(performance.now() - t);
+    expect(tc2.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
+    expect(existsSync(target)).toBe(true);
+    const call = events.find((e) => e.type === 'tool_call');
+    const result = events.find((e) => e.type === 'tool_result');
+    expect(call).toMatchObject({ name: 'Bash', callId: p.callId });
+    expect(result).toMatchObject({ callId: p.callId, status: 'completed', isError: false });
+    const costs = events.filter((e) => e.type === 'turn_complete').map((e) => (e as { usage: { costUsd?: number } }).usage.costUsd ?? 0);
+    expect(costs.every((c) => c > 0)).toBe(true);
+
+    // --- stop: nothing of ours survives ---
+    expect(processesOf(bin, root).length).toBeGreaterThan(0); // the scan does see the live CLI
+    t = performance.now();
+    await session.stop();
+    timings.stopMs = Math.round(performance.now() - t);
+    session = undefined;
+    expect(events.at(-1)?.type).toBe('exited');
+    expect(processesOf(bin, root)).toEqual([]);
+    expect(new Set(events.map((e) => e.gen)).size).toBe(1);
+    console.log(`[claude-engine] timings ${JSON.stringify(timings)}`);
+  });
+  it('aborts a running turn (interrupt) and keeps the process usable', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const events: AgentEvent[] = [];
+    session = await createSession({ agent: 'claude', engines: [claudeEngine({ bin })], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, engineOptions: { env } });
+    session.on('agent', (n) => events.push(n.event));
+    await next(session, agentEvent('ready'), 'ready');
+
+    mock.enqueue({ kind: 'text', text: 'a slow answer that will be interrupted long before it ends', chunks: 40, delayMs: 100 });
+    const t = performance.now();
+    const firstDelta = next(session, agentEvent('text_delta'), 'first text_delta');
+    let done = next(session, agentEvent('turn_complete'), 'cancelled turn');
+    session.send('slow please');
+    await firstDelta;
+    session.abort();
+    const cancelled = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    const abortMs = Math.round(performance.now() - t);
+    expect(cancelled.event).toMatchObject({ type: 'turn_complete', status: 'cancelled' });
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+
+    done = next(session, agentEvent('turn_complete'), 'turn after abort');
+    session.send('again');
+    const again = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    expect(again.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+    console.log(`[claude-engine] abort: send→cancelled ${abortMs} ms`);
+  });
+
+  it('resumes the CLI session in a new process (same resume token, history kept)', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const store = new MemoryStore();
+    const base = { agent: 'claude', engines: [claudeEngine()], store, journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env }, sessionId: 'resume-me' } as const;
+
+    session = await createSession({ ...base, engines: [claudeEngine()] });
+    await next(session, agentEvent('ready'), 'ready');
+    let done = next(session, agentEvent('turn_complete'), 'turn 1');
+    session.send('remember the word pineapple');
+    await done;
+    const token = session.snapshot().resumeToken;
+    expect(token).toBeTruthy();
+    await session.stop();
+
+    const t = performance.now();
+    const events: AgentEvent[] = [];
+    session = await createSession({ ...base, engines: [claudeEngine()] });
+    session.on('agent', (n) => events.push(n.event));
+    await next(session, agentEvent('ready'), 'ready after resume');
+    const readyMs = Math.round(performance.now() - t);
+    done = next(session, agentEvent('turn_complete'), 'turn after resume');
+    session.send('what was the word?');
+    const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    expect(tc.event).toMatchObject({ status: 'completed' });
+    expect(events.find((e) => e.type === 'session_identified')).toMatchObject({ resumeToken: token });
+    expect(session.snapshot().resumeToken).toBe(token);
+    expect(JSON.stringify(mock.requests.at(-1)?.body.messages)).toContain('pineapple');
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+    console.log(`[claude-engine] resume: spawn→ready ${readyMs} ms`);
+  });
+  it('a denied Bash call is reported as a denied tool_result and the turn goes on', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const events: AgentEvent[] = [];
+    session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+    session.on('agent', (n) => events.push(n.event));
+    await next(session, agentEvent('ready'), 'ready');
+    const target = join(root, 'must-not-exist.txt');
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${target}`, description: 'Create a file' } }, { kind: 'text', text: 'Understood.' });
+    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    const done = next(session, agentEvent('turn_complete'), 'turn complete');
+    session.send('create it');
+    const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
+    session.decide(p.requestId, 'deny', { message: 'Host policy says no.' });
+    const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    expect(tc.event).toMatchObject({ status: 'completed' });
+    expect(existsSync(target)).toBe(false);
+    const result = events.find((e) => e.type === 'tool_result');
+    expect(result).toMatchObject({ callId: p.callId, status: 'denied', isError: true });
+    expect(JSON.stringify((result as { output: unknown }).output)).toContain('Host policy says no.');
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+  });
+});

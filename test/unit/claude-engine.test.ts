@@ -1,0 +1,159 @@
+/**
+ * ClaudeEngine failure paths against a tiny scripted stand-in for the CLI (a node script speaking
+ * just enough stream-json): start failures, EOF without a result, an over-long line, unsupported
+ * control requests, stop. The happy paths run against the real CLI in test/real-cli.
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claudeEngine, ClaudeEngine } from '../../src/engines/claude/index.js';
+import type { EngineContext } from '../../src/engines/engine.js';
+import type { AgentEvent } from '../../src/events/agent-event.js';
+
+const SCRIPT = String.raw`
+const mode = process.env.FAKE_MODE ?? 'ok';
+let buf = '';
+const out = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (c) => {
+  buf += c;
+  let nl;
+  while ((nl = buf.indexOf('\n')) >= 0) {
+    const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
+    const m = JSON.parse(line);
+    if (m.type === 'control_request' && m.request.subtype === 'initialize') {
+      if (mode === 'no-init') { process.stderr.write('cannot initialize\n'); process.exit(2); }
+      out({ type: 'control_response', response: { subtype: 'success', request_id: m.request_id, response: {} } });
+    } else if (m.type === 'control_response') {
+      out({ type: 'echo', got: m });
+    } else if (m.type === 'user') {
+      out({ type: 'system', subtype: 'init', session_id: 'sess-1', cwd: process.cwd() });
+      out({ type: 'control_request', request_id: 'hook-1', request: { subtype: 'hook_callback', callback_id: 'x' } });
+      if (mode === 'crash') { process.stderr.write('boom: something broke\n'); setTimeout(() => process.exit(3), 50); return; }
+      if (mode === 'long') { process.stdout.write('x'.repeat(5000) + '\n'); return; }
+      out({ type: 'totally_new', x: 1 });
+      process.stdout.write('not json at all\n');
+      out({ type: 'result', subtype: 'success', is_error: false, stop_reason: 'end_turn', terminal_reason: 'completed', total_cost_usd: 0.5, usage: { input_tokens: 1, output_tokens: 1 } });
+    }
+  }
+});
+process.stdin.on('end', () => process.exit(0));
+`;
+
+const context: EngineContext = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => ({ id: Number(setTimeout(fn, ms)) }),
+  clearTimeout: (h) => clearTimeout(h.id),
+};
+
+function waitFor(events: AgentEvent[], pred: (e: AgentEvent) => boolean, ms = 10_000): Promise<AgentEvent> {
+  const deadline = Date.now() + ms;
+  return new Promise((resolve, reject) => {
+    const poll = () => {
+      const hit = events.find(pred);
+      if (hit) return resolve(hit);
+      if (Date.now() > deadline) return reject(new Error(`timed out; events: ${events.map((e) => e.type).join(',')}`));
+      setTimeout(poll, 10);
+    };
+    poll();
+  });
+}
+
+describe('ClaudeEngine (scripted CLI stand-in)', () => {
+  let dir: string;
+  let bin: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ase-claude-unit-'));
+    bin = join(dir, 'fake-claude');
+    writeFileSync(bin, `#!${process.execPath}\n${SCRIPT}`);
+    chmodSync(bin, 0o755);
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function engine(mode: string, extra: { maxLineBytes?: number } = {}) {
+    const e = new ClaudeEngine({ ...context, bin }, { env: { FAKE_MODE: mode }, shutdown: { stdinGraceMs: 500, termGraceMs: 500, killWaitMs: 500 }, ...extra });
+    const events: AgentEvent[] = [];
+    e.onEvent((ev) => events.push(ev));
+    return { e, events };
+  }
+
+  it('declares its capabilities', () => {
+    const f = claudeEngine();
+    expect(f.name).toBe('claude');
+    expect(f.capabilities).toMatchObject({ streamingInput: true, permissions: true, interrupt: true, resume: true, cost: true, localMode: false, transcriptTail: false });
+  });
+
+  it('runs a turn: ready, session_identified, skips junk, answers unsupported control requests, stops', async () => {
+    const { e, events } = engine('ok');
+    await e.start({ gen: 3, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await e.send({ localId: 'l1', text: 'hi' });
+    const done = await waitFor(events, (ev) => ev.type === 'turn_complete');
+    expect(done).toMatchObject({ status: 'completed', usage: { costUsd: 0.5 } });
+    expect(events.map((ev) => ev.type)).toEqual(['ready', 'session_identified', 'turn_complete']);
+    expect(events.every((ev) => ev.gen === 3)).toBe(true);
+    // The stand-in echoes our answer to its hook_callback as an (unknown, skipped) `echo` line.
+    const deadline = Date.now() + 5000;
+    while (!e.skipped.some((s) => (s.raw as { type?: string }).type === 'echo') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const echo = e.skipped.find((s) => (s.raw as { type?: string }).type === 'echo')!.raw as { got: unknown };
+    expect(echo.got).toEqual({ type: 'control_response', response: { subtype: 'error', request_id: 'hook-1', error: 'Unsupported control request subtype: hook_callback' } });
+    expect(e.skipped.map((s) => s.reason)).toEqual(
+      expect.arrayContaining([expect.stringContaining('totally_new'), expect.stringContaining('not JSON'), expect.stringContaining('echo')]),
+    );
+    await e.stop();
+    expect(events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
+    await e.stop(); // idempotent
+    await expect(e.send({ localId: 'l2', text: 'late' })).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' });
+  });
+
+  it('reports EOF without a result as a fatal error with the stderr tail, then exited', async () => {
+    const { e, events } = engine('crash');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await e.send({ localId: 'l1', text: 'hi' });
+    await waitFor(events, (ev) => ev.type === 'exited');
+    const error = events.find((ev) => ev.type === 'error');
+    expect(error).toMatchObject({ kind: 'fatal', retryable: false });
+    expect((error as { message: string }).message).toContain('boom: something broke');
+    expect(events.at(-1)).toMatchObject({ type: 'exited', code: 3 });
+  });
+
+  it('treats an over-long line as a protocol error: failed turn, then stop', async () => {
+    const { e, events } = engine('long', { maxLineBytes: 1000 });
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await e.send({ localId: 'l1', text: 'hi' });
+    await waitFor(events, (ev) => ev.type === 'exited');
+    expect(events.map((ev) => ev.type)).toEqual(['ready', 'session_identified', 'error', 'turn_complete', 'exited']);
+    expect(events[2]).toMatchObject({ kind: 'protocol' });
+    expect(events[3]).toMatchObject({ status: 'failed' });
+  });
+
+  it('reports an initialize failure', async () => {
+    const { e, events } = engine('no-init');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'exited');
+    expect(events.some((ev) => ev.type === 'ready')).toBe(false);
+    expect(events.find((ev) => ev.type === 'error')).toMatchObject({ kind: 'fatal' });
+  });
+
+  it('stop() during start() still stops the spawned process and reports exited', async () => {
+    const { e, events } = engine('ok');
+    const started = e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    const stopped = e.stop();
+    await started;
+    await stopped;
+    expect(events.map((ev) => ev.type)).toEqual(['exited']);
+    const pid = e.pid!;
+    expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('fails to start with ENGINE_START_FAILED for a missing binary', async () => {
+    const e = new ClaudeEngine({ ...context, bin: join(dir, 'does-not-exist') });
+    const events: AgentEvent[] = [];
+    e.onEvent((ev) => events.push(ev));
+    await expect(e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} })).rejects.toMatchObject({ code: 'ENGINE_START_FAILED' });
+    expect(events.map((ev) => ev.type)).toEqual(['error', 'exited']);
+  });
+});
