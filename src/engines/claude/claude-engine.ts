@@ -21,6 +21,7 @@ import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
 import { spawnSupervised, type ProcessExit, type ShutdownOptions, type SupervisedProcess } from '../transport/process-supervisor.js';
 import { ControlClient } from './control.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
+import { EventOutbox } from '../event-outbox.js';
 
 export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: true,
@@ -84,9 +85,7 @@ export class ClaudeEngine implements AgentEngine {
   readonly capabilities = CLAUDE_CAPABILITIES;
   readonly #context: EngineContext;
   readonly #options: ClaudeEngineOptions;
-  readonly #listeners = new Set<AgentEventListener>();
-  readonly #outbox: AgentEvent[] = [];
-  #delivering = false;
+  readonly #outbox = new EventOutbox();
   #spec: EngineStartSpec | undefined;
   #proc: SupervisedProcess | undefined;
   #writer: NdjsonWriter | undefined;
@@ -108,7 +107,9 @@ export class ClaudeEngine implements AgentEngine {
   #protocolFailure = false;
   /** Session id passed via `--session-id` (new sessions). */
   sessionId: string | undefined;
-  readonly listenerErrors: unknown[] = [];
+  get listenerErrors(): readonly unknown[] {
+    return this.#outbox.listenerErrors;
+  }
   readonly invalidEvents: SkippedInput[] = [];
   /** Milestones (epoch ms from the context clock), for diagnostics and timing. */
   readonly timings: { spawned?: number; ready?: number } = {};
@@ -129,8 +130,7 @@ export class ClaudeEngine implements AgentEngine {
   }
 
   onEvent(listener: AgentEventListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#outbox.subscribe(listener);
   }
 
   async start(spec: EngineStartSpec): Promise<void> {
@@ -375,25 +375,6 @@ export class ClaudeEngine implements AgentEngine {
     const event = parsed.data;
     if (event.type === 'exited') this.#dead = true;
     this.#outbox.push(event);
-    this.#deliver();
     if (event.type === 'exited') this.#resolveExited();
-  }
-
-  #deliver(): void {
-    if (this.#delivering) return;
-    this.#delivering = true;
-    try {
-      for (let event = this.#outbox.shift(); event; event = this.#outbox.shift()) {
-        for (const listener of [...this.#listeners]) {
-          try {
-            listener(event);
-          } catch (error) {
-            this.listenerErrors.push(error);
-          }
-        }
-      }
-    } finally {
-      this.#delivering = false;
-    }
   }
 }

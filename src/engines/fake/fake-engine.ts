@@ -15,6 +15,7 @@ import type {
   EngineStartSpec,
 } from '../engine.js';
 import { echoTurn, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
+import { EventOutbox } from '../event-outbox.js';
 
 type Timer = { readonly id: number };
 type AskStep = Extract<FakeStep, { ask: unknown }>;
@@ -45,7 +46,6 @@ export class FakeEngine implements AgentEngine {
 
   readonly #context: EngineContext;
   readonly #script: FakeScript;
-  readonly #listeners = new Set<AgentEventListener>();
   readonly #timers = new Set<Timer>();
   #spec: EngineStartSpec | undefined;
   #ready = false;
@@ -59,14 +59,10 @@ export class FakeEngine implements AgentEngine {
   /** permission_requests emitted via `inject()`; answering them only records the answer. */
   readonly #injectedAsks = new Set<string>();
   #nextId = 1;
-  // Events are delivered from a queue so a listener that reacts synchronously (e.g. calls abort())
-  // cannot make later listeners see events out of order.
-  readonly #outbox: AgentEvent[] = [];
-  #delivering = false;
+  readonly #outbox = new EventOutbox();
 
   readonly #sent: UserMessage[] = [];
   readonly #answers: { requestId: string; decision: PermissionDecision }[] = [];
-  readonly #listenerErrors: unknown[] = [];
   #aborts = 0;
   #stopped = false;
 
@@ -97,12 +93,11 @@ export class FakeEngine implements AgentEngine {
   }
   /** Errors thrown by listeners; they are caught so a broken listener cannot break the engine. */
   get listenerErrors(): readonly unknown[] {
-    return this.#listenerErrors;
+    return this.#outbox.listenerErrors;
   }
 
   onEvent(listener: AgentEventListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#outbox.subscribe(listener);
   }
 
   async start(spec: EngineStartSpec): Promise<void> {
@@ -279,26 +274,7 @@ export class FakeEngine implements AgentEngine {
       this.#queue.length = 0;
     }
     this.#outbox.push(event);
-    this.#deliver();
     if (event.type === 'exited') this.#resolveStop?.();
-  }
-
-  #deliver(): void {
-    if (this.#delivering) return;
-    this.#delivering = true;
-    try {
-      for (let event = this.#outbox.shift(); event; event = this.#outbox.shift()) {
-        for (const listener of [...this.#listeners]) {
-          try {
-            listener(event);
-          } catch (error) {
-            this.#listenerErrors.push(error);
-          }
-        }
-      }
-    } finally {
-      this.#delivering = false;
-    }
   }
 
   #schedule(ms: number, fn: () => void): Timer {
