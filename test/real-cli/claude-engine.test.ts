@@ -7,10 +7,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claudeEngine } from '../../src/engines/claude/index.js';
-import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice } from '../../src/index.js';
+import { claudeEngine, type ClaudeEngine } from '../../src/engines/claude/index.js';
+import type { EngineFactory } from '../../src/engines/engine.js';
+import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice, type TranscriptEntry } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
+import { testRunEnv } from '../support/orphan-check.js';
 
 const WAIT_MS = 30_000;
 
@@ -53,6 +55,23 @@ function next(session: Session, pred: (n: SessionNotice) => boolean, what: strin
   });
 }
 
+/** A claude engine factory that also hands out the engines it created (for engine-specific calls). */
+function capturingClaude(): { factory: EngineFactory; engines: ClaudeEngine[] } {
+  const inner = claudeEngine();
+  const engines: ClaudeEngine[] = [];
+  return {
+    engines,
+    factory: {
+      ...inner,
+      create: (context) => {
+        const engine = inner.create(context) as ClaudeEngine;
+        engines.push(engine);
+        return engine;
+      },
+    },
+  };
+}
+
 const agentEvent = (type: AgentEvent['type']) => (n: SessionNotice) => n.type === 'agent' && n.event.type === type;
 
 describe('claude engine with the real CLI', () => {
@@ -76,7 +95,7 @@ describe('claude engine with the real CLI', () => {
     const bin = claudeBinary();
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
     const events: AgentEvent[] = [];
     const timings: Record<string, number> = {};
 
@@ -148,7 +167,7 @@ describe('claude engine with the real CLI', () => {
     const bin = claudeBinary();
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
     const events: AgentEvent[] = [];
     session = await createSession({ agent: 'claude', engines: [claudeEngine({ bin })], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
@@ -165,6 +184,10 @@ describe('claude engine with the real CLI', () => {
     const abortMs = Math.round(performance.now() - t);
     expect(cancelled.event).toMatchObject({ type: 'turn_complete', status: 'cancelled' });
     expect(events.some((e) => e.type === 'error')).toBe(false);
+    // interrupted mid-stream: only part of the slow answer arrived
+    const streamed = events.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text).join('');
+    expect(streamed.length).toBeGreaterThan(0);
+    expect(streamed).not.toBe('a slow answer that will be interrupted long before it ends');
 
     done = next(session, agentEvent('turn_complete'), 'turn after abort');
     session.send('again');
@@ -180,7 +203,7 @@ describe('claude engine with the real CLI', () => {
     const bin = claudeBinary();
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
     const store = new MemoryStore();
     const base = { agent: 'claude', engines: [claudeEngine()], store, journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env }, sessionId: 'resume-me' } as const;
 
@@ -215,7 +238,7 @@ describe('claude engine with the real CLI', () => {
     const bin = claudeBinary();
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
     const events: AgentEvent[] = [];
     session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
@@ -236,5 +259,113 @@ describe('claude engine with the real CLI', () => {
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);
+  });
+  for (const { status, kind, retryable } of [
+    { status: 529, kind: 'transient', retryable: true },
+    { status: 401, kind: 'auth', retryable: false },
+  ] as const) {
+    it(`an API error ${status} fails the turn with ${kind === "auth" ? "an" : "a"} ${kind} engine error${status === 529 ? '; the next turn works' : ''}`, async () => {
+      const bin = claudeBinary();
+      const work = join(root, 'work');
+      mkdirSync(work, { recursive: true });
+      const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+      const events: AgentEvent[] = [];
+      const transcript: TranscriptEntry[] = [];
+      session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+      session.on('agent', (n) => events.push(n.event));
+      session.on('transcript', (n) => transcript.push(n.entry));
+      await next(session, agentEvent('ready'), 'ready');
+
+      mock.enqueue({ kind: 'error', status });
+      const t = performance.now();
+      let done = next(session, agentEvent('turn_complete'), 'failed turn');
+      session.send('this will hit an API error');
+      const failed = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+      const failMs = Math.round(performance.now() - t);
+      expect(failed.event).toMatchObject({ type: 'turn_complete', status: 'failed' });
+      const error = events.find((e) => e.type === 'error');
+      expect(error).toMatchObject({ type: 'error', kind, retryable });
+      expect((error as { message: string }).message).toContain(String(status));
+      expect(transcript.filter((e) => e.type === 'turn_complete').at(-1)?.payload).toMatchObject({ status: 'failed' });
+      console.log(`[claude-engine] API error ${status}: send→failed ${failMs} ms`);
+
+      if (status === 529) {
+        mock.enqueue({ kind: 'text', text: 'Recovered.' });
+        done = next(session, agentEvent('turn_complete'), 'turn after the API error');
+        session.send('try again');
+        const again = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+        expect(again.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
+        expect(transcript.filter((e) => e.type === 'turn_complete').at(-1)?.payload).toMatchObject({ status: 'completed' });
+      }
+      await session.stop();
+      session = undefined;
+      expect(processesOf(bin, root)).toEqual([]);
+    });
+  }
+
+  it('abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const events: AgentEvent[] = [];
+    const { factory, engines } = capturingClaude();
+    session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+    session.on('agent', (n) => events.push(n.event));
+    session.on('error', (n) => console.log(`[claude-engine] session error: ${n.error.code} ${n.error.message}`));
+    await next(session, agentEvent('ready'), 'ready');
+
+    const target = join(root, 'never-created.txt');
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${target}`, description: 'Create a file' } });
+    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    let done = next(session, agentEvent('turn_complete'), 'cancelled turn');
+    session.send('create the file');
+    const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
+    expect(session.snapshot().requests[p.requestId]).toBeDefined();
+    const t = performance.now();
+    session.abort();
+    const cancelled = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    const abortMs = Math.round(performance.now() - t);
+    expect(cancelled.event).toMatchObject({ type: 'turn_complete', status: 'cancelled' });
+    const snap = session.snapshot();
+    expect(snap.requests[p.requestId]).toBeUndefined();
+    expect(snap.completed[p.requestId]).toMatchObject({ status: 'cancelled' });
+    expect(existsSync(target)).toBe(false);
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+    const engine = engines[0]!;
+    // If the CLI withdrew the prompt (control_cancel_request), it was consumed as control traffic
+    // (never answered, never surfaced as an unknown line).
+    if (engine.cancelledByCli.length > 0) expect(engine.cancelledByCli).toEqual([p.requestId]);
+    expect(engine.skipped.some((s) => JSON.stringify(s.raw ?? '').includes('control_cancel_request'))).toBe(false);
+
+    done = next(session, agentEvent('turn_complete'), 'turn after abort');
+    session.send('hello again');
+    const again = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    expect(again.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
+    expect(events.some((e) => e.type === 'error')).toBe(false);
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+    console.log(`[claude-engine] abort at permission prompt: abort→cancelled ${abortMs} ms, control_cancel_request ${engine.cancelledByCli.length > 0 ? 'received' : 'not sent'}`);
+  });
+
+  it('setPermissionMode("acceptEdits") on the live engine returns the new mode', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { factory, engines } = capturingClaude();
+    session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+    await next(session, agentEvent('ready'), 'ready');
+    const t = performance.now();
+    await expect(engines[0]!.setPermissionMode('acceptEdits')).resolves.toEqual({ mode: 'acceptEdits' });
+    const ms = Math.round(performance.now() - t);
+    const done = next(session, agentEvent('turn_complete'), 'turn after mode switch');
+    session.send('still there?');
+    expect(((await done) as Extract<SessionNotice, { type: 'agent' }>).event).toMatchObject({ status: 'completed' });
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+    console.log(`[claude-engine] set_permission_mode: ${ms} ms`);
   });
 });

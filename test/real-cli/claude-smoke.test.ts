@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { CLAUDE_PINNED_VERSION, claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
+import { testRunEnv } from '../support/orphan-check.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fixturePath = join(repoRoot, 'test', 'fixtures', 'claude', 'smoke-multi-turn-tool.jsonl');
@@ -175,7 +176,7 @@ describe('real Claude Code CLI against the mock Messages API', () => {
     const sessionId = randomUUID();
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = hermeticClaudeEnv({ port: mock.port, root });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
     const args = [
       '-p',
       '--input-format', 'stream-json',

@@ -25,6 +25,16 @@ process.stdin.on('data', (c) => {
     if (m.type === 'control_request' && m.request.subtype === 'initialize') {
       if (mode === 'no-init') { process.stderr.write('cannot initialize\n'); process.exit(2); }
       out({ type: 'control_response', response: { subtype: 'success', request_id: m.request_id, response: {} } });
+    } else if (m.type === 'control_request' && (m.request.subtype === 'set_permission_mode' || m.request.subtype === 'set_model')) {
+      if (mode === 'silent-control') return;
+      if (m.request.subtype === 'set_permission_mode' && m.request.mode === 'nonsense') {
+        out({ type: 'control_response', response: { subtype: 'error', request_id: m.request_id, error: 'Invalid permission mode: nonsense' } });
+      } else if (m.request.subtype === 'set_permission_mode') {
+        out({ type: 'control_response', response: { subtype: 'success', request_id: m.request_id, response: { mode: m.request.mode } } });
+        out({ type: 'system', subtype: 'status', status: null, permissionMode: m.request.mode });
+      } else {
+        out({ type: 'control_response', response: { subtype: 'success', request_id: m.request_id, response: { model: m.request.model ?? 'default-model' } } });
+      }
     } else if (m.type === 'control_response') {
       out({ type: 'echo', got: m });
     } else if (m.type === 'user') {
@@ -105,6 +115,33 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
     await e.stop(); // idempotent
     await expect(e.send({ localId: 'l2', text: 'late' })).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' });
+  });
+
+  it('setPermissionMode / setModel send control requests and return the typed result', async () => {
+    const { e, events } = engine('ok');
+    await expect(e.setPermissionMode('plan')).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' });
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await expect(e.setModel('x')).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' }); // not ready yet
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await expect(e.setPermissionMode('acceptEdits')).resolves.toEqual({ mode: 'acceptEdits' });
+    await expect(e.setModel('claude-sonnet-4-5')).resolves.toEqual({ model: 'claude-sonnet-4-5' });
+    await expect(e.setModel(null)).resolves.toEqual({ model: 'default-model' });
+    await expect(e.setPermissionMode('nonsense' as never)).rejects.toMatchObject({ code: 'CONTROL_REQUEST_FAILED', message: expect.stringContaining('Invalid permission mode') });
+    // the engine still works after a refused request
+    await e.send({ localId: 'l1', text: 'hi' });
+    await waitFor(events, (ev) => ev.type === 'turn_complete');
+    expect(events.some((ev) => ev.type === 'error')).toBe(false);
+    await e.stop();
+    await expect(e.setPermissionMode('default')).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' });
+  });
+
+  it('setPermissionMode / setModel time out when the CLI never answers', async () => {
+    const { e, events } = engine('silent-control');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await expect(e.setPermissionMode('plan', { timeoutMs: 100 })).rejects.toMatchObject({ code: 'CONTROL_TIMEOUT', subtype: 'set_permission_mode' });
+    await expect(e.setModel('m', { timeoutMs: 100 })).rejects.toMatchObject({ code: 'CONTROL_TIMEOUT', subtype: 'set_model' });
+    await e.stop();
   });
 
   it('reports EOF without a result as a fatal error with the stderr tail, then exited', async () => {

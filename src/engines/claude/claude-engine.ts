@@ -47,6 +47,21 @@ export interface ClaudeEngineOptions {
   interruptTimeoutMs?: number;
   /** Longest accepted stdout line. Default 64 MiB (the LineSplitter default). */
   maxLineBytes?: number;
+  /** Default timeout of `setPermissionMode` / `setModel`. Default 30 s. */
+  controlTimeoutMs?: number;
+}
+
+/** Permission modes accepted by `set_permission_mode` (reference §6). */
+export type ClaudePermissionMode = 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan' | 'dontAsk' | 'auto';
+
+/** Success payload of `set_permission_mode`. */
+export interface SetPermissionModeResult {
+  mode: string;
+}
+
+/** Success payload of `set_model` (`model` is what the CLI now uses, when it says so). */
+export interface SetModelResult {
+  model?: string;
 }
 
 const PLATFORM_PACKAGE = '@anthropic-ai/claude-code-linux-x64';
@@ -111,6 +126,8 @@ export class ClaudeEngine implements AgentEngine {
     return this.#outbox.listenerErrors;
   }
   readonly invalidEvents: SkippedInput[] = [];
+  /** Ids of `can_use_tool` requests the CLI withdrew (`control_cancel_request`), for diagnostics. */
+  readonly cancelledByCli: string[] = [];
   /** Milestones (epoch ms from the context clock), for diagnostics and timing. */
   readonly timings: { spawned?: number; ready?: number } = {};
 
@@ -187,8 +204,9 @@ export class ClaudeEngine implements AgentEngine {
           ...(ask.callId !== undefined && { callId: ask.callId }),
           ...(ask.suggestions && { suggestions: ask.suggestions }),
         }),
-      // A cancelled prompt (the turn was interrupted) is left to the session's turn end.
-      onCancel: () => undefined,
+      // A cancelled prompt (the turn was interrupted) is left to the session's turn end; it is
+      // never answered (ControlClient drops it), only recorded for diagnostics.
+      onCancel: (requestId) => void this.cancelledByCli.push(requestId),
     });
     proc.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
     proc.stdout.once('end', () => this.#onStdoutEnd());
@@ -220,6 +238,34 @@ export class ClaudeEngine implements AgentEngine {
     if (decision.behavior === 'deny') this.#noteDeniedFor(requestId);
     // false = already answered or cancelled by the CLI (the turn moved on): nothing to do.
     await this.#control!.answer(requestId, decision);
+  }
+
+  /**
+   * Claude-specific (not part of AgentEngine): switches the CLI's permission mode via the
+   * `set_permission_mode` control request. Rejects with ENGINE_NOT_RUNNING before `ready` / after
+   * stop, a ControlRequestError when the CLI refuses, a ControlTimeoutError on timeout.
+   */
+  async setPermissionMode(mode: ClaudePermissionMode, options: { timeoutMs?: number } = {}): Promise<SetPermissionModeResult> {
+    const response = await this.#controlRequest('set_permission_mode', { mode }, options.timeoutMs);
+    const got = (response as { mode?: unknown }).mode;
+    return { mode: typeof got === 'string' ? got : mode };
+  }
+
+  /**
+   * Claude-specific (not part of AgentEngine): switches the model via `set_model` (`null` = the
+   * default model). The CLI probes the model with a small request before answering.
+   */
+  async setModel(model: string | null, options: { timeoutMs?: number } = {}): Promise<SetModelResult> {
+    const response = await this.#controlRequest('set_model', { model }, options.timeoutMs);
+    const got = (response as { model?: unknown }).model;
+    return typeof got === 'string' ? { model: got } : {};
+  }
+
+  async #controlRequest(subtype: string, fields: Record<string, unknown>, timeoutMs: number | undefined): Promise<object> {
+    this.#assertRunning(subtype);
+    if (!this.#ready) throw new AseError('ENGINE_NOT_RUNNING', `claude engine: ${subtype} before the CLI is ready`);
+    const response = await this.#control!.request(subtype, fields, { timeoutMs: timeoutMs ?? this.#options.controlTimeoutMs ?? 30_000 });
+    return typeof response === 'object' && response !== null ? response : {};
   }
 
   stop(): Promise<void> {

@@ -2,7 +2,7 @@
 import type { EngineFactory } from '../engine.js';
 import { CLAUDE_CAPABILITIES, ClaudeEngine, type ClaudeEngineOptions } from './claude-engine.js';
 
-export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type ClaudeEngineOptions } from './claude-engine.js';
+export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type ClaudeEngineOptions, type ClaudePermissionMode, type SetModelResult, type SetPermissionModeResult } from './claude-engine.js';
 export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
 export { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from './control.js';
 export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
