@@ -199,6 +199,32 @@ describe('claude engine with the real CLI', () => {
     console.log(`[claude-engine] abort: send→cancelled ${abortMs} ms`);
   });
 
+  it('stop() mid-turn interrupts the turn first instead of waiting for it to finish', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const events: AgentEvent[] = [];
+    session = await createSession({ agent: 'claude', engines: [claudeEngine({ bin })], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, engineOptions: { env } });
+    session.on('agent', (n) => events.push(n.event));
+    await next(session, agentEvent('ready'), 'ready');
+
+    // Without the interrupt rung, stdin EOF lets the CLI finish this 20 s answer (turn `completed`).
+    mock.enqueue({ kind: 'text', text: 'an answer far too slow to wait for at stop time', chunks: 40, delayMs: 500 });
+    const firstDelta = next(session, agentEvent('text_delta'), 'first text_delta');
+    session.send('slow please');
+    await firstDelta;
+    const t = performance.now();
+    await session.stop();
+    const stopMs = Math.round(performance.now() - t);
+    session = undefined;
+    const ends = events.filter((e) => e.type === 'turn_complete');
+    expect(ends).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+    expect(events.at(-1)?.type).toBe('exited');
+    expect(processesOf(bin, root)).toEqual([]);
+    console.log(`[claude-engine] stop mid-turn: ${stopMs} ms`);
+  });
+
   it('resumes the CLI session in a new process (same resume token, history kept)', async () => {
     const bin = claudeBinary();
     const work = join(root, 'work');

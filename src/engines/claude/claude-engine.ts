@@ -65,6 +65,8 @@ export interface SetModelResult {
 }
 
 const PLATFORM_PACKAGE = '@anthropic-ai/claude-code-linux-x64';
+/** How long stop() waits for the CLI to acknowledge its interrupt before closing stdin anyway. */
+const STOP_INTERRUPT_TIMEOUT_MS = 2_000;
 
 /** Resolves the pinned native CLI binary (`@anthropic-ai/claude-code-linux-x64/claude`). */
 export function resolveClaudeBinary(): string {
@@ -273,6 +275,11 @@ export class ClaudeEngine implements AgentEngine {
     this.#stopping ??= (async () => {
       await this.#spawning; // a start in progress finishes spawning first, so its process is stopped too
       if (!this.#proc || this.#dead) return; // never spawned (or already gone)
+      // First rung: interrupt a running turn, so stdin EOF does not wait for it to finish (the CLI
+      // completes a turn in progress before it exits on EOF). Then the supervisor's ladder.
+      if (this.#ready && this.#turnsRunning > 0) {
+        await this.#control?.request('interrupt', {}, { timeoutMs: STOP_INTERRUPT_TIMEOUT_MS }).catch(() => undefined);
+      }
       await this.#proc.stop();
       await this.#exitedEmitted;
     })();
