@@ -76,6 +76,8 @@ export interface DecideOptions {
   updatedInput?: unknown;
   /** Deny with a reason the agent sees. */
   message?: string;
+  /** Allow and change the agent's permission rules (engine-specific, e.g. Claude's `{type:'addRules', …}`). */
+  updatedPermissions?: unknown[];
 }
 
 export interface Session {
@@ -213,6 +215,7 @@ class SessionHandle implements Session {
       requestId,
       decision,
       ...(options.updatedInput !== undefined && { updatedInput: options.updatedInput }),
+      ...(options.updatedPermissions !== undefined && { updatedPermissions: options.updatedPermissions }),
       ...(options.message !== undefined && { message: options.message }),
     });
   }

@@ -345,7 +345,11 @@ export function applyDecision(s: Step, e: Input<'decide'>): void {
   if (!open) return;
   const decision =
     e.decision === 'allow'
-      ? { behavior: 'allow' as const, ...(e.updatedInput !== undefined && { updatedInput: e.updatedInput }) }
+      ? {
+          behavior: 'allow' as const,
+          ...(e.updatedInput !== undefined && { updatedInput: e.updatedInput }),
+          ...(e.updatedPermissions !== undefined && { updatedPermissions: e.updatedPermissions }),
+        }
       : { behavior: 'deny' as const, ...(e.message !== undefined && { message: e.message }), interrupt: false };
   s.answer(open.gen, e.requestId, decision);
   closeRequest(s, e.requestId, e.decision === 'allow' ? 'approved' : 'denied');

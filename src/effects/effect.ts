@@ -8,7 +8,12 @@ import { ControlModeSchema } from '../events/session-input.js';
 import { PersistedSessionSchema, PermissionStatusSchema, SessionPhaseSchema } from '../events/session-state.js';
 
 export const PermissionDecisionSchema = z.discriminatedUnion('behavior', [
-  z.object({ behavior: z.literal('allow'), updatedInput: z.unknown().optional() }),
+  z.object({
+    behavior: z.literal('allow'),
+    updatedInput: z.unknown().optional(),
+    /** Permission rule changes to apply with this approval (e.g. "always allow this command"); engine-specific shape. */
+    updatedPermissions: z.array(z.unknown()).optional(),
+  }),
   z.object({
     behavior: z.literal('deny'),
     message: z.string().optional(),

@@ -20,6 +20,8 @@ export const DecideInputSchema = z.object({
   requestId: z.string().min(1),
   decision: z.enum(['allow', 'deny']),
   updatedInput: z.unknown().optional(),
+  /** With `allow`: rule changes the agent should apply (its own format, e.g. Claude's `addRules`). */
+  updatedPermissions: z.array(z.unknown()).optional(),
   message: z.string().optional(),
 });
 export const ClientOnlineInputSchema = z.object({ type: z.literal('client_online') });

@@ -260,6 +260,43 @@ describe('claude engine with the real CLI', () => {
     expect(processesOf(bin, root)).toEqual([]);
     console.log(`[claude-engine] resume: spawn→ready ${readyMs} ms`);
   });
+  it('allow with updatedPermissions (a session rule) lets the next matching call run without a prompt', async () => {
+    const bin = claudeBinary();
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+    const prompts: string[] = [];
+    session.on('permission_prompt', (p) => prompts.push(p.requestId));
+    await next(session, agentEvent('ready'), 'ready');
+    // Inside the working directory: a path outside it is asked about whatever the rules say.
+    const first = join(work, 'first.txt');
+    const second = join(work, 'second.txt');
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${first}`, description: 'Create a file' } }, { kind: 'text', text: 'One.' });
+    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    let done = next(session, agentEvent('turn_complete'), 'turn 1');
+    session.send('create the first file');
+    const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
+    session.decide(p.requestId, 'allow', {
+      updatedPermissions: [{ type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: 'touch:*' }], behavior: 'allow', destination: 'session' }],
+    });
+    await done;
+    expect(existsSync(first)).toBe(true);
+    // Should a prompt come anyway, answer it, so the test fails on the assertion rather than hanging.
+    session.on('permission_prompt', (again) => session?.decide(again.requestId, 'allow'));
+
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${second}`, description: 'Create a file' } }, { kind: 'text', text: 'Two.' });
+    done = next(session, agentEvent('turn_complete'), 'turn 2');
+    session.send('create the second file');
+    const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    expect(tc.event).toMatchObject({ status: 'completed' });
+    expect(existsSync(second)).toBe(true);
+    expect(prompts).toEqual([p.requestId]); // the rule answered the second call: no new prompt
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+  });
+
   it('a denied Bash call is reported as a denied tool_result and the turn goes on', async () => {
     const bin = claudeBinary();
     const work = join(root, 'work');

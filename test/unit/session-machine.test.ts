@@ -466,6 +466,16 @@ describe('permissions (remote)', () => {
     expect(s2.context.timers).not.toHaveProperty('perm:p1');
   });
 
+  it('allow with updatedPermissions hands the rule changes to the engine unchanged', () => {
+    const rules = [{ type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: 'touch:*' }], behavior: 'allow', destination: 'session' }];
+    const [s1] = feed(remoteRunning(), permReq(1, 2_500, 'p1'));
+    const [s2, fx2] = feed(s1, { type: 'decide', requestId: 'p1', decision: 'allow', updatedPermissions: rules, at: 3_000 });
+    expect(engineFx(fx2)).toEqual([
+      { type: 'engine.answer_permission', gen: 1, requestId: 'p1', decision: { behavior: 'allow', updatedPermissions: rules } },
+    ]);
+    expect(s2.context.completed.p1?.status).toBe('approved');
+  });
+
   it('deny (with a message) answers deny without interrupt and ends the request denied', () => {
     const [s1] = feed(remoteRunning(), permReq(1, 2_500, 'p1'));
     const [s2, fx2] = feed(s1, deny('p1', 3_000, 'not that file'));

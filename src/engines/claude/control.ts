@@ -160,7 +160,11 @@ export class ControlClient {
     this.#asks.delete(requestId);
     const response =
       decision.behavior === 'allow'
-        ? { behavior: 'allow', updatedInput: decision.updatedInput ?? ask.input ?? {} }
+        ? {
+            behavior: 'allow',
+            updatedInput: decision.updatedInput ?? ask.input ?? {},
+            ...(decision.updatedPermissions !== undefined && { updatedPermissions: decision.updatedPermissions }),
+          }
         : { behavior: 'deny', message: decision.message ?? 'Denied by the host', interrupt: decision.interrupt };
     await this.#opts.writer.write({ type: 'control_response', response: { subtype: 'success', request_id: requestId, response } });
     return true;
