@@ -84,6 +84,13 @@ describe('claude engine with the real CLI', () => {
     mock = await startAnthropicMock();
   });
 
+  /** The pinned binary, a working directory under this test's root, and the hermetic env for the mock. */
+  function hermetic() {
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    return { bin: claudeBinary(), work, env: { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() } };
+  }
+
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
@@ -92,10 +99,7 @@ describe('claude engine with the real CLI', () => {
   });
 
   it('runs a text turn and a Bash tool turn with a permission prompt, then stops cleanly', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
     const timings: Record<string, number> = {};
 
@@ -164,10 +168,7 @@ describe('claude engine with the real CLI', () => {
     console.log(`[claude-engine] timings ${JSON.stringify(timings)}`);
   });
   it('aborts a running turn (interrupt) and keeps the process usable', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
     session = await createSession({ agent: 'claude', engines: [claudeEngine({ bin })], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
@@ -200,10 +201,7 @@ describe('claude engine with the real CLI', () => {
   });
 
   it('stop() mid-turn interrupts the turn first instead of waiting for it to finish', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
     session = await createSession({ agent: 'claude', engines: [claudeEngine({ bin })], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
@@ -226,10 +224,7 @@ describe('claude engine with the real CLI', () => {
   });
 
   it('resumes the CLI session in a new process (same resume token, history kept)', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     const store = new MemoryStore();
     const base = { agent: 'claude', engines: [claudeEngine()], store, journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env }, sessionId: 'resume-me' } as const;
 
@@ -261,10 +256,7 @@ describe('claude engine with the real CLI', () => {
     console.log(`[claude-engine] resume: spawn→ready ${readyMs} ms`);
   });
   it('allow with updatedPermissions (a session rule) lets the next matching call run without a prompt', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     const prompts: string[] = [];
     session.on('permission_prompt', (p) => prompts.push(p.requestId));
@@ -298,10 +290,7 @@ describe('claude engine with the real CLI', () => {
   });
 
   it('a denied Bash call is reported as a denied tool_result and the turn goes on', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
     session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
@@ -328,10 +317,7 @@ describe('claude engine with the real CLI', () => {
     { status: 401, kind: 'auth', retryable: false },
   ] as const) {
     it(`an API error ${status} fails the turn with ${kind === "auth" ? "an" : "a"} ${kind} engine error${status === 529 ? '; the next turn works' : ''}`, async () => {
-      const bin = claudeBinary();
-      const work = join(root, 'work');
-      mkdirSync(work, { recursive: true });
-      const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+      const { bin, work, env } = hermetic();
       const events: AgentEvent[] = [];
       const transcript: TranscriptEntry[] = [];
       session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
@@ -367,10 +353,7 @@ describe('claude engine with the real CLI', () => {
   }
 
   it('abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
     const { factory, engines } = capturingClaude();
     session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
@@ -413,10 +396,7 @@ describe('claude engine with the real CLI', () => {
   });
 
   it('setPermissionMode("acceptEdits") on the live engine returns the new mode', async () => {
-    const bin = claudeBinary();
-    const work = join(root, 'work');
-    mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const { bin, work, env } = hermetic();
     const { factory, engines } = capturingClaude();
     session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     await next(session, agentEvent('ready'), 'ready');
