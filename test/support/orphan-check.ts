@@ -3,8 +3,9 @@
  *
  * Setup puts a per-run marker `ASE_TEST_RUN=<uuid>` into `process.env`, so test workers inherit
  * it; tests that build a hermetic (from-scratch) environment for the CLI pass it on explicitly
- * via {@link testRunEnv}. Teardown scans `/proc/<pid>/cmdline` for the pinned claude binary
- * (and `sleep 300`) and `/proc/<pid>/environ` for the marker: any such process still alive after
+ * via {@link testRunEnv}. Teardown scans `/proc/<pid>/cmdline` for the pinned agent binaries
+ * (claude, codex, codex-acp, gemini, claude-code-acp; and `sleep 300`) and `/proc/<pid>/environ`
+ * for the marker: any such process still alive after
  * the whole suite is a leak — it is killed (SIGKILL) and teardown throws, naming the pids, so
  * the run fails.
  */
@@ -12,8 +13,15 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 
 export const TEST_RUN_VAR = 'ASE_TEST_RUN';
-const CLAUDE_BINARY_PATH = '@anthropic-ai/claude-code-linux-x64/claude';
-const SLEEP_300 = 'sleep\u0000300';
+/** Command-line substrings of the processes our tests start (agent CLIs, and the long sleeps of kill tests). */
+const WATCHED_COMMANDS = [
+  '@anthropic-ai/claude-code-linux-x64/claude',
+  '@openai/codex-linux-x64/vendor/', // both pinned codex versions (0.169.0 and the 0.153.4 alias)
+  'codex-acp',
+  '@google/gemini-cli/',
+  '@zed-industries/claude-code-acp/',
+  'sleep\u0000300',
+];
 
 /** `{ ASE_TEST_RUN: <uuid> }` when running under the suite's global setup, else `{}`. */
 export function testRunEnv(): Record<string, string> {
@@ -40,7 +48,7 @@ export function findMarkedProcesses(marker: string): LeakedProcess[] {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes(CLAUDE_BINARY_PATH) && !cmdline.includes(SLEEP_300)) continue;
+      if (!WATCHED_COMMANDS.some((needle) => cmdline.includes(needle))) continue;
       const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\u0000');
       if (!environ.includes(needle)) continue;
       // A zombie is already dead (only waiting to be reaped): not a leak.
