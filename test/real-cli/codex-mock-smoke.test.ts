@@ -143,3 +143,65 @@ describe('OpenAI Responses mock + codex hermetic harness (real codex exec)', () 
     expect(run2.events.find((e) => e.type === 'turn.failed')?.error.message).toContain('bad mock request');
   });
 });
+
+describe('codex hermetic harness with zed codex-acp 0.16.0', () => {
+  it('initialize, session/new and a text prompt over ACP reach the mock', async () => {
+    const mock = await startOpenAIResponsesMock();
+    const root = mkdtempSync(join(tmpdir(), 'ase-codex-acp-smoke-'));
+    const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, target: 'codex-acp' });
+    const child = spawn(h.bin, [], { env: h.env, cwd: h.workDir, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-8192)));
+    const messages: any[] = [];
+    const waiters: Array<() => void> = [];
+    let buffer = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim() !== '') messages.push(JSON.parse(line));
+      }
+      for (const w of waiters.splice(0)) w();
+    });
+    const request = async (id: number, method: string, params: unknown) => {
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+      for (;;) {
+        const reply = messages.find((m) => m.id === id && ('result' in m || 'error' in m));
+        if (reply) return reply;
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no reply to ${method}; stderr: ${stderr}`)), 20_000);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+    };
+    try {
+      mock.enqueue({ kind: 'text', text: 'hello over acp' });
+      const init = await request(0, 'initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'ase-smoke', version: '0' } });
+      expect(init.result.agentInfo.version).toBe('0.16.0');
+      const session = await request(1, 'session/new', { cwd: h.workDir, mcpServers: [] });
+      const sessionId = session.result.sessionId as string;
+      expect(sessionId).toMatch(/./);
+      const prompt = await request(2, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] });
+      expect(prompt.result.stopReason).toBe('end_turn');
+      const text = messages
+        .filter((m) => m.method === 'session/update' && m.params.update.sessionUpdate === 'agent_message_chunk')
+        .map((m) => m.params.update.content.text)
+        .join('');
+      expect(text).toBe('hello over acp');
+      expect(mock.responsesRequests()[0]!.body.model).toBe('gpt-5.4');
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL'); // codex-acp does not exit on stdin EOF (reference acp.md §4)
+      } catch {
+        // already gone
+      }
+      await mock.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
