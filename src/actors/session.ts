@@ -116,6 +116,8 @@ export const sessionMachine = base.createMachine({
     stop: { target: '#session.stopping' },
 
     session_identified: { guard: 'fromLiveEngine', actions: act<'session_identified'>(policy.identifySession) },
+    // A sign of life and nothing else: `act` moves lastActivityAt, which is all the watchdog needs.
+    activity: { guard: 'fromLiveEngine', actions: act(() => undefined) },
     thinking: { guard: 'fromLiveEngine', actions: act<'thinking'>((s, e) => policy.noteActivity(s, e.active)) },
     text_delta: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
     message: { guard: 'fromLiveEngine', actions: act<'message'>(policy.recordOutput) },

@@ -71,6 +71,12 @@ export const SessionIdentifiedEventSchema = z.object({
   resumeToken: z.string().min(1),
   transcriptPath: z.string().optional(),
 });
+/**
+ * The engine saw upstream traffic that produced no other event (a keep-alive, control traffic, a
+ * status line). It carries nothing; it only tells the stall watchdog the agent is alive. Engines
+ * throttle it (see `ACTIVITY_INTERVAL_MS`).
+ */
+export const ActivityEventSchema = z.object({ type: z.literal('activity'), ...stamp });
 export const ThinkingEventSchema = z.object({ type: z.literal('thinking'), ...stamp, active: z.boolean() });
 export const TextDeltaEventSchema = z.object({
   type: z.literal('text_delta'),
@@ -130,6 +136,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   ReadyEventSchema,
   ExitedEventSchema,
   SessionIdentifiedEventSchema,
+  ActivityEventSchema,
   ThinkingEventSchema,
   TextDeltaEventSchema,
   MessageEventSchema,
@@ -151,6 +158,9 @@ export const AGENT_EVENT_TYPES = AgentEventSchema.options.map((o) => o.shape.typ
 export function isAgentEventType(type: string): type is AgentEventType {
   return (AGENT_EVENT_TYPES as readonly string[]).includes(type);
 }
+
+/** Engines report `activity` at most once per this many ms (the stall timeout is minutes). */
+export const ACTIVITY_INTERVAL_MS = 1_000;
 
 export const ZERO_USAGE: TurnUsage = Object.freeze({
   inputTokens: 0,

@@ -70,6 +70,7 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'exited', gen, at, code: 1, signal: null, reason: 'crashed' },
       { type: 'exited', gen, at, code: 0, signal: null },
       { type: 'session_identified', gen, at, resumeToken: 'agent-session-1' },
+      { type: 'activity', gen, at },
       { type: 'thinking', gen, at, active: true },
       { type: 'thinking', gen, at, active: false },
       { type: 'text_delta', gen, at, messageId: 'a1', text: 'hi' },

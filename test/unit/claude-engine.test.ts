@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeEngine, ClaudeEngine } from '../../src/engines/claude/index.js';
 import type { EngineContext } from '../../src/engines/engine.js';
-import type { AgentEvent } from '../../src/events/agent-event.js';
+import { ACTIVITY_INTERVAL_MS, type AgentEvent } from '../../src/events/agent-event.js';
 
 const SCRIPT = String.raw`
 const mode = process.env.FAKE_MODE ?? 'ok';
@@ -42,6 +42,7 @@ process.stdin.on('data', (c) => {
       out({ type: 'control_request', request_id: 'hook-1', request: { subtype: 'hook_callback', callback_id: 'x' } });
       if (mode === 'crash') { process.stderr.write('boom: something broke\n'); setTimeout(() => process.exit(3), 50); return; }
       if (mode === 'long') { process.stdout.write('x'.repeat(5000) + '\n'); return; }
+      if (mode === 'keepalive') for (let i = 0; i < 12; i++) out({ type: 'keep_alive' });
       out({ type: 'totally_new', x: 1 });
       process.stdout.write('not json at all\n');
       out({ type: 'result', subtype: 'success', is_error: false, stop_reason: 'end_turn', terminal_reason: 'completed', total_cost_usd: 0.5, usage: { input_tokens: 1, output_tokens: 1 } });
@@ -115,6 +116,27 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
     await e.stop(); // idempotent
     await expect(e.send({ localId: 'l2', text: 'late' })).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' });
+  });
+
+  it('keep-alive lines reach the session as throttled `activity` (the stall watchdog counts them)', async () => {
+    // A clock that moves 300 ms per reading makes the throttling deterministic.
+    let fakeNow = 1_000_000;
+    const e = new ClaudeEngine({ ...context, now: () => (fakeNow += 300), bin }, { env: { FAKE_MODE: 'keepalive' }, shutdown: { stdinGraceMs: 500, termGraceMs: 500, killWaitMs: 500 } });
+    const events: AgentEvent[] = [];
+    e.onEvent((ev) => events.push(ev));
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await e.send({ localId: 'l1', text: 'hi' });
+    await waitFor(events, (ev) => ev.type === 'turn_complete');
+    const types = events.map((ev) => ev.type);
+    const activity = events.filter((ev) => ev.type === 'activity');
+    // 12 keep-alives over ~7 s of this clock: a few signs of life, never two within a second.
+    expect(activity.length).toBeGreaterThanOrEqual(2);
+    expect(activity.length).toBeLessThan(12);
+    for (let i = 1; i < activity.length; i++) expect(activity[i]!.at - activity[i - 1]!.at).toBeGreaterThanOrEqual(ACTIVITY_INTERVAL_MS);
+    expect(types.indexOf('activity')).toBeGreaterThan(types.indexOf('session_identified'));
+    expect(types.lastIndexOf('activity')).toBeLessThan(types.indexOf('turn_complete'));
+    await e.stop();
   });
 
   it('setPermissionMode / setModel send control requests and return the typed result', async () => {

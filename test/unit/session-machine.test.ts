@@ -823,6 +823,20 @@ describe('stall watchdog', () => {
     expect(engineFx(fx3)).toEqual([{ type: 'engine.abort', gen: 1 }]);
   });
 
+  it('an `activity` event (a keep-alive upstream) keeps the turn alive and changes nothing else', () => {
+    const [s0] = feed(remoteIdle(config), send('a', 2_000));
+    const [s1, fx1] = feed(s0, { type: 'activity', gen: 1, at: 9_000 });
+    expect(fx1).toEqual([]); // no transcript, no notice, no timer
+    expect(s1.context.lastActivityAt).toBe(9_000);
+    expect(s1.context.thinking).toBe(s0.context.thinking);
+    const [s2, fx2] = feed(s1, fired('stall', 12_000));
+    expect(s2.value).toEqual({ remote: 'running' });
+    expect(timerSets(fx2, 'stall')).toEqual([{ type: 'timer.set', id: 'stall', deadline: 19_000 }]);
+    // From a stale generation it is no sign of life.
+    const [s3] = feed(s2, { type: 'activity', gen: 0, at: 18_000 }, fired('stall', 19_000));
+    expect(s3.value).toEqual({ remote: 'interrupting' });
+  });
+
   it('a turn waiting on a permission decision is not stalled', () => {
     const [s0] = feed(remoteIdle(config), send('a', 2_000), permReq(1, 3_000, 'p1'));
     const [s1, fx1] = feed(s0, fired('stall', 12_000));

@@ -13,7 +13,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
-import { AgentEventSchema, type AgentEvent, type AgentEventBody } from '../../events/agent-event.js';
+import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
 import { buildEnv } from '../transport/env.js';
 import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
@@ -122,6 +122,8 @@ export class ClaudeEngine implements AgentEngine {
   /** Turns written to the CLI whose `result` has not arrived yet. */
   #turnsRunning = 0;
   #protocolFailure = false;
+  /** When the session last heard from us (any event), to throttle `activity`. */
+  #lastEmitAt = Number.NEGATIVE_INFINITY;
   /** Session id passed via `--session-id` (new sessions). */
   sessionId: string | undefined;
   get listenerErrors(): readonly unknown[] {
@@ -364,9 +366,12 @@ export class ClaudeEngine implements AgentEngine {
       if (v.type === 'control_request' && v.request?.subtype === 'can_use_tool' && typeof v.request.tool_use_id === 'string' && v.request_id) {
         this.#askCalls.set(v.request_id, v.request.tool_use_id);
       }
+      this.#signOfLife();
       return;
     }
     const bodies = parsed?.ok ? this.#translator!.translate(parsed.value) : this.#translator!.translateLine(line);
+    // Every line counts for the stall watchdog, keep-alives included (reference §10).
+    if (bodies.length === 0) this.#signOfLife();
     for (const body of bodies) {
       if (body.type === 'turn_complete') this.#turnsRunning = Math.max(0, this.#turnsRunning - 1);
       this.#emit(body);
@@ -418,9 +423,17 @@ export class ClaudeEngine implements AgentEngine {
     }
   }
 
+  /** A line that produced no event still proves the CLI alive: say so, at most once a second. */
+  #signOfLife(): void {
+    // Before `ready` the session runs no turn to watch, and `ready` itself follows.
+    if (this.#ready && this.#context.now() - this.#lastEmitAt >= ACTIVITY_INTERVAL_MS) this.#emit({ type: 'activity' });
+  }
+
   #emit(body: AgentEventBody): void {
     if (this.#dead || !this.#spec) return;
-    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#spec.gen, at: this.#context.now() });
+    const at = this.#context.now();
+    this.#lastEmitAt = at;
+    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#spec.gen, at });
     if (!parsed.success) {
       this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
       return;
