@@ -45,3 +45,4 @@ export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, Eng
 export { EngineRegistry, defaultRegistry } from './engines/registry.js';
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';
 export { claudeEngine, type ClaudeEngineOptions } from './engines/claude/index.js';
+export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';

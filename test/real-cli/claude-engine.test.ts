@@ -5,16 +5,20 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeEngine, type ClaudeEngine } from '../../src/engines/claude/index.js';
 import type { EngineFactory } from '../../src/engines/engine.js';
 import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice, type TranscriptEntry } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
+import { FixtureRecorder } from '../support/engine-fixture.js';
+import { claudeFixtureVars } from '../support/claude-fixture.js';
 import { testRunEnv } from '../support/orphan-check.js';
 
 const WAIT_MS = 30_000;
+const fixtureDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'claude', 'engine');
 
 /**
  * pids of ours: argv mentions `marker` (our temp root, e.g. a Bash tool command), or argv runs
@@ -56,8 +60,7 @@ function next(session: Session, pred: (n: SessionNotice) => boolean, what: strin
 }
 
 /** A claude engine factory that also hands out the engines it created (for engine-specific calls). */
-function capturingClaude(): { factory: EngineFactory; engines: ClaudeEngine[] } {
-  const inner = claudeEngine();
+function capturingClaude(inner: EngineFactory = claudeEngine()): { factory: EngineFactory; engines: ClaudeEngine[] } {
   const engines: ClaudeEngine[] = [];
   return {
     engines,
@@ -91,6 +94,21 @@ describe('claude engine with the real CLI', () => {
     return { bin: claudeBinary(), work, env: { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() } };
   }
 
+  /**
+   * A claude engine factory whose traffic and events are recorded as test/fixtures/claude/engine/
+   * <name>.jsonl by `save()` (when UPDATE_CLAUDE_FIXTURES=1 or the file is missing); unit tests replay them.
+   */
+  function recorded(name: string): { factory: EngineFactory; save(): void } {
+    const recorder = new FixtureRecorder(claudeFixtureVars(root));
+    const path = join(fixtureDir, `${name}.jsonl`);
+    return {
+      factory: recorder.wrap(claudeEngine({ onTraffic: recorder.tap })),
+      save: () => {
+        if (process.env.UPDATE_CLAUDE_FIXTURES === '1' || !existsSync(path)) recorder.write(path);
+      },
+    };
+  }
+
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
@@ -104,9 +122,10 @@ describe('claude engine with the real CLI', () => {
     const timings: Record<string, number> = {};
 
     const t0 = performance.now();
+    const fixture = recorded('text-then-tool-allowed');
     session = await createSession({
       agent: 'claude',
-      engines: [claudeEngine()],
+      engines: [fixture.factory],
       store: new MemoryStore(),
       journal: new MemoryJournal(),
       workDir: work,
@@ -165,12 +184,14 @@ describe('claude engine with the real CLI', () => {
     expect(events.at(-1)?.type).toBe('exited');
     expect(processesOf(bin, root)).toEqual([]);
     expect(new Set(events.map((e) => e.gen)).size).toBe(1);
+    fixture.save();
     console.log(`[claude-engine] timings ${JSON.stringify(timings)}`);
   });
   it('aborts a running turn (interrupt) and keeps the process usable', async () => {
     const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
-    session = await createSession({ agent: 'claude', engines: [claudeEngine({ bin })], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, engineOptions: { env } });
+    const fixture = recorded('abort-mid-stream');
+    session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
     await next(session, agentEvent('ready'), 'ready');
 
@@ -197,6 +218,7 @@ describe('claude engine with the real CLI', () => {
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);
+    fixture.save();
     console.log(`[claude-engine] abort: send→cancelled ${abortMs} ms`);
   });
 
@@ -239,7 +261,8 @@ describe('claude engine with the real CLI', () => {
 
     const t = performance.now();
     const events: AgentEvent[] = [];
-    session = await createSession({ ...base, engines: [claudeEngine()] });
+    const resumed = recorded('resume');
+    session = await createSession({ ...base, engines: [resumed.factory] });
     session.on('agent', (n) => events.push(n.event));
     await next(session, agentEvent('ready'), 'ready after resume');
     const readyMs = Math.round(performance.now() - t);
@@ -253,11 +276,13 @@ describe('claude engine with the real CLI', () => {
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);
+    resumed.save();
     console.log(`[claude-engine] resume: spawn→ready ${readyMs} ms`);
   });
   it('allow with updatedPermissions (a session rule) lets the next matching call run without a prompt', async () => {
     const { bin, work, env } = hermetic();
-    session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+    const fixture = recorded('allow-with-session-rule');
+    session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     const prompts: string[] = [];
     session.on('permission_prompt', (p) => prompts.push(p.requestId));
     await next(session, agentEvent('ready'), 'ready');
@@ -287,12 +312,14 @@ describe('claude engine with the real CLI', () => {
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);
+    fixture.save();
   });
 
   it('a denied Bash call is reported as a denied tool_result and the turn goes on', async () => {
     const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
-    session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+    const fixture = recorded('tool-denied');
+    session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
     await next(session, agentEvent('ready'), 'ready');
     const target = join(root, 'must-not-exist.txt');
@@ -311,6 +338,7 @@ describe('claude engine with the real CLI', () => {
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);
+    fixture.save();
   });
   for (const { status, kind, retryable } of [
     { status: 529, kind: 'transient', retryable: true },
@@ -320,7 +348,8 @@ describe('claude engine with the real CLI', () => {
       const { bin, work, env } = hermetic();
       const events: AgentEvent[] = [];
       const transcript: TranscriptEntry[] = [];
-      session = await createSession({ agent: 'claude', engines: [claudeEngine()], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+      const fixture = recorded(`api-error-${status}`);
+      session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
       session.on('agent', (n) => events.push(n.event));
       session.on('transcript', (n) => transcript.push(n.entry));
       await next(session, agentEvent('ready'), 'ready');
@@ -349,13 +378,15 @@ describe('claude engine with the real CLI', () => {
       await session.stop();
       session = undefined;
       expect(processesOf(bin, root)).toEqual([]);
+      fixture.save();
     });
   }
 
   it('abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
     const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
-    const { factory, engines } = capturingClaude();
+    const fixture = recorded('abort-at-permission-prompt');
+    const { factory, engines } = capturingClaude(fixture.factory);
     session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
     session.on('error', (n) => console.log(`[claude-engine] session error: ${n.error.code} ${n.error.message}`));
@@ -392,6 +423,7 @@ describe('claude engine with the real CLI', () => {
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);
+    fixture.save();
     console.log(`[claude-engine] abort at permission prompt: abort→cancelled ${abortMs} ms, control_cancel_request ${engine.cancelledByCli.length > 0 ? 'received' : 'not sent'}`);
   });
 

@@ -19,6 +19,7 @@ import { buildEnv } from '../transport/env.js';
 import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
 import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
 import { spawnSupervised, type ProcessExit, type ShutdownOptions, type SupervisedProcess } from '../transport/process-supervisor.js';
+import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './control.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
 import { EventOutbox } from '../event-outbox.js';
@@ -49,6 +50,8 @@ export interface ClaudeEngineOptions {
   maxLineBytes?: number;
   /** Default timeout of `setPermissionMode` / `setModel`. Default 30 s. */
   controlTimeoutMs?: number;
+  /** Sees every stdin/stdout line (for recording fixtures, diagnostics). */
+  onTraffic?: TrafficTap;
 }
 
 /** Permission modes accepted by `set_permission_mode` (reference §6). */
@@ -192,9 +195,10 @@ export class ClaudeEngine implements AgentEngine {
     this.timings.spawned = this.#context.now();
     const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
     this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir });
-    const writer = new NdjsonWriter(proc.stdin);
-    this.#writer = writer;
+    const tap = this.#options.onTraffic;
     const ctx = this.#context;
+    const writer = new NdjsonWriter(proc.stdin, tap && ((line) => tapTraffic(tap, { at: ctx.now(), direction: 'to_agent', line })));
+    this.#writer = writer;
     this.#control = new ControlClient({
       writer,
       idPrefix: `ase-${spec.gen}`,
@@ -359,6 +363,7 @@ export class ClaudeEngine implements AgentEngine {
 
   #onLine(line: string): void {
     if (this.#dead) return;
+    tapTraffic(this.#options.onTraffic, { at: this.#context.now(), direction: 'from_agent', line });
     const parsed = parseLine(line);
     const type = parsed?.ok ? (parsed.value as { type?: unknown } | null)?.type : undefined;
     if (parsed?.ok && typeof type === 'string' && type.startsWith('control_') && this.#control!.handle(parsed.value)) {

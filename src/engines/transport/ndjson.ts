@@ -43,7 +43,11 @@ export class NdjsonWriter {
   private endPromise: Promise<void> | undefined;
   private wake: (() => void) | undefined;
 
-  constructor(private readonly stream: Writable) {
+  /** `onLine` sees each serialized line (without '\n') as it is queued, e.g. for a traffic tap. */
+  constructor(
+    private readonly stream: Writable,
+    private readonly onLine?: (line: string) => void,
+  ) {
     // Listening to 'error' also keeps an EPIPE on a dead child's stdin from crashing the host.
     stream.on('error', (error) => this.fail(new StreamClosedError(`NDJSON stream errored: ${error.message}`, { cause: error })));
     stream.on('close', () => this.fail(new StreamClosedError('NDJSON stream closed')));
@@ -69,6 +73,7 @@ export class NdjsonWriter {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     if (data === undefined) return Promise.reject(new TypeError(`value is not JSON-serializable: ${typeof value}`));
+    this.onLine?.(data);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ data: data + '\n', resolve, reject });
       void this.pump();
