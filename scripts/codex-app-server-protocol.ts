@@ -1,0 +1,170 @@
+/**
+ * Generates the Codex app-server protocol types the `codex` engine compiles against, from the
+ * pinned binary itself (`codex app-server generate-ts`), instead of hand-writing them.
+ *
+ * The binary emits ~790 files (3.3 MB); we keep only the transitive closure of the types the
+ * engine uses ({@link PROTOCOL_ROOTS}), rewrite the extensionless relative imports to `.js`
+ * (required by `moduleResolution: NodeNext`), and write them under
+ * src/engines/codex/app-server/protocol/generated/. The files are otherwise byte-identical to the
+ * binary's output. test/unit/codex-app-server-protocol.test.ts regenerates into a temp dir and
+ * compares, so a changed pin or a hand edit fails the suite.
+ *
+ *   ./node_modules/.bin/node scripts/codex-app-server-protocol.ts            # (re)write
+ *   ./node_modules/.bin/node scripts/codex-app-server-protocol.ts --check    # compare only
+ *
+ * Only `node:` imports here, so Node's type stripping runs it directly.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize, posix, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export const PROTOCOL_DIR = join(repoRoot, 'src', 'engines', 'codex', 'app-server', 'protocol', 'generated');
+
+/** The types the engine imports; everything they reference comes along. Paths as emitted. */
+export const PROTOCOL_ROOTS: readonly string[] = [
+  'InitializeParams.ts',
+  'InitializeResponse.ts',
+  'RequestId.ts',
+  'ServerRequest.ts',
+  ...[
+    'ThreadStartParams',
+    'ThreadStartResponse',
+    'ThreadResumeParams',
+    'ThreadResumeResponse',
+    'ThreadStartedNotification',
+    'TurnStartParams',
+    'TurnStartResponse',
+    'TurnInterruptParams',
+    'TurnInterruptResponse',
+    'TurnStartedNotification',
+    'TurnCompletedNotification',
+    'ItemStartedNotification',
+    'ItemCompletedNotification',
+    'AgentMessageDeltaNotification',
+    'ReasoningSummaryTextDeltaNotification',
+    'ReasoningTextDeltaNotification',
+    'ThreadTokenUsageUpdatedNotification',
+    'ErrorNotification',
+    'ServerRequestResolvedNotification',
+    'CommandExecutionRequestApprovalParams',
+    'CommandExecutionRequestApprovalResponse',
+    'FileChangeRequestApprovalParams',
+    'FileChangeRequestApprovalResponse',
+  ].map((name) => `v2/${name}.ts`),
+];
+
+/** The pinned 0.169.0 native binary (the platform package of `@openai/codex`). */
+export function pinnedAppServerBinary(): string {
+  const pkg = createRequire(import.meta.url).resolve('@openai/codex-linux-x64/package.json');
+  return join(dirname(pkg), 'vendor', 'x86_64-unknown-linux-musl', 'bin', 'codex');
+}
+
+function versionOf(bin: string): string {
+  const out = execFileSync(bin, ['--version'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
+  return out.trim().replace(/^codex-cli\s+/, '');
+}
+
+const IMPORT_RE = /from "(\.{1,2}\/[^"]+)"/g;
+
+/** Relative imports of one generated file, as paths relative to the output root. */
+function importsOf(file: string, text: string): string[] {
+  return [...text.matchAll(IMPORT_RE)].map((m) => posix.normalize(posix.join(posix.dirname(file), m[1]!)) + '.ts');
+}
+
+/** `from "./X"` → `from "./X.js"` (NodeNext needs explicit extensions; the binary omits them). */
+export function rewriteImports(text: string): string {
+  return text.replace(IMPORT_RE, (_all, spec: string) => `from "${spec}.js"`);
+}
+
+/** The transitive closure of `roots` over relative imports, sorted. */
+export function closure(root: string, roots: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const stack = [...roots];
+  while (stack.length > 0) {
+    const file = stack.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    stack.push(...importsOf(file, readFileSync(join(root, file), 'utf8')));
+  }
+  return [...seen].sort();
+}
+
+/** Runs the binary's generator into a temp dir and returns the files we keep (path → content). */
+export function generateProtocol(bin: string = pinnedAppServerBinary()): Map<string, string> {
+  const work = mkdtempSync(join(tmpdir(), 'ase-codex-gen-'));
+  try {
+    const out = join(work, 'ts');
+    // A throwaway CODEX_HOME: generation must not read or write the user's.
+    const home = join(work, 'home');
+    mkdirSync(home);
+    execFileSync(bin, ['app-server', 'generate-ts', '--out', out], {
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: work, CODEX_HOME: home },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const files = new Map<string, string>();
+    for (const file of closure(out, PROTOCOL_ROOTS)) files.set(file, rewriteImports(readFileSync(join(out, file), 'utf8')));
+    files.set(
+      'version.ts',
+      `// GENERATED by scripts/codex-app-server-protocol.ts. DO NOT MODIFY BY HAND!\n\n/** The codex-cli version these protocol types were generated from. */\nexport const CODEX_APP_SERVER_PROTOCOL_VERSION = '${versionOf(bin)}';\n`,
+    );
+    return files;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Files currently committed under `dir` (path relative to it → content). */
+export function readProtocolDir(dir: string = PROTOCOL_DIR): Map<string, string> {
+  const files = new Map<string, string>();
+  if (!existsSync(dir)) return files;
+  const walk = (sub: string): void => {
+    for (const name of readdirSync(join(dir, sub))) {
+      const rel = sub ? `${sub}/${name}` : name;
+      if (statSync(join(dir, rel)).isDirectory()) walk(rel);
+      else files.set(rel, readFileSync(join(dir, rel), 'utf8'));
+    }
+  };
+  walk('');
+  return files;
+}
+
+/** Differences between two file maps, as human-readable lines (empty = identical). */
+export function diffProtocol(expected: Map<string, string>, actual: Map<string, string>): string[] {
+  const out: string[] = [];
+  for (const [file, text] of expected) {
+    if (!actual.has(file)) out.push(`missing: ${file}`);
+    else if (actual.get(file) !== text) out.push(`differs: ${file}`);
+  }
+  for (const file of actual.keys()) if (!expected.has(file)) out.push(`extra: ${file}`);
+  return out;
+}
+
+function writeProtocol(files: Map<string, string>, dir: string = PROTOCOL_DIR): void {
+  rmSync(dir, { recursive: true, force: true });
+  for (const [file, text] of files) {
+    const target = normalize(join(dir, file));
+    if (relative(dir, target).startsWith('..')) throw new Error(`refusing to write outside ${dir}: ${file}`);
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, text);
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const files = generateProtocol();
+  if (process.argv.includes('--check')) {
+    const diff = diffProtocol(files, readProtocolDir());
+    if (diff.length > 0) {
+      console.error(`codex app-server protocol types are out of date:\n  ${diff.join('\n  ')}`);
+      process.exit(1);
+    }
+    console.log(`codex app-server protocol types match the pinned binary (${files.size} files)`);
+  } else {
+    writeProtocol(files);
+    console.log(`wrote ${files.size} files to ${relative(repoRoot, PROTOCOL_DIR)}`);
+  }
+}

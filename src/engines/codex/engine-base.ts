@@ -1,0 +1,323 @@
+/**
+ * What the two Codex engines share: one supervised `codex` process per runner generation, a
+ * JSON-RPC peer over its stdio, AgentEvent stamping (`gen`, `at`, nothing after `exited`), the
+ * message queue (Codex runs one turn at a time per thread: messages wait until the handshake is
+ * done and the previous turn has ended), and the stop/exit paths.
+ *
+ * Subclasses provide the protocol: the command line, the handshake, how a turn starts and is
+ * interrupted, how notifications and server requests translate, how permissions are answered.
+ */
+import { AseError } from '../../errors.js';
+import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
+import { AgentEventSchema, type AgentEventBody } from '../../events/agent-event.js';
+import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
+import { EventOutbox } from '../event-outbox.js';
+import { buildEnv } from '../transport/env.js';
+import type { ProcessExit } from '../transport/process-supervisor.js';
+import type { ResolvedCodexBinary } from './binary.js';
+import { JsonRpcPeer, type InvalidMessage } from './json-rpc.js';
+import { CODEX_ENV_ALLOW, mergeCodexOptions, type CodexEngineOptions } from './options.js';
+import { launchCodexProcess, type CodexTransport } from './transport.js';
+
+/** Kept for diagnostics; bounded so a chatty protocol cannot grow memory without limit. */
+const MAX_SKIPPED = 500;
+/** How long stop() lets a running turn be interrupted before the stop ladder. */
+const STOP_INTERRUPT_MS = 2_000;
+
+export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngineOptions> implements AgentEngine {
+  abstract readonly capabilities: EngineCapabilities;
+  /** Engine name for messages ('codex' / 'codex-mcp'). */
+  protected abstract readonly engineName: string;
+  /** Whether outgoing messages carry `"jsonrpc": "2.0"`. */
+  protected abstract readonly jsonrpcField: boolean;
+
+  protected readonly context: EngineContext;
+  readonly #factoryOptions: O;
+  protected options!: O;
+  protected spec!: EngineStartSpec;
+  protected peer!: JsonRpcPeer;
+  #transport: CodexTransport | undefined;
+  readonly #outbox = new EventOutbox();
+  #spawning: Promise<void> | undefined;
+  #started = false;
+  #ready = false;
+  #dead = false;
+  #stopRequested = false;
+  #stopping: Promise<void> | undefined;
+  #protocolFailure = false;
+  #resolveExited!: () => void;
+  readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
+  readonly #queue: UserMessage[] = [];
+  #spawnedAt = 0;
+
+  /** Upstream messages that were skipped (unknown, malformed, stale), newest last. */
+  readonly skipped: InvalidMessage[] = [];
+  /** Bodies that failed AgentEvent validation (a bug if ever non-empty). */
+  readonly invalidEvents: InvalidMessage[] = [];
+  /** Milestones (epoch ms from the context clock). */
+  readonly timings: { spawned?: number; ready?: number } = {};
+
+  constructor(context: EngineContext, options: O) {
+    this.context = context;
+    this.#factoryOptions = options;
+  }
+
+  get pid(): number | undefined {
+    return this.#transport?.pid;
+  }
+
+  get listenerErrors(): readonly unknown[] {
+    return this.#outbox.listenerErrors;
+  }
+
+  onEvent(listener: AgentEventListener): () => void {
+    return this.#outbox.subscribe(listener);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Protocol hooks
+
+  /** The pinned binary when neither `context.bin` nor a `bin` option names one. */
+  protected abstract resolveDefaultBinary(): ResolvedCodexBinary;
+  /** Checks before spawning (e.g. the version). Throws AseError. */
+  protected preflight(_bin: string, _env: Record<string, string>): Promise<void> {
+    return Promise.resolve();
+  }
+  /** argv after the binary. */
+  protected abstract commandArgs(): string[];
+  /** Registers handlers for requests from the server on `this.peer`. */
+  protected abstract registerHandlers(): void;
+  protected abstract onNotification(method: string, params: unknown): void;
+  /** Runs after spawn; resolves when the engine can take turns (events may be emitted). */
+  protected abstract handshake(): Promise<void>;
+  /** Starts one turn. Resolves once it is under way; failures are reported as events. */
+  protected abstract startTurn(message: UserMessage): Promise<void>;
+  /** Interrupts the running turn (no-op when none). */
+  protected abstract interruptTurn(timeoutMs: number): Promise<void>;
+  protected abstract answer(requestId: string, decision: PermissionDecision): Promise<void>;
+  /** True while a turn is running (between startTurn and its turn_complete). */
+  protected abstract get turnActive(): boolean;
+
+  // ---------------------------------------------------------------------------------------------
+  // AgentEngine
+
+  async start(spec: EngineStartSpec): Promise<void> {
+    if (this.#started || this.#stopRequested) throw new AseError('INVALID_INPUT', `${this.engineName} engine: already started or stopped`);
+    this.#started = true;
+    this.spec = spec;
+    const fail = (error: unknown): never => {
+      this.emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
+      this.#emitExited({ code: null, signal: null }, 'start failed');
+      throw error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', errorMessage(error), { cause: error });
+    };
+    let file: string;
+    let env: Record<string, string>;
+    try {
+      this.options = mergeCodexOptions(this.engineName, this.#factoryOptions, spec.options);
+      env = buildEnv({ allow: this.options.envAllow ?? CODEX_ENV_ALLOW, set: this.options.env ?? {} });
+      const explicit = this.context.bin ?? this.options.bin;
+      if (explicit !== undefined) file = explicit;
+      else {
+        const resolved = this.resolveDefaultBinary();
+        file = resolved.bin;
+        // The bundled `rg` lives next to the binary; Codex finds it on PATH.
+        if (resolved.pathDir) env['PATH'] = [resolved.pathDir, env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin'].join(':');
+      }
+    } catch (error) {
+      return fail(error);
+    }
+    const spawning = (async () => {
+      await this.preflight(file, env);
+      return (this.options.launcher ?? launchCodexProcess)({
+        file,
+        args: this.commandArgs(),
+        cwd: spec.workDir,
+        env,
+        ...(this.options.shutdown && { shutdown: this.options.shutdown }),
+        ...(this.options.maxLineBytes !== undefined && { maxLineBytes: this.options.maxLineBytes }),
+        onMessage: (value) => this.#onMessage(value),
+        onInvalidLine: (reason, line) => this.noteSkipped(reason, line),
+        onProtocolFailure: (error) => this.#onProtocolFailure(error),
+      });
+    })();
+    this.#spawning = spawning.then(
+      () => undefined,
+      () => undefined,
+    );
+    let transport: CodexTransport;
+    try {
+      transport = await spawning;
+    } catch (error) {
+      return fail(error);
+    }
+    this.#transport = transport;
+    this.#spawnedAt = performance.now();
+    this.timings.spawned = this.context.now();
+    const ctx = this.context;
+    this.peer = new JsonRpcPeer({
+      writer: {
+        write: (value) => {
+          this.#record('out', value);
+          return transport.write(value);
+        },
+      },
+      jsonrpcField: this.jsonrpcField,
+      timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), clearTimeout: (h) => ctx.clearTimeout(h as { readonly id: number }) },
+      defaultTimeoutMs: this.options.requestTimeoutMs ?? 60_000,
+      onNotification: (method, params) => {
+        if (!this.#dead) this.onNotification(method, params);
+      },
+      onInvalid: (invalid) => this.noteSkipped(invalid.reason, invalid.raw),
+    });
+    this.registerHandlers();
+    void transport.exited.then((exit) => this.#onExit(exit));
+    // stop() was called while we were spawning: it waits for #spawning, then stops this process.
+    if (this.#stopRequested) return;
+    void this.#runHandshake();
+  }
+
+  async send(message: UserMessage): Promise<void> {
+    this.#assertRunning('send');
+    this.#queue.push(message);
+    this.dispatchQueued();
+  }
+
+  async abort(): Promise<void> {
+    this.#assertRunning('abort');
+    if (!this.#ready) return;
+    await this.interruptTurn(this.options.interruptTimeoutMs ?? 15_000);
+  }
+
+  async answerPermission(requestId: string, decision: PermissionDecision): Promise<void> {
+    this.#assertRunning('answerPermission');
+    await this.answer(requestId, decision);
+  }
+
+  stop(): Promise<void> {
+    this.#stopRequested = true;
+    this.#stopping ??= (async () => {
+      await this.#spawning; // a start in progress finishes spawning first, so its process is stopped too
+      if (!this.#transport || this.#dead) return;
+      // Interrupt a running turn first: both servers keep working on it after stdin EOF.
+      if (this.#ready && this.turnActive) await this.interruptTurn(STOP_INTERRUPT_MS).catch(() => undefined);
+      await this.#transport.stop();
+      await this.#exitedEmitted;
+    })();
+    return this.#stopping;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // For subclasses
+
+  protected get isReady(): boolean {
+    return this.#ready;
+  }
+
+  protected get isStopping(): boolean {
+    return this.#stopRequested || this.#dead;
+  }
+
+  /** Starts the next queued message when the engine is ready and no turn is running. */
+  protected dispatchQueued(): void {
+    if (!this.#ready || this.#dead || this.#stopRequested || this.turnActive) return;
+    const next = this.#queue.shift();
+    if (!next) return;
+    void this.startTurn(next).catch((error: unknown) => this.noteSkipped(`startTurn failed: ${errorMessage(error)}`, next));
+  }
+
+  /** A fatal protocol/handshake problem: reports it and stops the process. */
+  protected fail(message: string): void {
+    if (this.#dead) return;
+    this.emit({ type: 'error', kind: 'fatal', message: `${message}${this.stderrSuffix()}`, retryable: false });
+    void this.stop();
+  }
+
+  protected emit(body: AgentEventBody): void {
+    if (this.#dead || !this.spec) return;
+    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.spec.gen, at: this.context.now() });
+    if (!parsed.success) {
+      this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
+      return;
+    }
+    const event = parsed.data;
+    if (event.type === 'exited') this.#dead = true;
+    this.#outbox.push(event);
+    if (event.type === 'exited') this.#resolveExited();
+  }
+
+  protected emitAll(bodies: readonly AgentEventBody[]): void {
+    for (const body of bodies) this.emit(body);
+  }
+
+  protected noteSkipped(reason: string, raw: unknown): void {
+    if (this.skipped.length >= MAX_SKIPPED) this.skipped.shift();
+    this.skipped.push({ reason, raw });
+  }
+
+  protected stderrSuffix(): string {
+    const tail = this.#transport?.stderrTail().trim();
+    return tail ? `; stderr: ${tail.slice(-2000)}` : '';
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  async #runHandshake(): Promise<void> {
+    try {
+      await this.handshake();
+    } catch (error) {
+      if (this.#dead || this.#stopRequested) return;
+      this.fail(`${this.engineName} engine: handshake failed: ${errorMessage(error)}`);
+      return;
+    }
+    if (this.#dead || this.#stopRequested) return;
+    this.#ready = true;
+    this.timings.ready = this.context.now();
+    this.emit({ type: 'ready' });
+    this.dispatchQueued();
+  }
+
+  #onMessage(value: unknown): void {
+    if (this.#dead) return;
+    this.#record('in', value);
+    this.peer.receive(value);
+  }
+
+  #record(dir: 'in' | 'out', msg: unknown): void {
+    const tap = this.options.onTraffic;
+    if (!tap) return;
+    try {
+      tap({ t: Math.round((performance.now() - this.#spawnedAt) * 10) / 10, dir, msg });
+    } catch {
+      // a broken recorder must not break the session
+    }
+  }
+
+  #onProtocolFailure(error: Error): void {
+    if (this.#protocolFailure) return;
+    this.#protocolFailure = true;
+    this.emit({ type: 'error', kind: 'protocol', message: `${this.engineName} engine: ${error.message}`, retryable: false });
+    void this.stop();
+  }
+
+  #onExit(exit: ProcessExit): void {
+    this.peer.close(`${this.engineName} process exited (code ${exit.code}, signal ${exit.signal})`);
+    if (this.#dead) return;
+    if (!this.#stopRequested && !this.#protocolFailure) {
+      const what = this.turnActive ? 'exited during a turn' : 'exited unexpectedly';
+      this.emit({ type: 'error', kind: 'fatal', message: `${this.engineName} process ${what} (code ${exit.code}, signal ${exit.signal})${this.stderrSuffix()}`, retryable: false });
+    }
+    this.#emitExited(exit, this.#stopRequested ? 'stopped' : this.#protocolFailure ? 'protocol error' : 'process exited');
+  }
+
+  #emitExited(exit: ProcessExit, reason: string): void {
+    this.emit({ type: 'exited', code: exit.code, signal: exit.signal, reason });
+  }
+
+  #assertRunning(what: string): void {
+    if (!this.#started || !this.#transport || this.#dead || this.#stopRequested) {
+      throw new AseError('ENGINE_NOT_RUNNING', `${this.engineName} engine: ${what}() while the engine is not running`);
+    }
+  }
+}

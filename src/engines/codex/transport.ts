@@ -1,0 +1,102 @@
+/**
+ * The byte pipe under a Codex engine: one supervised `codex` process whose stdout is split into
+ * NDJSON messages and whose stdin takes one JSON value per line. The engines talk to a
+ * {@link CodexTransport}, not to the process, so unit tests can swap in a replay of recorded
+ * traffic (the `launcher` option).
+ */
+import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
+import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
+import { spawnSupervised, type ProcessExit, type ShutdownOptions } from '../transport/process-supervisor.js';
+
+export interface LaunchSpec {
+  file: string;
+  args: readonly string[];
+  cwd: string;
+  env: Record<string, string>;
+  shutdown?: ShutdownOptions;
+  maxLineBytes?: number;
+  /** One decoded stdout message. */
+  onMessage(value: unknown): void;
+  /** A stdout line that is not JSON (logged and skipped). */
+  onInvalidLine(reason: string, line: string): void;
+  /** The stream can no longer be trusted (a line over the cap); the engine should stop. */
+  onProtocolFailure(error: Error): void;
+}
+
+export interface CodexTransport {
+  readonly pid: number | undefined;
+  /** Writes one value as one line. Rejects once stdin is gone. */
+  write(value: unknown): Promise<void>;
+  /** Resolves once the process has exited and its stdout was drained (bounded wait). Never rejects. */
+  readonly exited: Promise<ProcessExit>;
+  /** Runs the stop ladder (stdin end → SIGTERM → SIGKILL of the group and descendants). Idempotent. */
+  stop(): Promise<void>;
+  /** The last bytes of stderr, for error messages. */
+  stderrTail(): string;
+}
+
+export type CodexLauncher = (spec: LaunchSpec) => Promise<CodexTransport>;
+
+/** How long the exit report waits for stdout to drain (a grandchild may hold the pipe). */
+const STDOUT_DRAIN_MS = 500;
+
+/** Spawns the real process (own process group, env exactly as given). */
+export const launchCodexProcess: CodexLauncher = async (spec) => {
+  const proc = await spawnSupervised({
+    file: spec.file,
+    args: spec.args,
+    cwd: spec.cwd,
+    env: spec.env,
+    ...(spec.shutdown && { shutdown: spec.shutdown }),
+  });
+  const splitter = new LineSplitter(spec.maxLineBytes !== undefined ? { maxLineBytes: spec.maxLineBytes } : {});
+  const writer = new NdjsonWriter(proc.stdin);
+  let failed = false;
+  const onLine = (line: string): void => {
+    const parsed = parseLine(line);
+    if (!parsed) return;
+    if (parsed.ok) spec.onMessage(parsed.value);
+    else spec.onInvalidLine(`not JSON: ${parsed.error.message}`, line);
+  };
+  const fail = (error: LineTooLongError): void => {
+    for (const line of error.precedingLines) onLine(line);
+    failed = true;
+    spec.onProtocolFailure(error);
+  };
+  let drained!: () => void;
+  const stdoutDone = new Promise<void>((resolve) => (drained = resolve));
+  proc.stdout.on('data', (chunk: Buffer) => {
+    if (failed) return;
+    try {
+      for (const line of splitter.push(chunk)) onLine(line);
+    } catch (error) {
+      if (error instanceof LineTooLongError) fail(error);
+      else throw error;
+    }
+  });
+  proc.stdout.once('end', () => {
+    if (!failed) {
+      try {
+        const { line } = splitter.end();
+        if (line !== undefined) onLine(line);
+      } catch {
+        // a latched too-long line was already reported
+      }
+    }
+    drained();
+  });
+  proc.stdout.once('close', drained);
+  const exited = proc.exited.then(async (exit) => {
+    await Promise.race([stdoutDone, new Promise<void>((r) => setTimeout(r, STDOUT_DRAIN_MS).unref())]);
+    return exit;
+  });
+  return {
+    pid: proc.pid,
+    write: (value) => writer.write(value),
+    exited,
+    stop: async () => {
+      await proc.stop();
+    },
+    stderrTail: () => proc.stderrTail.text(),
+  };
+};
