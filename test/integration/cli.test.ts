@@ -9,34 +9,19 @@ import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sessionMachine } from '../../src/actors/session.js';
 import { AgentEventSchema, type AgentEvent } from '../../src/events/agent-event.js';
 import { PersistedSessionSchema } from '../../src/events/session-state.js';
+import { ASE_BIN, ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const BIN = path.join(ROOT, 'dist', 'cli', 'bin.js');
+const ROOT = REPO_ROOT;
+const BIN = ASE_BIN;
 const MARKER = `ase-cli-test-${randomUUID()}`;
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await fs.readdir(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? await newestMtime(full) : (await fs.stat(full)).mtimeMs);
-  }
-  return newest;
-}
-
-beforeAll(async () => {
-  const built = await fs.stat(BIN).then((s) => s.mtimeMs, () => 0);
-  const sources = Math.max(await newestMtime(path.join(ROOT, 'src')), (await fs.stat(path.join(ROOT, 'package.json'))).mtimeMs);
-  if (built >= sources) return;
-  const build = await execa('npm', ['run', 'build'], { cwd: ROOT, reject: false, all: true });
-  if (build.exitCode !== 0) throw new Error(`npm run build failed (exit ${build.exitCode}):\n${build.all}`);
-}, 120_000);
+beforeAll(ensureBuiltCli, 120_000);
 
 let tmp: string;
 let home: string;
