@@ -1,0 +1,739 @@
+/**
+ * The `acp` engine: runs one ACP agent (gemini --acp, codex-acp, claude-code-acp, … see
+ * presets.ts) per runner generation and speaks the Agent Client Protocol to it through
+ * `@agentclientprotocol/sdk` (reference "acp.md").
+ *
+ * Lifecycle: spawn (scrubbed env, private HOME, own process group) → `initialize` (awaited; fs and
+ * terminal capabilities only when enabled) → `session/new`, or `session/load` for a resume token
+ * (replayed history is kept in `history`, never emitted as a live turn) → `session_identified` +
+ * `ready` → one `session/prompt` per `send`, queued so that never two are in flight → `stop()`:
+ * cancel a running turn, answer every open permission, close terminals, then the supervisor's
+ * ladder (stdin end → SIGTERM → SIGKILL of the group) → `exited`.
+ *
+ * Ordering: the agent's messages are interpreted in the traffic tap, synchronously and in wire
+ * order (the SDK may dispatch different methods' handlers out of order). The SDK answers requests
+ * and carries ours.
+ */
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
+import { AseError } from '../../errors.js';
+import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
+import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
+import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
+import { EventOutbox } from '../event-outbox.js';
+import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
+import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
+import { ConfinedFs } from './client-fs.js';
+import { TerminalManager } from './client-terminal.js';
+import { CLIENT_INFO, connectAcpClient } from './connection.js';
+import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
+import { resolveAcpOptions, type AcpEngineOptions, type AgentProcess } from './options.js';
+import { chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
+import { ACP_PRESETS, type AcpPreset } from './presets.js';
+import { tapStream, type TrafficDirection, type TrafficEntry } from './traffic.js';
+import { AcpTranslator, type AcpSessionInfo, type SkippedInput } from './translate.js';
+
+export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
+  streamingInput: false,
+  permissions: true,
+  interrupt: true,
+  resume: true,
+  localMode: false,
+  transcriptTail: false,
+  cost: false,
+});
+
+const DEFAULTS = {
+  initializeTimeoutMs: 60_000,
+  sessionTimeoutMs: 60_000,
+  cancelTimeoutMs: 8_000,
+  permissionGraceMs: 2_000,
+} as const;
+/** How long stop() lets a cancelled turn end before it closes the connection anyway. */
+const STOP_CANCEL_WAIT_MS = 2_000;
+/** After the process exits, how long to wait for stdout to drain (a grandchild may hold it). */
+const EXIT_DRAIN_MS = 500;
+
+const ZERO: TurnUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+
+interface Turn {
+  readonly localId: string;
+  /** Our JSON-RPC id of its `session/prompt`, once the SDK wrote it. */
+  promptKey?: string;
+  /** We sent `session/cancel`: the turn ends `cancelled` whatever the agent's stopReason. */
+  cancelled: boolean;
+  ended: boolean;
+  /** The session's cumulative USD cost when the turn started (for a per-turn delta). */
+  costAtStart: number | undefined;
+  cancelTimer?: { readonly id: number };
+  readonly done: Promise<void>;
+  markDone(): void;
+}
+
+/** JSON-RPC error → AgentEvent error kind. */
+export function classifyRpcError(code: number, message: string, data?: unknown): { kind: ErrorKind; retryable: boolean } {
+  if (code === -32000) return { kind: 'auth', retryable: false };
+  if (code === -32800) return { kind: 'cancelled', retryable: false };
+  if (code === -32700 || code === -32600 || code === -32601 || code === -32602) return { kind: 'protocol', retryable: false };
+  const text = `${message} ${data === undefined ? '' : JSON.stringify(data)}`.toLowerCase();
+  if (/\b429\b|rate.?limit|quota|resource_exhausted/.test(text)) return { kind: 'rate_limited', retryable: true };
+  // Model/stream failures are reported as -32603 by the agents observed: worth another try.
+  return { kind: 'transient', retryable: true };
+}
+
+/** PromptResponse.usage (unstable; documented as this turn's usage) → TurnUsage. */
+function turnUsage(result: unknown): TurnUsage {
+  const usage = isRecord(result) && isRecord(result['usage']) ? result['usage'] : undefined;
+  if (!usage) return { ...ZERO };
+  const n = (key: string): number => (typeof usage[key] === 'number' && (usage[key] as number) >= 0 ? (usage[key] as number) : 0);
+  return { inputTokens: n('inputTokens'), outputTokens: n('outputTokens'), cacheReadTokens: n('cachedReadTokens'), cacheWriteTokens: n('cachedWriteTokens') };
+}
+
+const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+export class AcpEngine implements AgentEngine {
+  readonly capabilities = ACP_CAPABILITIES;
+  readonly #context: EngineContext;
+  readonly #factoryOptions: AcpEngineOptions;
+  readonly #outbox = new EventOutbox();
+  #options: AcpEngineOptions = {};
+  #spec: EngineStartSpec | undefined;
+  #proc: AgentProcess | undefined;
+  #conn: ClientConnection | undefined;
+  #translator: AcpTranslator | undefined;
+  #historyTranslator: AcpTranslator | undefined;
+  #permissions: PermissionBroker | undefined;
+  #fs: ConfinedFs | undefined;
+  #terminals: TerminalManager | undefined;
+  #spawning: Promise<void> | undefined;
+  #t0 = 0;
+  #ready = false;
+  #dead = false;
+  #stopRequested = false;
+  /** Why we are taking the agent down ourselves (cancel timeout, failed handshake, …). */
+  #killReason: string | undefined;
+  #stopping: Promise<void> | undefined;
+  #resolveExited!: () => void;
+  readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
+  #stdoutEnded!: () => void;
+  readonly #stdoutEnd = new Promise<void>((resolve) => (this.#stdoutEnded = resolve));
+  readonly #queue: UserMessage[] = [];
+  #turn: Turn | undefined;
+  /** Our outstanding JSON-RPC requests: id key → method. */
+  readonly #outgoing = new Map<string, string>();
+  /** The id key of our `session/load` while its history replays. */
+  #loadKey: string | undefined;
+  #loading = false;
+  #lastEmitAt = Number.NEGATIVE_INFINITY;
+  #processExited = false;
+
+  /** The ACP session id (the resume token). */
+  sessionId: string | undefined;
+  /** The `initialize` result (agentCapabilities, agentInfo, authMethods, …). */
+  initializeResult: Record<string, unknown> | undefined;
+  /** The session/new (or load) result: modes, configOptions, models, … */
+  sessionResult: Record<string, unknown> | undefined;
+  /**
+   * Events of the history the agent replayed during `session/load` (not emitted: the vocabulary
+   * has no way yet to mark an event as history; see docs/engines/acp.md).
+   */
+  readonly history: AgentEventBody[] = [];
+  /** Updates and permission requests that arrived while no turn was running (attached to the last). */
+  lateMessages = 0;
+  readonly invalidEvents: SkippedInput[] = [];
+  /** Requests/notifications without a handler, and observer failures. */
+  readonly unhandled: SkippedInput[] = [];
+  /** Milestones (epoch ms of the context clock). */
+  readonly timings: { spawned?: number; initialized?: number; ready?: number } = {};
+
+  constructor(context: EngineContext, options: AcpEngineOptions = {}) {
+    this.#context = context;
+    this.#factoryOptions = options;
+  }
+
+  get pid(): number | undefined {
+    return this.#proc?.pid;
+  }
+
+  get listenerErrors(): readonly unknown[] {
+    return this.#outbox.listenerErrors;
+  }
+
+  /** Session updates the translator could not use (logged and skipped). */
+  get skipped(): readonly SkippedInput[] {
+    return [...(this.#translator?.skipped ?? []), ...(this.#historyTranslator?.skipped ?? [])];
+  }
+
+  /** Plan, commands, mode, config options, title, context usage and cost the agent reported. */
+  get info(): AcpSessionInfo {
+    return this.#translator?.info ?? {};
+  }
+
+  /** Ids of permission requests not answered yet. */
+  pendingPermissions(): string[] {
+    return this.#permissions?.pending() ?? [];
+  }
+
+  /** The last bytes the agent wrote to stderr. */
+  stderrTail(): string {
+    return this.#proc?.stderrTail?.text() ?? '';
+  }
+
+  onEvent(listener: AgentEventListener): () => void {
+    return this.#outbox.subscribe(listener);
+  }
+
+  async start(spec: EngineStartSpec): Promise<void> {
+    if (this.#spec || this.#stopRequested) throw new AseError('INVALID_INPUT', 'acp engine: already started or stopped');
+    this.#spec = spec;
+    const fail = (error: unknown): never => {
+      this.#emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
+      this.#emitExited({ code: null, signal: null }, 'start failed');
+      throw error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', errorMessage(error), { cause: error });
+    };
+    let argv: { file: string; args: string[] };
+    let env: Record<string, string>;
+    let preset: AcpPreset | undefined;
+    try {
+      this.#options = resolveAcpOptions(this.#factoryOptions, spec.options);
+      ({ argv, preset } = this.#argv());
+      env = this.#env(preset);
+    } catch (error) {
+      return fail(error);
+    }
+    const gen = spec.gen;
+    const workDir = resolve(spec.workDir);
+    this.#translator = new AcpTranslator({ idPrefix: `acp-${gen}` });
+    this.#permissions = new PermissionBroker({
+      idPrefix: `acp-${gen}-perm`,
+      graceMs: this.#options.permissionGraceMs ?? DEFAULTS.permissionGraceMs,
+      timers: { setTimeout: (f, ms) => this.#context.setTimeout(f, ms), clearTimeout: (h) => this.#context.clearTimeout(h) },
+    });
+    const fsOptions = this.#options.fs;
+    if (fsOptions?.enabled) {
+      this.#fs = new ConfinedFs({
+        workDir,
+        ...(fsOptions.extraRoots && { extraRoots: fsOptions.extraRoots }),
+        ...(fsOptions.maxReadBytes !== undefined && { maxReadBytes: fsOptions.maxReadBytes }),
+        ...(fsOptions.maxWriteBytes !== undefined && { maxWriteBytes: fsOptions.maxWriteBytes }),
+      });
+    }
+    const terminal = this.#options.terminal;
+    if (terminal?.enabled) {
+      const allowed = Object.fromEntries(Object.entries(env).filter(([k]) => DEFAULT_ENV_ALLOW.includes(k)));
+      this.#terminals = new TerminalManager({
+        workDir,
+        env: terminal.env ?? allowed,
+        ...(terminal.extraRoots && { extraRoots: terminal.extraRoots }),
+        ...(terminal.maxTerminals !== undefined && { maxTerminals: terminal.maxTerminals }),
+        ...(terminal.defaultOutputByteLimit !== undefined && { defaultOutputByteLimit: terminal.defaultOutputByteLimit }),
+        ...(terminal.wallClockMs !== undefined && { wallClockMs: terminal.wallClockMs }),
+      });
+    }
+    const shutdown = this.#options.shutdown ?? preset?.shutdown;
+    const spawn = this.#options.spawn ?? spawnSupervised;
+    const spawning = spawn({ file: argv.file, args: argv.args, cwd: workDir, env, ...(shutdown && { shutdown }) });
+    this.#spawning = spawning.then(
+      () => undefined,
+      () => undefined,
+    );
+    let proc: AgentProcess;
+    try {
+      proc = await spawning;
+    } catch (error) {
+      return fail(error);
+    }
+    this.#proc = proc;
+    this.#t0 = performance.now();
+    this.timings.spawned = this.#context.now();
+    this.#record({ t: 0, dir: 'client->agent', note: `spawned ${[argv.file, ...argv.args].join(' ')}` });
+    proc.stdout.once('end', () => this.#stdoutEnded());
+    proc.stdout.once('close', () => this.#stdoutEnded());
+    const base = ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>);
+    const stream = tapStream(base, { inbound: (m) => this.#onInbound(m), outbound: (m) => this.#onOutbound(m) }, (error) =>
+      this.unhandled.push({ reason: `wire observer failed: ${errorMessage(error)}`, raw: undefined }),
+    );
+    this.#conn = connectAcpClient(stream, {
+      permissionAnswer: (key) => this.#permissions?.answerFor(key),
+      fs: () => this.#fs,
+      terminals: () => this.#terminals,
+      checkSession: (sessionId) => {
+        if (sessionId !== this.sessionId) throw RequestError.invalidParams({ sessionId }, 'unknown sessionId');
+      },
+      unhandled: (kind, method, params) => this.unhandled.push({ reason: `unhandled ${kind} ${method}`, raw: params }),
+    });
+    void this.#conn.closed.then(() => this.#onConnectionClosed());
+    void proc.exited.then((exit) => this.#onExit(exit));
+    if (this.#stopRequested) return; // stop() waits for #spawning, then stops this process
+    void this.#handshake(workDir);
+  }
+
+  async send(message: UserMessage): Promise<void> {
+    this.#assertRunning('send');
+    this.#queue.push(message);
+    this.#pump();
+  }
+
+  async abort(): Promise<void> {
+    this.#assertRunning('abort');
+    await this.#cancelTurn();
+  }
+
+  async answerPermission(requestId: string, decision: PermissionDecision): Promise<void> {
+    this.#assertRunning('answerPermission');
+    const permissions = this.#permissions!;
+    const pending = permissions.get(requestId);
+    if (!pending) return; // already answered (cancelled with its turn, expired): nothing to do
+    let outcome: PermissionOutcome;
+    try {
+      outcome = chooseOutcome(pending.options, decision);
+    } catch (error) {
+      if (!(error instanceof PermissionChoiceError)) throw error;
+      // The agent must still get an answer; `cancelled` is only valid for a cancelled turn.
+      await this.#cancelTurn(pending);
+      throw new AseError('INVALID_INPUT', `acp engine: ${error.message}`, { cause: error });
+    }
+    if (!outcomeAllows(pending.options, outcome)) this.#translator!.noteDenied(pending.toolCallId);
+    if (outcome.outcome === 'cancelled') {
+      // deny+interrupt, or a deny the agent offers no reject_once for: cancel the turn (ACP only
+      // allows `cancelled` after session/cancel), which answers this request too.
+      await this.#cancelTurn(pending);
+      return;
+    }
+    permissions.settle(requestId, outcome, 'decided');
+  }
+
+  /**
+   * ACP-specific (not part of AgentEngine): `session/set_mode` (e.g. a codex sandbox mode or a
+   * Claude permission mode). Rejects with ENGINE_NOT_RUNNING before `ready`, or with the agent's
+   * JSON-RPC error.
+   */
+  async setMode(modeId: string): Promise<void> {
+    this.#assertRunning('setMode');
+    if (!this.#ready || !this.sessionId) throw new AseError('ENGINE_NOT_RUNNING', 'acp engine: setMode before the session is ready');
+    await this.#withTimeout(this.#conn!.agent.request('session/set_mode', { sessionId: this.sessionId, modeId }), this.#sessionTimeout(), 'session/set_mode');
+  }
+
+  stop(): Promise<void> {
+    this.#stopRequested = true;
+    this.#stopping ??= (async () => {
+      await this.#spawning;
+      if (!this.#proc || this.#dead) return;
+      const turn = this.#turn;
+      if (this.#ready && turn && !turn.ended) {
+        await this.#cancelTurn().catch(() => undefined);
+        await Promise.race([turn.done, this.#delay(STOP_CANCEL_WAIT_MS)]);
+      }
+      this.#permissions?.cancelAll('session closed');
+      await this.#terminals?.closeAll().catch(() => undefined);
+      await this.#proc.stop();
+      await this.#exitedEmitted;
+    })();
+    return this.#stopping;
+  }
+
+  // ------------------------------------------------------------------------------ start-up
+
+  #argv(): { argv: { file: string; args: string[] }; preset: AcpPreset | undefined } {
+    const o = this.#options;
+    const bin = this.#context.bin;
+    if (o.command !== undefined || bin !== undefined) {
+      return { argv: { file: o.command ?? bin!, args: [...(o.args ?? [])] }, preset: o.preset ? ACP_PRESETS[o.preset] : undefined };
+    }
+    if (!o.preset) throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
+    const preset = ACP_PRESETS[o.preset];
+    const argv = preset.resolve();
+    return { argv: { file: argv.file, args: [...argv.args, ...(o.args ?? [])] }, preset };
+  }
+
+  /** Scrubbed env: the allow-list (plus `passEnv`), a private HOME, the preset's, then the caller's. */
+  #env(preset: AcpPreset | undefined): Record<string, string> {
+    const o = this.#options;
+    const set: Record<string, string> = { ...(preset?.env ?? {}) };
+    const home = o.home ?? 'private';
+    if (home === 'private') set['HOME'] = privateHome(preset?.name ?? 'custom');
+    else if (home !== 'inherit') {
+      mkdirSync(home, { recursive: true, mode: 0o700 });
+      set['HOME'] = home;
+    }
+    const env = buildEnv({ allow: [...DEFAULT_ENV_ALLOW, ...(o.passEnv ?? [])], set: { ...set, ...(o.env ?? {}) } });
+    // Also in front of a caller's PATH: a node preset means "this Node", for the agent's children too.
+    if (preset?.node) {
+      const nodeDir = dirname(process.execPath);
+      env['PATH'] = [nodeDir, ...(env['PATH'] ?? '').split(delimiter).filter((p) => p !== '' && p !== nodeDir)].join(delimiter);
+    }
+    return env;
+  }
+
+  #sessionTimeout(): number {
+    return this.#options.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs;
+  }
+
+  async #handshake(workDir: string): Promise<void> {
+    const conn = this.#conn!;
+    const o = this.#options;
+    try {
+      const init = await this.#withTimeout(
+        conn.agent.request('initialize', {
+          protocolVersion: PROTOCOL_VERSION,
+          clientCapabilities: {
+            fs: { readTextFile: this.#fs !== undefined, writeTextFile: this.#fs !== undefined },
+            terminal: this.#terminals !== undefined,
+          },
+          clientInfo: { ...CLIENT_INFO },
+        }),
+        o.initializeTimeoutMs ?? DEFAULTS.initializeTimeoutMs,
+        'initialize',
+      );
+      this.initializeResult = init as unknown as Record<string, unknown>;
+      this.timings.initialized = this.#context.now();
+      if (o.authenticate) {
+        await this.#withTimeout(conn.agent.request('authenticate', { ...o.authenticate }), o.initializeTimeoutMs ?? DEFAULTS.initializeTimeoutMs, 'authenticate');
+      }
+      const session: NewSessionRequest = {
+        cwd: workDir,
+        mcpServers: (o.mcpServers ?? []) as McpServer[],
+        ...(o.additionalDirectories && { additionalDirectories: o.additionalDirectories }),
+      };
+      const token = this.#spec!.resumeToken;
+      const canLoad = init.agentCapabilities?.loadSession === true;
+      let loaded = false;
+      if (token !== undefined) {
+        try {
+          if (!canLoad) throw new Error('the agent does not support session/load');
+          this.#loading = true;
+          this.#historyTranslator = new AcpTranslator({ idPrefix: `acp-${this.#spec!.gen}-history`, includeUserMessages: true });
+          this.sessionId = token;
+          const result = await this.#withTimeout(conn.agent.request('session/load', { sessionId: token, ...session }), this.#sessionTimeout(), 'session/load');
+          this.sessionResult = (result ?? {}) as Record<string, unknown>;
+          loaded = true;
+        } catch (error) {
+          if (this.#gone()) return;
+          this.sessionId = undefined;
+          if ((o.loadFallback ?? 'new') === 'fail') throw error;
+          this.#emit({ type: 'error', kind: 'protocol', message: `acp engine: session/load of ${token} failed (${errorMessage(error)}); started a new session`, retryable: true });
+        } finally {
+          this.#endHistory();
+        }
+      }
+      if (!loaded) {
+        const result = await this.#withTimeout(conn.agent.request('session/new', session), this.#sessionTimeout(), 'session/new');
+        this.sessionResult = { ...result };
+        this.sessionId = result.sessionId;
+      }
+      if (o.modeId !== undefined) {
+        await this.#withTimeout(conn.agent.request('session/set_mode', { sessionId: this.sessionId!, modeId: o.modeId }), this.#sessionTimeout(), 'session/set_mode');
+      }
+    } catch (error) {
+      if (this.#gone()) return; // the exit path reports it, with the exit status and stderr
+      const detail = error instanceof RequestError ? ` (JSON-RPC ${error.code})` : '';
+      this.#emit({ type: 'error', kind: error instanceof RequestError && error.code === -32000 ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${detail}${this.#stderrSuffix()}`, retryable: false });
+      this.#kill('start-up failed');
+      return;
+    }
+    if (this.#gone()) return;
+    this.#emit({ type: 'session_identified', resumeToken: this.sessionId! });
+    this.#ready = true;
+    this.timings.ready = this.#context.now();
+    this.#emit({ type: 'ready' });
+    this.#pump();
+  }
+
+  #endHistory(): void {
+    if (!this.#loading) return;
+    this.#loading = false;
+    this.#loadKey = undefined;
+    const translator = this.#historyTranslator;
+    if (translator) this.history.push(...translator.endTurn({ cancelled: false }));
+  }
+
+  // ------------------------------------------------------------------------------ turns
+
+  #pump(): void {
+    if (!this.#ready || this.#turn || this.#dead || this.#stopRequested || this.#killReason) return;
+    const message = this.#queue.shift();
+    if (!message) return;
+    let markDone!: () => void;
+    const done = new Promise<void>((r) => (markDone = r));
+    const cost = this.#translator!.info.cost;
+    const turn: Turn = { localId: message.localId, cancelled: false, ended: false, costAtStart: cost?.currency === 'USD' ? cost.amount : undefined, done, markDone };
+    this.#turn = turn;
+    this.#translator!.beginTurn();
+    this.#conn!.agent
+      .request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text: message.text }] })
+      // Results and errors are handled in wire order by #onInbound; a rejection without a
+      // response means the connection closed, which the exit path reports.
+      .catch(() => undefined);
+  }
+
+  /** The prompt's response arrived (in wire order): the turn ends here. */
+  #finishTurn(turn: Turn, response: { result?: unknown; error?: { code: number; message: string; data?: unknown } }): void {
+    if (turn.ended) return;
+    const stopReason = isRecord(response.result) && typeof response.result['stopReason'] === 'string' ? response.result['stopReason'] : undefined;
+    const cancelled = turn.cancelled || stopReason === 'cancelled';
+    this.#endTurn(turn, cancelled);
+    if (response.error && !turn.cancelled) {
+      const { code, message, data } = response.error;
+      const { kind, retryable } = classifyRpcError(code, message, data);
+      this.#emit({ type: 'error', kind, message: `acp agent: session/prompt failed: ${message} (JSON-RPC ${code})${data === undefined ? '' : ` ${JSON.stringify(data)}`}`, retryable });
+      this.#emit({ type: 'turn_complete', status: 'failed', usage: turnUsage(undefined) });
+    } else {
+      const usage = turnUsage(response.result);
+      const cost = this.#translator!.info.cost;
+      if (turn.costAtStart !== undefined && cost?.currency === 'USD') usage.costUsd = Math.max(0, cost.amount - turn.costAtStart);
+      this.#emit({ type: 'turn_complete', status: cancelled ? 'cancelled' : 'completed', ...(stopReason !== undefined && { stopReason }), usage });
+    }
+    this.#pump();
+  }
+
+  /** Common end of a turn: translator flush, timers, open permissions get their grace period. */
+  #endTurn(turn: Turn, cancelled: boolean): void {
+    turn.ended = true;
+    if (this.#turn === turn) this.#turn = undefined;
+    if (turn.cancelTimer) this.#context.clearTimeout(turn.cancelTimer);
+    for (const body of this.#translator!.endTurn({ cancelled })) this.#emit(body);
+    this.#permissions!.expireLater('turn ended');
+    turn.markDone();
+  }
+
+  /**
+   * Cancels the running turn: `session/cancel`, then every open permission answered `cancelled`
+   * (ACP requires both). The turn still ends through its prompt response (forced to `cancelled`);
+   * if none comes within `cancelTimeoutMs`, the turn is ended here and the agent stopped.
+   * `only` = the request that prompted the cancel, answered even when no turn runs.
+   */
+  async #cancelTurn(only?: PendingPermission): Promise<void> {
+    const turn = this.#turn;
+    const permissions = this.#permissions!;
+    if (!turn || turn.ended || turn.cancelled) {
+      if (only) permissions.settle(only.requestId, { outcome: 'cancelled' }, 'cancelled');
+      if (turn?.cancelled) permissions.cancelAll('turn cancelled');
+      return;
+    }
+    turn.cancelled = true;
+    const sent = this.#conn!.agent.notify('session/cancel', { sessionId: this.sessionId! });
+    permissions.cancelAll('turn cancelled');
+    turn.cancelTimer = this.#context.setTimeout(() => this.#cancelTimedOut(turn), this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs);
+    await sent.catch(() => undefined); // a dead connection is reported by the exit path
+  }
+
+  #cancelTimedOut(turn: Turn): void {
+    if (turn.ended || this.#dead) return;
+    const ms = this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs;
+    this.#emit({ type: 'error', kind: 'protocol', message: `acp agent did not end the cancelled turn within ${ms} ms; stopping it`, retryable: true });
+    this.#endTurn(turn, true);
+    this.#emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
+    this.#kill('cancel timed out');
+  }
+
+  // ------------------------------------------------------------------------------ the wire
+
+  #record(entry: TrafficEntry): void {
+    const tap = this.#options.tap;
+    if (!tap) return;
+    try {
+      tap(entry);
+    } catch (error) {
+      this.unhandled.push({ reason: `tap failed: ${errorMessage(error)}`, raw: undefined });
+    }
+  }
+
+  #recordMessage(dir: TrafficDirection, msg: AnyMessage): void {
+    if (this.#options.tap) this.#record({ t: Math.round((performance.now() - this.#t0) * 1000) / 1000, dir, msg });
+  }
+
+  #onOutbound(message: AnyMessage): void {
+    this.#recordMessage('client->agent', message);
+    const wire = classifyWire(message);
+    if (wire.kind !== 'request') return;
+    const key = rpcKey(wire.id);
+    this.#outgoing.set(key, wire.method);
+    if (wire.method === 'session/prompt' && this.#turn && this.#turn.promptKey === undefined) this.#turn.promptKey = key;
+    if (wire.method === 'session/load') this.#loadKey = key;
+  }
+
+  #onInbound(message: AnyMessage): void {
+    this.#recordMessage('agent->client', message);
+    if (this.#dead) return;
+    const emittedBefore = this.#lastEmitAt;
+    const wire = classifyWire(message);
+    if (wire.kind === 'notification' && wire.method === 'session/update') this.#onUpdate(wire.params);
+    else if (wire.kind === 'request' && wire.method === 'session/request_permission') this.#onPermissionRequest(rpcKey(wire.id), wire.params);
+    else if (wire.kind === 'response') {
+      const key = rpcKey(wire.id);
+      const method = this.#outgoing.get(key);
+      this.#outgoing.delete(key);
+      if (method === 'session/prompt') {
+        const turn = this.#turn;
+        if (turn && turn.promptKey === key) this.#finishTurn(turn, wire);
+      } else if (method === 'session/load' && key === this.#loadKey) {
+        this.#endHistory(); // later updates are live, even before our continuation runs
+      }
+    }
+    // Traffic that produced no event still shows the agent alive (stall watchdog).
+    if (this.#ready && this.#lastEmitAt === emittedBefore && this.#context.now() - this.#lastEmitAt >= ACTIVITY_INTERVAL_MS) this.#emit({ type: 'activity' });
+  }
+
+  #onUpdate(params: unknown): void {
+    const update = readSessionUpdate(params);
+    if (!update) {
+      this.unhandled.push({ reason: 'malformed session/update', raw: params });
+      return;
+    }
+    if (update.sessionId !== this.sessionId) {
+      this.unhandled.push({ reason: `session/update for unknown session ${update.sessionId}`, raw: params });
+      return;
+    }
+    if (this.#loading) {
+      this.history.push(...this.#historyTranslator!.update(update));
+      return;
+    }
+    if (!this.#turn) this.lateMessages++;
+    for (const body of this.#translator!.update(update)) this.#emit(body);
+  }
+
+  #onPermissionRequest(key: string, params: unknown): void {
+    const request = readPermissionRequest(params);
+    if (!request || request.sessionId !== this.sessionId) {
+      // No answer registered: the SDK handler answers it with an invalid-params error.
+      this.unhandled.push({ reason: 'malformed session/request_permission or unknown session', raw: params });
+      return;
+    }
+    const permissions = this.#permissions!;
+    const pending = permissions.open(key, request.toolCall.toolCallId, request.options);
+    for (const body of this.#translator!.permissionToolCall(request.toolCall)) this.#emit(body);
+    const turn = this.#turn;
+    if (turn?.cancelled) {
+      permissions.settle(pending.requestId, { outcome: 'cancelled' }, 'turn cancelled');
+      return;
+    }
+    const call = request.toolCall;
+    this.#emit({
+      type: 'permission_request',
+      requestId: pending.requestId,
+      toolName: call.name ?? this.#translator!.toolName(call.toolCallId) ?? call.kind ?? 'tool',
+      input: call.rawInput ?? { ...(call.title !== undefined && { title: call.title }), ...(call.content && { content: call.content }), ...(call.locations && { locations: call.locations }) },
+      callId: call.toolCallId,
+      suggestions: request.options,
+    });
+    if (!turn) {
+      // Arrived after its turn ended (agents desync): answerable for the grace period only.
+      this.lateMessages++;
+      permissions.expireLater('no turn running');
+    }
+  }
+
+  // ------------------------------------------------------------------------------ the end
+
+  /**
+   * The SDK closed the connection. Normally because the agent exited (its stdout ended); if the
+   * process is still there after the drain time, the stream broke (e.g. a message over the size
+   * cap): the agent is unusable without it, so it is stopped and the failure reported.
+   */
+  #onConnectionClosed(): void {
+    this.#context.setTimeout(() => {
+      if (this.#processExited || this.#dead || this.#stopRequested || this.#killReason) return;
+      const reason = this.#conn?.signal.reason;
+      this.#emit({ type: 'error', kind: 'protocol', message: `acp engine: the connection to the agent closed: ${errorMessage(reason ?? 'unknown reason')}`, retryable: true });
+      this.#kill('connection closed');
+    }, EXIT_DRAIN_MS);
+  }
+
+  async #onExit(exit: ProcessExit): Promise<void> {
+    this.#processExited = true;
+    this.#record({ t: Math.round((performance.now() - this.#t0) * 1000) / 1000, dir: 'agent->client', exit: { code: exit.code, signal: exit.signal } });
+    await Promise.race([this.#stdoutEnd, this.#delay(EXIT_DRAIN_MS)]);
+    this.#conn?.close(new Error(`agent exited (code ${exit.code}, signal ${exit.signal})`));
+    this.#permissions?.cancelAll('agent exited');
+    await this.#terminals?.closeAll().catch(() => undefined);
+    if (this.#dead) return;
+    const expected = this.#stopRequested || this.#killReason !== undefined;
+    const turn = this.#turn;
+    if (turn && !turn.ended) {
+      this.#endTurn(turn, true);
+      if (this.#stopRequested || turn.cancelled) {
+        this.#emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
+      } else {
+        this.#emit({ type: 'error', kind: 'fatal', message: `acp agent exited during a turn (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
+        this.#emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO } });
+      }
+    } else if (!expected && (!this.#ready || exit.code !== 0 || exit.signal !== null)) {
+      this.#emit({ type: 'error', kind: 'fatal', message: `acp agent exited unexpectedly (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
+    }
+    this.#emitExited(exit, this.#stopRequested ? 'stopped' : (this.#killReason ?? 'process exited'));
+  }
+
+  /** Takes the agent down ourselves (not a stop() by the session). */
+  #kill(reason: string): void {
+    this.#killReason ??= reason;
+    this.#permissions?.cancelAll(reason);
+    void this.#terminals?.closeAll().catch(() => undefined);
+    void this.#proc?.stop();
+  }
+
+  #gone(): boolean {
+    return this.#dead || this.#stopRequested || this.#killReason !== undefined || this.#conn?.signal.aborted === true;
+  }
+
+  #stderrSuffix(): string {
+    const tail = this.stderrTail().trim();
+    return tail ? `; stderr: ${tail.slice(-2000)}` : '';
+  }
+
+  #withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+    if (!(ms > 0) || !Number.isFinite(ms)) return promise;
+    return new Promise<T>((resolvePromise, reject) => {
+      const timer = this.#context.setTimeout(() => reject(new AseError('ENGINE_ERROR', `acp engine: ${what} got no response within ${ms} ms`)), ms);
+      promise.then(
+        (value) => {
+          this.#context.clearTimeout(timer);
+          resolvePromise(value);
+        },
+        (error: unknown) => {
+          this.#context.clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #delay(ms: number): Promise<void> {
+    return new Promise((r) => this.#context.setTimeout(r, ms));
+  }
+
+  #emitExited(exit: ProcessExit, reason: string): void {
+    this.#emit({ type: 'exited', code: exit.code, signal: exit.signal, reason });
+  }
+
+  #assertRunning(what: string): void {
+    if (!this.#spec || !this.#proc || this.#dead || this.#stopRequested) {
+      throw new AseError('ENGINE_NOT_RUNNING', `acp engine: ${what}() while the engine is not running`);
+    }
+  }
+
+  #emit(body: AgentEventBody): void {
+    if (this.#dead || !this.#spec) return;
+    const at = this.#context.now();
+    this.#lastEmitAt = at;
+    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#spec.gen, at });
+    if (!parsed.success) {
+      this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
+      return;
+    }
+    const event = parsed.data;
+    if (event.type === 'exited') this.#dead = true;
+    this.#outbox.push(event);
+    if (event.type === 'exited') this.#resolveExited();
+  }
+}
+
+/** `<tmp>/ase-acp-<uid>/<agent>`: private to this user, stable across generations (for session/load). */
+function privateHome(name: string): string {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
+  const dir = join(tmpdir(), `ase-acp-${uid}`, name.replace(/[^A-Za-z0-9._-]/g, '_'));
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}

@@ -1,0 +1,93 @@
+/**
+ * The ACP client connection: every client method registered on an SDK `client()` app, plus `*`
+ * fallbacks, connected to the agent's stdio. The handlers only answer requests; interpreting the
+ * agent's messages (updates, permission prompts, prompt results) happens in wire order in the
+ * engine's tap (see traffic.ts for why).
+ *
+ * `session/update` and `session/request_permission` are registered with a pass-through parser:
+ * the SDK's strict schema would drop an update variant it does not know (or answer a slightly
+ * off permission request with an error) before the engine could look at it.
+ */
+import { client, RequestError, type ClientConnection, type Stream } from '@agentclientprotocol/sdk';
+import type { ConfinedFs } from './client-fs.js';
+import type { TerminalManager } from './client-terminal.js';
+import { rpcKey } from './messages.js';
+import type { PermissionOutcome } from './permissions.js';
+
+export const CLIENT_INFO = { name: 'agent-session-engine', title: 'agent-session-engine', version: '0.1.0' } as const;
+
+export interface AcpClientHandlers {
+  /** The answer to the agent's permission request with this JSON-RPC id, if the engine opened it. */
+  permissionAnswer(rpcKey: string): Promise<PermissionOutcome> | undefined;
+  /** Present when the caller enabled fs. */
+  fs(): ConfinedFs | undefined;
+  /** Present when the caller enabled terminals. */
+  terminals(): TerminalManager | undefined;
+  /** Throws a JSON-RPC error unless `sessionId` is this connection's session. */
+  checkSession(sessionId: unknown): void;
+  /** A request or notification no handler knows (logged and skipped by the engine). */
+  unhandled(kind: 'request' | 'notification', method: string, params: unknown): void;
+}
+
+const passThrough = (params: unknown): unknown => params;
+
+function require<T>(value: T | undefined, method: string): T {
+  // Not advertised, so a well-behaved agent never calls it; one that does gets "method not found".
+  if (value === undefined) throw RequestError.methodNotFound(method);
+  return value;
+}
+
+export function connectAcpClient(stream: Stream, h: AcpClientHandlers): ClientConnection {
+  return client({ name: CLIENT_INFO.name })
+    .onNotification('session/update', passThrough, () => {})
+    .onRequest('session/request_permission', passThrough, async ({ requestId, params }) => {
+      const answer = h.permissionAnswer(rpcKey(requestId));
+      if (!answer) throw RequestError.invalidParams(params, 'malformed session/request_permission, or for an unknown session');
+      return { outcome: await answer };
+    })
+    .onRequest('fs/read_text_file', async ({ params, method }) => {
+      const fs = require(h.fs(), method);
+      h.checkSession(params.sessionId);
+      return fs.readTextFile(params);
+    })
+    .onRequest('fs/write_text_file', async ({ params, method }) => {
+      const fs = require(h.fs(), method);
+      h.checkSession(params.sessionId);
+      return fs.writeTextFile(params);
+    })
+    .onRequest('terminal/create', async ({ params, method }) => {
+      const terminals = require(h.terminals(), method);
+      h.checkSession(params.sessionId);
+      return terminals.create(params);
+    })
+    .onRequest('terminal/output', async ({ params, method }) => {
+      const terminals = require(h.terminals(), method);
+      h.checkSession(params.sessionId);
+      return terminals.output(params);
+    })
+    .onRequest('terminal/wait_for_exit', async ({ params, method }) => {
+      const terminals = require(h.terminals(), method);
+      h.checkSession(params.sessionId);
+      return terminals.waitForExit(params);
+    })
+    .onRequest('terminal/kill', async ({ params, method }) => {
+      const terminals = require(h.terminals(), method);
+      h.checkSession(params.sessionId);
+      return terminals.kill(params);
+    })
+    .onRequest('terminal/release', async ({ params, method }) => {
+      const terminals = require(h.terminals(), method);
+      h.checkSession(params.sessionId);
+      return terminals.release(params);
+    })
+    // We advertise no elicitation capability; an agent asking anyway is declined, not left hanging.
+    .onRequest('elicitation/create', () => ({ action: 'decline' as const }))
+    .onNotification('elicitation/complete', () => {})
+    .onRequest('*', ({ method, params }) => {
+      h.unhandled('request', method, params);
+      throw RequestError.methodNotFound(method);
+    })
+    // Extension notifications (`_auth/status_update`, …) are informational.
+    .onNotification('*', ({ method, params }) => h.unhandled('notification', method, params))
+    .connect(stream);
+}

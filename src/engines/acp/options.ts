@@ -1,0 +1,149 @@
+/**
+ * Options of the `acp` engine. They come from two places — the factory (`acpEngine(options)`) and
+ * each start's `spec.options` (`createSession({ engineOptions })`) — and are merged with the
+ * start's values winning (`env` is merged key by key). The serializable part is validated with
+ * zod, so a typo'd type reads as one sentence instead of a failure deep inside the agent.
+ */
+import { z } from 'zod';
+import type { Readable, Writable } from 'node:stream';
+import { AseError } from '../../errors.js';
+import type { ProcessExit, ShutdownOptions, SpawnSupervisedOptions } from '../transport/process-supervisor.js';
+import { ACP_PRESET_NAMES, type AcpPresetName } from './presets.js';
+import type { TrafficEntry } from './traffic.js';
+
+/** What the engine needs of an agent process (a `SupervisedProcess` is one). */
+export interface AgentProcess {
+  readonly pid?: number;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderrTail?: { text(): string };
+  readonly exited: Promise<ProcessExit>;
+  /** Runs the stop ladder; resolves once the process (and its group) is gone. */
+  stop(): Promise<unknown>;
+}
+
+/** Replaces process spawning (tests replay recorded traffic through it). */
+export type AgentSpawner = (request: SpawnSupervisedOptions) => Promise<AgentProcess>;
+
+export interface AcpFsOptions {
+  /** Advertise `fs.readTextFile`/`fs.writeTextFile` and serve them, confined to workDir + extraRoots. */
+  enabled: boolean;
+  extraRoots?: string[];
+  maxReadBytes?: number;
+  maxWriteBytes?: number;
+}
+
+export interface AcpTerminalOptions {
+  /** Advertise `terminal` and run the agent's shell commands (arbitrary execution: opt in knowingly). */
+  enabled: boolean;
+  extraRoots?: string[];
+  /** Environment of terminal commands. Default: the allow-listed part of the agent's environment. */
+  env?: Record<string, string>;
+  maxTerminals?: number;
+  defaultOutputByteLimit?: number;
+  wallClockMs?: number;
+}
+
+export interface AcpEngineOptions {
+  /** Which known agent to run (see presets.ts). Ignored when `command` is given. */
+  preset?: AcpPresetName;
+  /** Any other ACP agent: the executable (no shell) … */
+  command?: string;
+  /** … and its arguments. */
+  args?: string[];
+  /** Extra environment for the agent (wins over everything else). */
+  env?: Record<string, string>;
+  /** Host variables passed through by name (e.g. `GEMINI_API_KEY`); the rest of process.env is not. */
+  passEnv?: string[];
+  /**
+   * The agent's HOME: `'private'` (default) = a per-user, per-agent directory under the OS temp
+   * dir, kept across generations so `session/load` finds the agent's saved sessions; `'inherit'`
+   * = the host's HOME (a real account's credentials); or a path. `env.HOME` overrides all three.
+   */
+  home?: 'private' | 'inherit' | (string & {});
+  fs?: AcpFsOptions;
+  terminal?: AcpTerminalOptions;
+  /** `mcpServers` of session/new and session/load (ACP shapes). Default none. */
+  mcpServers?: unknown[];
+  /** `additionalDirectories` of session/new and session/load, when the agent supports them. */
+  additionalDirectories?: string[];
+  /** `session/set_mode` right after the session exists (e.g. codex `read-only`). */
+  modeId?: string;
+  /** `authenticate` after initialize (most agents take credentials from the environment instead). */
+  authenticate?: { methodId: string; _meta?: Record<string, unknown> };
+  /** When `session/load` fails: start a new session (default, reported as an error event) or fail. */
+  loadFallback?: 'new' | 'fail';
+  /** Timeout of `initialize` (and `authenticate`). Default 60 s. */
+  initializeTimeoutMs?: number;
+  /** Timeout of session/new, session/load and set_mode. Default 60 s. */
+  sessionTimeoutMs?: number;
+  /** How long a cancelled turn may take to end before the agent is stopped. Default 8 s. */
+  cancelTimeoutMs?: number;
+  /** How long a permission request may stay open after its turn ended. Default 2 s. */
+  permissionGraceMs?: number;
+  shutdown?: ShutdownOptions;
+  /** Receives every message both ways, in wire order (fixtures, debugging). */
+  tap?: (entry: TrafficEntry) => void;
+  /** Replaces process spawning (tests). */
+  spawn?: AgentSpawner;
+}
+
+const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
+const ms = z.number().int().nonnegative();
+
+const OptionsSchema = z.object({
+  preset: z.enum(ACP_PRESET_NAMES).optional(),
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  passEnv: z.array(z.string()).optional(),
+  home: z.string().min(1).optional(),
+  fs: z
+    .object({
+      enabled: z.boolean(),
+      extraRoots: z.array(z.string()).optional(),
+      maxReadBytes: z.number().int().positive().optional(),
+      maxWriteBytes: z.number().int().positive().optional(),
+    })
+    .optional(),
+  terminal: z
+    .object({
+      enabled: z.boolean(),
+      extraRoots: z.array(z.string()).optional(),
+      env: z.record(z.string(), z.string()).optional(),
+      maxTerminals: z.number().int().positive().optional(),
+      defaultOutputByteLimit: z.number().int().positive().optional(),
+      wallClockMs: z.number().int().positive().optional(),
+    })
+    .optional(),
+  mcpServers: z.array(z.unknown()).optional(),
+  additionalDirectories: z.array(z.string()).optional(),
+  modeId: z.string().min(1).optional(),
+  authenticate: z.object({ methodId: z.string().min(1), _meta: z.record(z.string(), z.unknown()).optional() }).optional(),
+  loadFallback: z.enum(['new', 'fail']).optional(),
+  initializeTimeoutMs: ms.optional(),
+  sessionTimeoutMs: ms.optional(),
+  cancelTimeoutMs: ms.optional(),
+  permissionGraceMs: ms.optional(),
+  shutdown: z.object({ stdinGraceMs: ms.optional(), termGraceMs: ms.optional(), killWaitMs: ms.optional() }).optional(),
+  tap: fn<(entry: TrafficEntry) => void>('tap').optional(),
+  spawn: fn<AgentSpawner>('spawn').optional(),
+});
+
+/** Factory options overlaid with a start's `spec.options` (unknown keys are ignored: engineOptions are shared). */
+export function resolveAcpOptions(factory: AcpEngineOptions, fromSpec: Record<string, unknown>): AcpEngineOptions {
+  const parsed = OptionsSchema.safeParse(fromSpec);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`).join('; ');
+    throw new AseError('INVALID_OPTIONS', `acp engine options: ${problems}`);
+  }
+  const spec = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as AcpEngineOptions;
+  const merged: AcpEngineOptions = { ...factory, ...spec };
+  if (factory.env || spec.env) merged.env = { ...factory.env, ...spec.env };
+  // A start that names its own command does not inherit the factory's preset-specific argv.
+  if (spec.preset !== undefined && spec.command === undefined) {
+    delete merged.command;
+    delete merged.args;
+  }
+  return merged;
+}

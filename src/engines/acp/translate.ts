@@ -1,0 +1,280 @@
+/**
+ * A pure, stateful translator from ACP `session/update`s (and a permission request's `toolCall`)
+ * to AgentEvent bodies, tolerant of every ordering seen in the wild (reference "acp.md" §5):
+ *
+ * - Tool calls are upserted by `toolCallId` and created on first sight from ANY source
+ *   (`tool_call`, `tool_call_update`, or a permission request): codex asks before its `tool_call`,
+ *   gemini never sends one, claude-code-acp sends `tool_call` twice. A later update that changes
+ *   a call's name, title or input re-emits `tool_call` with the same `callId` (an upsert for
+ *   consumers); `tool_result` is emitted exactly once per id.
+ * - Empty text chunks are skipped (Claude starts every message with `""`).
+ * - Streamed text is also assembled into `message` events (one per text run between tool calls),
+ *   because text deltas are ephemeral and the transcript keeps only messages.
+ *
+ * Never throws; input it cannot use is recorded in `skipped`.
+ */
+import type { AgentEventBody, ContentBlock } from '../../events/agent-event.js';
+import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
+
+export interface SkippedInput {
+  reason: string;
+  raw: unknown;
+}
+
+/** Session state the agent reports that has no AgentEvent (kept for callers and diagnostics). */
+export interface AcpSessionInfo {
+  plan?: unknown[];
+  availableCommands?: unknown[];
+  currentModeId?: string;
+  configOptions?: unknown[];
+  title?: string;
+  /** Tokens in context and the window size, from `usage_update`. */
+  context?: { used: number; size: number };
+  /** Cumulative session cost from `usage_update` (any currency). */
+  cost?: { amount: number; currency: string };
+}
+
+export interface AcpTranslatorOptions {
+  /** Prefix of synthetic message ids (agents rarely send `messageId`), e.g. `acp-3`. */
+  idPrefix: string;
+  /**
+   * Report `user_message_chunk`s as user messages. Only for history replay: live ones echo the
+   * prompt we sent.
+   */
+  includeUserMessages?: boolean;
+}
+
+interface ToolState {
+  callId: string;
+  name?: string;
+  title?: string;
+  kind?: string;
+  status?: string;
+  input?: unknown;
+  content?: unknown[];
+  rawOutput?: unknown;
+  /** What the last emitted `tool_call` said (name, title, input), to emit upserts only on change. */
+  emitted?: string;
+  resultEmitted: boolean;
+  denied: boolean;
+}
+
+interface OpenMessage {
+  id: string;
+  role: 'assistant' | 'user';
+  blocks: ContentBlock[];
+}
+
+const FINISHED = new Set(['completed', 'failed']);
+
+export class AcpTranslator {
+  readonly skipped: SkippedInput[] = [];
+  readonly info: AcpSessionInfo = {};
+  readonly #options: AcpTranslatorOptions;
+  readonly #tools = new Map<string, ToolState>();
+  #turn = 0;
+  #segment = 0;
+  #message: OpenMessage | undefined;
+  #thinking = false;
+
+  constructor(options: AcpTranslatorOptions) {
+    this.#options = options;
+  }
+
+  /** Starts a new turn: message ids restart their segment count under the new turn number. */
+  beginTurn(): void {
+    this.#turn++;
+    this.#segment = 0;
+  }
+
+  /** The host rejected this call's permission: its failure is reported as `denied`. */
+  noteDenied(callId: string): void {
+    const tool = this.#tools.get(callId);
+    if (tool) tool.denied = true;
+    else this.#tools.set(callId, { callId, resultEmitted: false, denied: true });
+  }
+
+  /** The best name known for a call (agents name tools in some messages only). */
+  toolName(callId: string): string | undefined {
+    const tool = this.#tools.get(callId);
+    return tool?.name ?? tool?.kind;
+  }
+
+  /** Tool calls seen but not finished yet. */
+  openToolCalls(): string[] {
+    return [...this.#tools.values()].filter((t) => t.emitted !== undefined && !t.resultEmitted).map((t) => t.callId);
+  }
+
+  update(u: AcpSessionUpdate): AgentEventBody[] {
+    try {
+      return this.#update(u);
+    } catch (error) {
+      this.skipped.push({ reason: `translator failure: ${String(error)}`, raw: u.update });
+      return [];
+    }
+  }
+
+  /** The `toolCall` of a permission request: creates or updates the call (never a result). */
+  permissionToolCall(fields: AcpToolCallFields): AgentEventBody[] {
+    const { status: _ignored, ...withoutStatus } = fields;
+    return [...this.#stopThinking(), ...this.#flushMessage(), ...this.#upsert(withoutStatus)];
+  }
+
+  /**
+   * Ends the turn: closes the open message and thinking. A call the host denied ends `denied`;
+   * when the turn was cancelled, every other open call ends `cancelled` (nothing will finish it).
+   */
+  endTurn({ cancelled }: { cancelled: boolean }): AgentEventBody[] {
+    const out = [...this.#stopThinking(), ...this.#flushMessage()];
+    for (const tool of this.#tools.values()) {
+      if (tool.emitted === undefined || tool.resultEmitted) continue;
+      if (tool.denied) out.push(this.#result(tool, 'denied'));
+      else if (cancelled) out.push(this.#result(tool, 'cancelled'));
+    }
+    return out;
+  }
+
+  #update(u: AcpSessionUpdate): AgentEventBody[] {
+    const update = u.update;
+    switch (u.kind) {
+      case 'agent_message_chunk':
+        return this.#chunk('assistant', 'text', update);
+      case 'agent_thought_chunk':
+        return this.#chunk('assistant', 'thinking', update);
+      case 'user_message_chunk':
+        return this.#options.includeUserMessages ? this.#chunk('user', 'text', update) : [];
+      case 'tool_call':
+      case 'tool_call_update': {
+        const fields = readToolCallFields(update);
+        if (!fields) {
+          this.skipped.push({ reason: `${u.kind} without a toolCallId`, raw: update });
+          return [];
+        }
+        return [...this.#stopThinking(), ...this.#flushMessage(), ...this.#upsert(fields)];
+      }
+      case 'plan':
+        if (Array.isArray(update['entries'])) this.info.plan = update['entries'];
+        return [];
+      case 'available_commands_update':
+        if (Array.isArray(update['availableCommands'])) this.info.availableCommands = update['availableCommands'];
+        return [];
+      case 'current_mode_update':
+        if (typeof update['currentModeId'] === 'string') this.info.currentModeId = update['currentModeId'];
+        return [];
+      case 'config_option_update':
+        if (Array.isArray(update['configOptions'])) this.info.configOptions = update['configOptions'];
+        return [];
+      case 'session_info_update':
+        if (typeof update['title'] === 'string') this.info.title = update['title'];
+        return [];
+      case 'usage_update': {
+        const { used, size, cost } = update;
+        if (typeof used === 'number' && typeof size === 'number') this.info.context = { used, size };
+        if (isRecord(cost) && typeof cost['amount'] === 'number' && typeof cost['currency'] === 'string') {
+          this.info.cost = { amount: cost['amount'], currency: cost['currency'] };
+        }
+        return [];
+      }
+      default:
+        this.skipped.push({ reason: `unknown session/update "${u.kind}"`, raw: update });
+        return [];
+    }
+  }
+
+  #chunk(role: 'assistant' | 'user', block: 'text' | 'thinking', update: Record<string, unknown>): AgentEventBody[] {
+    const text = contentText(update['content']);
+    if (text === undefined) {
+      this.skipped.push({ reason: 'chunk without usable content', raw: update });
+      return [];
+    }
+    if (text === '') return [];
+    const out: AgentEventBody[] = block === 'thinking' ? this.#startThinking() : this.#stopThinking();
+    const messageId = typeof update['messageId'] === 'string' ? update['messageId'] : undefined;
+    if (this.#message && (this.#message.role !== role || (messageId !== undefined && messageId !== this.#message.id))) {
+      out.push(...this.#flushMessage());
+    }
+    this.#message ??= { id: messageId ?? `${this.#options.idPrefix}-t${this.#turn}-m${this.#segment}`, role, blocks: [] };
+    const last = this.#message.blocks.at(-1);
+    if (last && last.type === block) last.text += text;
+    else this.#message.blocks.push({ type: block, text });
+    if (block === 'text' && role === 'assistant') out.push({ type: 'text_delta', messageId: this.#message.id, text });
+    return out;
+  }
+
+  #startThinking(): AgentEventBody[] {
+    if (this.#thinking) return [];
+    this.#thinking = true;
+    return [{ type: 'thinking', active: true }];
+  }
+
+  #stopThinking(): AgentEventBody[] {
+    if (!this.#thinking) return [];
+    this.#thinking = false;
+    return [{ type: 'thinking', active: false }];
+  }
+
+  #flushMessage(): AgentEventBody[] {
+    const message = this.#message;
+    if (!message) return [];
+    this.#message = undefined;
+    this.#segment++;
+    if (message.blocks.length === 0) return [];
+    return [{ type: 'message', role: message.role, id: message.id, blocks: message.blocks }];
+  }
+
+  #upsert(fields: AcpToolCallFields): AgentEventBody[] {
+    let tool = this.#tools.get(fields.toolCallId);
+    if (!tool) {
+      tool = { callId: fields.toolCallId, resultEmitted: false, denied: false };
+      this.#tools.set(tool.callId, tool);
+    }
+    if (fields.name !== undefined) tool.name = fields.name;
+    if (fields.title !== undefined) tool.title = fields.title;
+    if (fields.kind !== undefined) tool.kind = fields.kind;
+    if (fields.status !== undefined) tool.status = fields.status;
+    if (fields.content !== undefined) tool.content = fields.content;
+    if (fields.rawOutput !== undefined) tool.rawOutput = fields.rawOutput;
+    // An empty `{}` (claude's first `tool_call`) never replaces a real input.
+    if (fields.rawInput !== undefined && !(isEmptyObject(fields.rawInput) && tool.input !== undefined)) tool.input = fields.rawInput;
+    if (tool.resultEmitted) return [];
+    const out: AgentEventBody[] = [];
+    const call = this.#callEvent(tool);
+    const key = JSON.stringify([call.name, call.title ?? null, call.input]);
+    if (tool.emitted !== key) {
+      tool.emitted = key;
+      out.push(call);
+    }
+    if (tool.status !== undefined && FINISHED.has(tool.status)) {
+      out.push(this.#result(tool, tool.status === 'completed' ? 'completed' : tool.denied ? 'denied' : 'failed'));
+    }
+    return out;
+  }
+
+  #callEvent(tool: ToolState): Extract<AgentEventBody, { type: 'tool_call' }> {
+    return {
+      type: 'tool_call',
+      callId: tool.callId,
+      name: tool.name ?? tool.kind ?? 'tool',
+      input: tool.input ?? {},
+      ...(tool.title !== undefined && { title: tool.title }),
+    };
+  }
+
+  #result(tool: ToolState, status: 'completed' | 'failed' | 'denied' | 'cancelled'): AgentEventBody {
+    tool.resultEmitted = true;
+    const output: Record<string, unknown> = {};
+    if (tool.content !== undefined) output['content'] = tool.content;
+    if (tool.rawOutput !== undefined) output['rawOutput'] = tool.rawOutput;
+    return {
+      type: 'tool_result',
+      callId: tool.callId,
+      status,
+      ...(Object.keys(output).length > 0 && { output }),
+      isError: status !== 'completed',
+    };
+  }
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return isRecord(value) && Object.keys(value).length === 0;
+}

@@ -1,0 +1,148 @@
+/**
+ * Helpers for running the real, pinned ACP agents hermetically (reference "acp.md" §4): a per-test
+ * root with HOME/tmp/work below it, environments built from scratch (never a copy of
+ * process.env) pointing the agent at OUR mock on 127.0.0.1, the suite's orphan-check marker, and
+ * a /proc scan for leftovers.
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentEvent } from '../../src/events/agent-event.js';
+import type { AcpEngine } from '../../src/engines/acp/index.js';
+import type { EngineFactory } from '../../src/engines/engine.js';
+import { hermeticClaudeEnv } from './claude-hermetic.js';
+import { testRunEnv } from './orphan-check.js';
+
+export const GEMINI_PINNED_VERSION = '0.61.0';
+export const CLAUDE_CODE_ACP_PINNED_VERSION = '0.16.2';
+
+export interface AcpHermetic {
+  root: string;
+  home: string;
+  work: string;
+  env: Record<string, string>;
+}
+
+function dirs(root: string): { home: string; tmp: string; work: string } {
+  const d = { home: join(root, 'home'), tmp: join(root, 'tmp'), work: join(root, 'work') };
+  for (const dir of Object.values(d)) mkdirSync(dir, { recursive: true });
+  return d;
+}
+
+/** gemini-cli 0.61.0 `--acp` against the Gemini mock (`GOOGLE_GEMINI_BASE_URL` = auth type gateway). */
+export function hermeticGemini({ port, root }: { port: number; root: string }): AcpHermetic {
+  const { home, tmp, work } = dirs(root);
+  mkdirSync(join(home, '.gemini'), { recursive: true });
+  writeFileSync(
+    join(home, '.gemini', 'settings.json'),
+    JSON.stringify({
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+    }),
+  );
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    TMPDIR: tmp,
+    LANG: 'C.UTF-8',
+    GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${port}`,
+    GEMINI_API_KEY: 'mock-key',
+    GEMINI_CLI_TRUST_WORKSPACE: 'true',
+    GEMINI_CLI_NO_RELAUNCH: 'true',
+    ...testRunEnv(),
+  };
+  return { root, home, work, env };
+}
+
+/** claude-code-acp 0.16.2 against the Anthropic mock (the agent passes its env on to Claude Code). */
+export function hermeticClaudeCodeAcp({ port, root }: { port: number; root: string }): AcpHermetic {
+  const { work } = dirs(root);
+  const env = { ...hermeticClaudeEnv({ port, root }), ...testRunEnv() };
+  return { root, home: env['HOME']!, work, env };
+}
+
+/**
+ * pids of ours: the command line mentions `marker` (our temp root), or the environment does (the
+ * hermetic HOME lives under it; terminals inherit it).
+ */
+export function processesUnder(marker: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (/\) Z /.test(stat)) continue;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
+      if (cmdline.includes(marker) || environ.includes(marker)) found.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** Waits until no process of ours is left (the stop ladder's last SIGKILLs need a moment). */
+export async function waitNoProcessesUnder(marker: string, ms = 3_000): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  let left = processesUnder(marker);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = processesUnder(marker);
+  }
+  return left;
+}
+
+/** A factory wrapper that hands out the engines it created (for engine-specific accessors). */
+export function capturing(inner: EngineFactory): { factory: EngineFactory; engines: AcpEngine[] } {
+  const engines: AcpEngine[] = [];
+  return {
+    engines,
+    factory: {
+      ...inner,
+      create: (context) => {
+        const engine = inner.create(context) as AcpEngine;
+        engines.push(engine);
+        return engine;
+      },
+    },
+  };
+}
+
+/** Collects an engine's events and resolves waits on them. */
+export class EventLog {
+  readonly events: AgentEvent[] = [];
+  #waiters: Array<{ pred: (e: AgentEvent) => boolean; resolve: (e: AgentEvent) => void; from: number }> = [];
+
+  readonly push = (event: AgentEvent): void => {
+    this.events.push(event);
+    this.#waiters = this.#waiters.filter((w) => {
+      if (!w.pred(event)) return true;
+      w.resolve(event);
+      return false;
+    });
+  };
+
+  /** The next event (after the current end of the log) matching `pred`. */
+  next<T extends AgentEvent['type']>(type: T, what = type, ms = 30_000, pred: (e: Extract<AgentEvent, { type: T }>) => boolean = () => true): Promise<Extract<AgentEvent, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${this.events.map((e) => e.type).join(',')}`)), ms);
+      this.#waiters.push({
+        from: this.events.length,
+        pred: (e) => e.type === type && pred(e as Extract<AgentEvent, { type: T }>),
+        resolve: (e) => {
+          clearTimeout(timer);
+          resolve(e as Extract<AgentEvent, { type: T }>);
+        },
+      });
+    });
+  }
+
+  of<T extends AgentEvent['type']>(type: T): Extract<AgentEvent, { type: T }>[] {
+    return this.events.filter((e): e is Extract<AgentEvent, { type: T }> => e.type === type);
+  }
+
+  text(): string {
+    return this.of('text_delta').map((e) => e.text).join('');
+  }
+}
