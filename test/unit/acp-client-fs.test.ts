@@ -164,6 +164,14 @@ describe('reads that escape are denied with -32602', () => {
     await expectDenied(read(join(work, 'loop')), /symlink loop/);
   });
 
+  it('a path that can only name a directory (trailing /, /. or /..)', async () => {
+    await expectDenied(read(`${work}/a.txt/`), /names a directory/);
+    await expectDenied(write(`${work}/new.txt/`, 'x'), /names a directory/);
+    await expectDenied(write(`${work}/sub/.`, 'x'), /names a directory/);
+    await expectDenied(write(`${work}/sub/deep/..`, 'x'), /names a directory/);
+    expect(existsSync(join(work, 'new.txt'))).toBe(false);
+  });
+
   it('a path continuing below a regular file', async () => {
     await expectDenied(read(join(work, 'a.txt', 'x')), /non-directory/);
     await expectDenied(read(`${work}/a.txt/.`), /non-directory/);
@@ -352,6 +360,7 @@ describe('confinement primitives', () => {
       existing: join(work, 'sub'),
       missing: ['new', 'f.txt'],
       target: join(work, 'sub', 'new', 'f.txt'),
+      namesDirectory: false,
     });
   });
 

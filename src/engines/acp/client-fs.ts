@@ -147,6 +147,7 @@ export class ConfinedFs {
     sessionIdOf(params);
     const { first, count } = lineRange(params.line, params.limit);
     const confined = await confinePath(params.path, this.roots);
+    if (confined.namesDirectory) throw denied(`${params.path} names a directory, not a file`, { path: params.path });
     if (confined.missing.length > 0) return { content: '' };
     let handle: FileHandle;
     try {
@@ -182,6 +183,7 @@ export class ConfinedFs {
       throw denied(`content is ${bytes.length} bytes, larger than the write limit of ${this.maxWriteBytes} bytes`, { path: params.path, size: bytes.length, maxWriteBytes: this.maxWriteBytes });
     }
     const confined = await confinePath(params.path, this.roots);
+    if (confined.namesDirectory) throw denied(`${params.path} names a directory, not a file`, { path: params.path });
     let handle: FileHandle;
     try {
       handle = confined.missing.length === 0 ? await open(confined.target, WRITE_FLAGS) : await this.create(confined.existing, confined.missing, params.path);

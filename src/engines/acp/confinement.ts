@@ -81,6 +81,8 @@ export interface ConfinedPath {
   missing: string[];
   /** `existing` joined with `missing`: the canonical path to operate on. */
   target: string;
+  /** The path ends in '/', '/.' or '/..', so it can only name a directory (never a file to read or write). */
+  namesDirectory: boolean;
 }
 
 /** Checks the shape of the path (rule 1) and splits it into components, keeping '.' and '..'. */
@@ -118,18 +120,19 @@ async function deepestExisting(parts: readonly string[], requested: string): Pro
 export async function confinePath(requested: unknown, roots: readonly string[], what = 'path'): Promise<ConfinedPath> {
   const parts = components(requested, what);
   const path = requested as string;
+  const namesDirectory = /\/(\.{0,2})$/.test(path);
   const { existing, rest } = await deepestExisting(parts, path);
   if (!isWithinAny(roots, existing)) {
     throw denied(`${what} is outside the allowed directories: ${path} resolves to ${existing}, allowed: ${roots.join(', ')}`, { path, resolved: existing, roots });
   }
-  if (rest.length === 0) return { requested: path, existing, missing: [], target: existing };
+  if (rest.length === 0) return { requested: path, existing, missing: [], target: existing, namesDirectory };
   if (rest.includes('..')) throw denied(`${what} has '..' below a directory that does not exist: ${path}`, { path });
   // The deepest existing part must be a directory for anything below it to make sense; this
   // also refuses "file.txt/." style paths that realpath(3) would reject with ENOTDIR.
   const existingStat = await lstat(existing);
   if (!existingStat.isDirectory()) throw denied(`${what} continues below a non-directory: ${path}`, { path, resolved: existing });
   const missing = rest.filter((c) => c !== '.');
-  if (missing.length === 0) return { requested: path, existing, missing, target: existing };
+  if (missing.length === 0) return { requested: path, existing, missing, target: existing, namesDirectory };
   // realpath failed below `existing`, so if the next entry exists at all it is a symlink whose
   // target is missing (or it appeared just now). Creating through it would follow the link.
   const first = join(existing, missing[0]!);
@@ -141,7 +144,7 @@ export async function confinePath(requested: unknown, roots: readonly string[], 
     const why = firstStat.isSymbolicLink() ? 'is a symlink whose target does not exist' : 'appeared while the path was being resolved';
     throw denied(`${what} component ${first} ${why}: ${path}`, { path, component: first });
   }
-  return { requested: path, existing, missing, target: join(existing, ...missing) };
+  return { requested: path, existing, missing, target: join(existing, ...missing), namesDirectory };
 }
 
 /**
