@@ -1,0 +1,249 @@
+/**
+ * The `codex` engine: the pinned `codex app-server` (0.169.0), JSON-RPC over stdio, one process
+ * and one thread per runner generation (reference codex.md §5).
+ *
+ * Lifecycle: spawn `codex [-c k=v…] app-server` → `initialize` → `initialized` →
+ * `thread/start` (or `thread/resume {threadId: resumeToken}` after a restart) →
+ * `session_identified {resumeToken: thread.id, transcriptPath: thread.path}` → `ready`.
+ * Each message is a `turn/start`; `turn/completed` ends it; `abort()` is `turn/interrupt`.
+ * Approvals are server→client requests (`item/commandExecution/requestApproval`,
+ * `item/fileChange/requestApproval`) held open until `answerPermission`; every other server
+ * request is answered with a JSON-RPC error by the peer.
+ */
+import type { PermissionDecision, UserMessage } from '../../../effects/effect.js';
+import type { EngineCapabilities, EngineContext } from '../../engine.js';
+import { resolveCodexAppServerBinary, type ResolvedCodexBinary } from '../binary.js';
+import { configOverrideArgs } from '../config-overrides.js';
+import { CodexEngineBase, errorMessage } from '../engine-base.js';
+import { JsonRpcHandlerError } from '../json-rpc.js';
+import type { CodexEngineOptions } from '../options.js';
+import { commandDecision, fileChangeDecision } from './decisions.js';
+import type { InitializeParams, ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams } from './protocol/index.js';
+import { CommandApprovalParamsSchema, FileChangeApprovalParamsSchema, ServerRequestResolvedSchema, ThreadStartResponseSchema, TurnStartResponseSchema } from './schemas.js';
+import { AppServerTranslator } from './translate.js';
+
+export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
+  // turn/start on an active turn steers it instead of queueing; the engine queues instead.
+  streamingInput: false,
+  permissions: true,
+  interrupt: true,
+  resume: true,
+  localMode: false,
+  transcriptTail: false,
+  cost: false,
+});
+
+export type CodexAppServerEngineOptions = CodexEngineOptions;
+
+/** `clientInfo.name`: Codex sends it upstream as the `originator` header. */
+const CLIENT_NAME = 'agent_session_engine';
+const CLIENT_VERSION = '0.1.0';
+
+const INVALID_PARAMS = -32602;
+
+interface PendingApproval {
+  rpcId: string | number;
+  kind: 'command' | 'fileChange';
+  callId: string;
+  resolve: (result: unknown) => void;
+}
+
+export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOptions> {
+  readonly capabilities = CODEX_CAPABILITIES;
+  protected readonly engineName = 'codex';
+  protected readonly jsonrpcField = false;
+  readonly #translator = new AppServerTranslator();
+  readonly #approvals = new Map<string, PendingApproval>();
+  /** Resolves with the running turn's id once `turn/start` answered (interrupt needs it). */
+  #turnIdReady: Promise<string | undefined> = Promise.resolve(undefined);
+  /** Thread id of this generation (= the resume token). */
+  threadId: string | undefined;
+  /** Rollout file of the thread (`thread.path`). */
+  transcriptPath: string | undefined;
+
+  constructor(context: EngineContext, options: CodexAppServerEngineOptions = {}) {
+    super(context, options);
+  }
+
+  /** Unknown / malformed / stale upstream messages, including the translator's. */
+  get skippedInput(): readonly { reason: string; raw: unknown }[] {
+    return [...this.skipped, ...this.#translator.skipped];
+  }
+
+  protected resolveDefaultBinary(): ResolvedCodexBinary {
+    return resolveCodexAppServerBinary();
+  }
+
+  protected commandArgs(): string[] {
+    return [...configOverrideArgs(this.options.config), 'app-server'];
+  }
+
+  protected get turnActive(): boolean {
+    return this.#translator.turnRunning;
+  }
+
+  protected registerHandlers(): void {
+    this.peer.handle('item/commandExecution/requestApproval', (params, id) => this.#ask('command', params, id));
+    this.peer.handle('item/fileChange/requestApproval', (params, id) => this.#ask('fileChange', params, id));
+  }
+
+  protected async handshake(): Promise<void> {
+    const timeoutMs = this.options.initializeTimeoutMs ?? 60_000;
+    const init: InitializeParams = {
+      clientInfo: { name: CLIENT_NAME, title: null, version: CLIENT_VERSION },
+      capabilities: { experimentalApi: false, requestAttestation: false },
+    };
+    await this.peer.request('initialize', init, { timeoutMs });
+    await this.peer.notify('initialized');
+    const common = {
+      cwd: this.spec.workDir,
+      ...(this.options.approvalPolicy && { approvalPolicy: this.options.approvalPolicy }),
+      ...(this.options.sandbox && { sandbox: this.options.sandbox }),
+      ...(this.options.model && { model: this.options.model }),
+      ...(this.options.developerInstructions !== undefined && { developerInstructions: this.options.developerInstructions }),
+    };
+    let raw: unknown;
+    if (this.spec.resumeToken) {
+      const params: ThreadResumeParams = { threadId: this.spec.resumeToken, excludeTurns: true, ...common };
+      try {
+        raw = await this.peer.request('thread/resume', params, { timeoutMs });
+      } catch (error) {
+        throw new Error(`thread/resume ${this.spec.resumeToken} failed: ${errorMessage(error)}`, { cause: error });
+      }
+    } else {
+      const params: ThreadStartParams = common;
+      raw = await this.peer.request('thread/start', params, { timeoutMs });
+    }
+    const parsed = ThreadStartResponseSchema.safeParse(raw);
+    if (!parsed.success) throw new Error(`unexpected thread response: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const { thread } = parsed.data;
+    this.threadId = thread.id;
+    this.transcriptPath = thread.path ?? undefined;
+    this.#translator.setThread(thread.id);
+    this.emit({ type: 'session_identified', resumeToken: thread.id, ...(thread.path && { transcriptPath: thread.path }) });
+  }
+
+  protected async startTurn(message: UserMessage): Promise<void> {
+    const threadId = this.threadId!;
+    this.#translator.beginTurn();
+    const params: TurnStartParams = { threadId, input: [{ type: 'text', text: message.text, text_elements: [] }] };
+    let settle!: (turnId: string | undefined) => void;
+    this.#turnIdReady = new Promise((resolve) => (settle = resolve));
+    try {
+      const raw = await this.peer.request('turn/start', params);
+      const parsed = TurnStartResponseSchema.safeParse(raw);
+      if (!parsed.success) {
+        this.noteSkipped(`unexpected turn/start response: ${parsed.error.issues[0]?.message}`, raw);
+        settle(this.#translator.turnId);
+        return;
+      }
+      this.#translator.adoptTurnId(parsed.data.turn.id);
+      settle(parsed.data.turn.id);
+    } catch (error) {
+      settle(undefined);
+      if (this.isStopping) return;
+      this.emitAll(this.#translator.endTurn('failed', { message: `codex: turn/start failed: ${errorMessage(error)}` }));
+      this.dispatchQueued();
+    }
+  }
+
+  protected async interruptTurn(timeoutMs: number): Promise<void> {
+    if (!this.#translator.turnRunning) return;
+    const turnId = await this.#turnIdReady;
+    if (!this.#translator.turnRunning) return;
+    if (turnId === undefined) {
+      this.emitAll(this.#translator.endTurn('cancelled'));
+      return;
+    }
+    const params: TurnInterruptParams = { threadId: this.threadId!, turnId };
+    // The interrupted turn ends with `turn/completed {status: interrupted}`; if that never comes,
+    // the turn is closed here so the session does not wait forever.
+    const guard = this.context.setTimeout(() => {
+      if (this.#translator.turnRunning && this.#translator.turnId === turnId) {
+        this.noteSkipped('turn/interrupt: no turn/completed in time; turn closed locally', { turnId });
+        this.emitAll(this.#translator.endTurn('cancelled'));
+        this.dispatchQueued();
+      }
+    }, timeoutMs);
+    try {
+      await this.peer.request('turn/interrupt', params, { timeoutMs });
+    } catch (error) {
+      this.context.clearTimeout(guard);
+      if (this.#translator.turnRunning && this.#translator.turnId === turnId && !this.isStopping) {
+        this.noteSkipped(`turn/interrupt failed: ${errorMessage(error)}`, params);
+        this.emitAll(this.#translator.endTurn('cancelled'));
+        this.dispatchQueued();
+      }
+    }
+  }
+
+  protected async answer(requestId: string, decision: PermissionDecision): Promise<void> {
+    const pending = this.#approvals.get(requestId);
+    // Already answered, or resolved by Codex itself (turn ended / interrupted): nothing to send.
+    if (!pending) return;
+    this.#approvals.delete(requestId);
+    if (decision.behavior === 'deny') this.#translator.noteDenied(pending.callId);
+    pending.resolve({ decision: pending.kind === 'command' ? commandDecision(decision) : fileChangeDecision(decision) });
+  }
+
+  protected onNotification(method: string, params: unknown): void {
+    if (method === 'serverRequest/resolved') {
+      this.#onResolved(params);
+      return;
+    }
+    const bodies = this.#translator.translate(method, params);
+    this.emitAll(bodies);
+    if (bodies.some((b) => b.type === 'turn_complete')) this.dispatchQueued();
+  }
+
+  /** Ids of permission requests still waiting for `answerPermission`. */
+  get pendingPermissions(): string[] {
+    return [...this.#approvals.keys()];
+  }
+
+  #ask(kind: 'command' | 'fileChange', params: unknown, rpcId: string | number): Promise<unknown> {
+    const requestId = `g${this.spec.gen}-${rpcId}`;
+    if (kind === 'command') {
+      const parsed = CommandApprovalParamsSchema.safeParse(params);
+      if (!parsed.success) throw new JsonRpcHandlerError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
+      const p = parsed.data;
+      const input = { command: p.command ?? '', cwd: p.cwd ?? this.spec.workDir, ...(p.reason && { reason: p.reason }), ...(p.commandActions && { commandActions: p.commandActions }) };
+      this.emitAll(this.#translator.callForApproval(p.itemId, 'shell', input));
+      this.emit({
+        type: 'permission_request',
+        requestId,
+        toolName: 'shell',
+        input,
+        callId: p.itemId,
+        ...(p.availableDecisions && { suggestions: p.availableDecisions }),
+      });
+      return this.#hold(requestId, rpcId, kind, p.itemId);
+    }
+    const parsed = FileChangeApprovalParamsSchema.safeParse(params);
+    if (!parsed.success) throw new JsonRpcHandlerError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
+    const p = parsed.data;
+    const input = { changes: this.#translator.changesOf(p.itemId) ?? [], ...(p.reason && { reason: p.reason }), ...(p.grantRoot && { grantRoot: p.grantRoot }) };
+    this.emitAll(this.#translator.callForApproval(p.itemId, 'apply_patch', input));
+    this.emit({ type: 'permission_request', requestId, toolName: 'apply_patch', input, callId: p.itemId });
+    return this.#hold(requestId, rpcId, kind, p.itemId);
+  }
+
+  #hold(requestId: string, rpcId: string | number, kind: PendingApproval['kind'], callId: string): Promise<unknown> {
+    return new Promise((resolve) => this.#approvals.set(requestId, { rpcId, kind, callId, resolve }));
+  }
+
+  /**
+   * Codex cleared one of its requests itself (answered, or dropped at turn end / interrupt). A
+   * still-pending one is forgotten without an answer: answering now would be a stale reply.
+   */
+  #onResolved(params: unknown): void {
+    const parsed = ServerRequestResolvedSchema.safeParse(params);
+    if (!parsed.success) {
+      this.noteSkipped('malformed serverRequest/resolved', params);
+      return;
+    }
+    for (const [requestId, pending] of this.#approvals) {
+      if (pending.rpcId === parsed.data.requestId) this.#approvals.delete(requestId);
+    }
+  }
+}

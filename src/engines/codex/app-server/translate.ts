@@ -1,0 +1,334 @@
+/**
+ * Translates `codex app-server` notifications (one thread) into AgentEvent bodies, and keeps the
+ * per-turn state the translation needs: the running turn and its id, the usage summed over the
+ * turn's model requests, the tool-call ledger, the thinking indicator, and whether the turn's
+ * error was already reported. It never throws; unknown or malformed input lands in `skipped`.
+ *
+ * Mapping (docs/engines/codex.md has the table):
+ * - item/started: commandExecution / fileChange / mcpToolCall → tool_call; reasoning → thinking on
+ * - item/agentMessage/delta → text_delta; reasoning deltas → thinking on
+ * - item/completed: userMessage / agentMessage → message; reasoning → message with a thinking
+ *   block; tool items → tool_result (declined → denied)
+ * - thread/tokenUsage/updated → `last` added to the turn's usage (never `total`)
+ * - error (willRetry false) → error; turn/completed → turn_complete (interrupted → cancelled)
+ */
+import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/agent-event.js';
+import { ZERO_USAGE } from '../../../events/agent-event.js';
+import { classifyCodexError } from '../errors.js';
+import { ToolCallLedger } from '../tool-ledger.js';
+import { addUsage, turnUsageOf } from '../usage.js';
+import {
+  AgentMessageItemSchema,
+  CommandExecutionItemSchema,
+  DeltaSchema,
+  ErrorNotificationSchema,
+  FileChangeItemSchema,
+  ItemNotificationSchema,
+  McpToolCallItemSchema,
+  ReasoningItemSchema,
+  TokenUsageUpdatedSchema,
+  TurnNotificationSchema,
+  UserMessageItemSchema,
+} from './schemas.js';
+
+export interface SkippedInput {
+  reason: string;
+  raw: unknown;
+}
+
+/** Notifications we know and deliberately do not translate. */
+const IGNORED = new Set([
+  'thread/started',
+  'thread/status/changed',
+  'turn/started',
+  'turn/diff/updated',
+  'turn/plan/updated',
+  'item/reasoning/summaryPartAdded',
+  'account/rateLimits/updated',
+  'configWarning',
+  'deprecationNotice',
+  'remoteControl/status/changed',
+  'mcpServer/startupStatus/updated',
+  'serverRequest/resolved', // handled by the engine (permission bookkeeping)
+  'thread/name/updated',
+  'thread/goal/updated',
+  'skills/changed',
+  'model/rerouted',
+]);
+
+/** The tool name we report for each Codex tool item. */
+export function toolNameOf(item: { type: string; server?: string; tool?: string }): string {
+  switch (item.type) {
+    case 'commandExecution':
+      return 'shell';
+    case 'fileChange':
+      return 'apply_patch';
+    case 'mcpToolCall':
+      return `mcp__${item.server ?? 'unknown'}__${item.tool ?? 'unknown'}`;
+    default:
+      return item.type;
+  }
+}
+
+const TOOL_ITEMS = new Set(['commandExecution', 'fileChange', 'mcpToolCall', 'dynamicToolCall', 'webSearch', 'imageView', 'imageGeneration', 'collabAgentToolCall']);
+
+/** Codex item status → tool_result status. */
+function resultStatus(status: string): 'completed' | 'failed' | 'denied' | 'cancelled' {
+  if (status === 'completed') return 'completed';
+  if (status === 'declined') return 'denied';
+  if (status === 'inProgress') return 'cancelled';
+  return 'failed';
+}
+
+export class AppServerTranslator {
+  readonly skipped: SkippedInput[] = [];
+  readonly #ledger = new ToolCallLedger();
+  #threadId: string | undefined;
+  #running = false;
+  #turnId: string | undefined;
+  #usage: TurnUsage = ZERO_USAGE;
+  #thinking = false;
+  #errorReported = false;
+  /** fileChange items by id: the approval request carries only the item id. */
+  readonly #changes = new Map<string, unknown>();
+
+  get threadId(): string | undefined {
+    return this.#threadId;
+  }
+
+  setThread(threadId: string): void {
+    this.#threadId = threadId;
+  }
+
+  /** True between {@link beginTurn} and the turn's end. */
+  get turnRunning(): boolean {
+    return this.#running;
+  }
+
+  get turnId(): string | undefined {
+    return this.#turnId;
+  }
+
+  /** A `turn/start` is being sent. */
+  beginTurn(): void {
+    this.#running = true;
+    this.#turnId = undefined;
+    this.#usage = ZERO_USAGE;
+    this.#errorReported = false;
+    this.#changes.clear();
+  }
+
+  /** The turn id from the `turn/start` response (notifications may have told us first). */
+  adoptTurnId(turnId: string): void {
+    if (this.#running && this.#turnId === undefined) this.#turnId = turnId;
+  }
+
+  /** The file changes of a fileChange item seen in this turn. */
+  changesOf(itemId: string): unknown {
+    return this.#changes.get(itemId);
+  }
+
+  /** Ensures a tool_call for an item that is being approved (its item/started normally came first). */
+  callForApproval(callId: string, name: string, input: unknown): AgentEventBody[] {
+    return this.#ledger.call({ callId, name, input });
+  }
+
+  noteDenied(callId: string): void {
+    this.#ledger.noteDenied(callId);
+  }
+
+  /** The turn could not start or was given up: closes it as `status`. */
+  endTurn(status: 'failed' | 'cancelled', error?: { message: string; info?: unknown }): AgentEventBody[] {
+    if (!this.#running) return [];
+    const out: AgentEventBody[] = [];
+    if (error && !this.#errorReported) out.push(this.#error(error.message, error.info));
+    return [...out, ...this.#finish(status, status === 'failed' ? 'failed' : 'interrupted')];
+  }
+
+  translate(method: string, params: unknown): AgentEventBody[] {
+    try {
+      return this.#translate(method, params);
+    } catch (error) {
+      this.skipped.push({ reason: `translation failed: ${error instanceof Error ? error.message : String(error)}`, raw: { method, params } });
+      return [];
+    }
+  }
+
+  #skip(reason: string, method: string, params: unknown): AgentEventBody[] {
+    this.skipped.push({ reason, raw: { method, params } });
+    return [];
+  }
+
+  /** Notifications for another thread (sub-agents) or another turn are not ours. */
+  #mine(threadId: string, turnId?: string): boolean {
+    if (this.#threadId !== undefined && threadId !== this.#threadId) return false;
+    if (!this.#running || turnId === undefined) return true;
+    if (this.#turnId === undefined) this.#turnId = turnId; // notifications can beat the turn/start response
+    return turnId === this.#turnId;
+  }
+
+  #translate(method: string, params: unknown): AgentEventBody[] {
+    switch (method) {
+      case 'item/started':
+      case 'item/completed': {
+        const parsed = ItemNotificationSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}: ${parsed.error.issues[0]?.message}`, method, params);
+        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        return method === 'item/started' ? this.#itemStarted(parsed.data.item) : this.#itemCompleted(parsed.data.item);
+      }
+      case 'item/agentMessage/delta': {
+        const parsed = DeltaSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        return [...this.#thinkingOff(), { type: 'text_delta', messageId: parsed.data.itemId, text: parsed.data.delta }];
+      }
+      case 'item/reasoning/summaryTextDelta':
+      case 'item/reasoning/textDelta': {
+        const parsed = DeltaSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        return this.#thinkingOn();
+      }
+      case 'thread/tokenUsage/updated': {
+        const parsed = TokenUsageUpdatedSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#running || !this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('usage outside our turn', method, params);
+        this.#usage = addUsage(this.#usage, turnUsageOf(parsed.data.tokenUsage.last));
+        return [];
+      }
+      case 'error': {
+        const parsed = ErrorNotificationSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        // A retried request is not a failure yet; the final attempt reports again with willRetry false.
+        if (parsed.data.willRetry) return this.#skip('retrying', method, params);
+        return [this.#error(parsed.data.error.message, parsed.data.error.codexErrorInfo)];
+      }
+      case 'turn/completed': {
+        const parsed = TurnNotificationSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#running || !this.#mine(parsed.data.threadId, parsed.data.turn.id)) return this.#skip('completion of a turn that is not running', method, params);
+        const { status, error } = parsed.data.turn;
+        const out: AgentEventBody[] = [];
+        if (status === 'failed' && !this.#errorReported) out.push(this.#error(error?.message ?? 'codex turn failed', error?.codexErrorInfo));
+        const mapped = status === 'completed' ? 'completed' : status === 'interrupted' ? 'cancelled' : 'failed';
+        return [...out, ...this.#finish(mapped, status)];
+      }
+      default:
+        if (IGNORED.has(method)) return [];
+        return this.#skip('unknown notification', method, params);
+    }
+  }
+
+  #itemStarted(item: { type: string; id: string }): AgentEventBody[] {
+    switch (item.type) {
+      case 'reasoning':
+        return this.#thinkingOn();
+      case 'commandExecution': {
+        const parsed = CommandExecutionItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed commandExecution', 'item/started', item);
+        const { id, command, cwd, commandActions } = parsed.data;
+        return this.#ledger.call({ callId: id, name: 'shell', input: { command, cwd, commandActions }, title: command });
+      }
+      case 'fileChange': {
+        const parsed = FileChangeItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed fileChange', 'item/started', item);
+        this.#changes.set(parsed.data.id, parsed.data.changes);
+        return this.#ledger.call({ callId: parsed.data.id, name: 'apply_patch', input: { changes: parsed.data.changes } });
+      }
+      case 'mcpToolCall': {
+        const parsed = McpToolCallItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed mcpToolCall', 'item/started', item);
+        return this.#ledger.call({ callId: parsed.data.id, name: toolNameOf(parsed.data), input: parsed.data.arguments });
+      }
+      default:
+        if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, name: toolNameOf(item), input: item });
+        return [];
+    }
+  }
+
+  #itemCompleted(item: { type: string; id: string }): AgentEventBody[] {
+    switch (item.type) {
+      case 'userMessage': {
+        const parsed = UserMessageItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed userMessage', 'item/completed', item);
+        const blocks: ContentBlock[] = parsed.data.content.flatMap((c) => (c.type === 'text' && typeof c.text === 'string' ? [{ type: 'text' as const, text: c.text }] : []));
+        return [{ type: 'message', role: 'user', id: parsed.data.id, blocks }];
+      }
+      case 'agentMessage': {
+        const parsed = AgentMessageItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed agentMessage', 'item/completed', item);
+        return [...this.#thinkingOff(), { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'text', text: parsed.data.text }] }];
+      }
+      case 'reasoning': {
+        const parsed = ReasoningItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed reasoning', 'item/completed', item);
+        const text = (parsed.data.summary.length > 0 ? parsed.data.summary : parsed.data.content).join('\n\n');
+        const off = this.#thinkingOff();
+        return text === '' ? off : [...off, { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'thinking', text }] }];
+      }
+      case 'commandExecution': {
+        const parsed = CommandExecutionItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed commandExecution', 'item/completed', item);
+        const { id, command, cwd, commandActions, status, aggregatedOutput, exitCode, durationMs } = parsed.data;
+        const mapped = resultStatus(status);
+        return this.#ledger.result(
+          { callId: id, status: mapped, output: { output: aggregatedOutput ?? '', exitCode, durationMs }, isError: mapped !== 'completed' },
+          { name: 'shell', input: { command, cwd, commandActions }, title: command },
+        );
+      }
+      case 'fileChange': {
+        const parsed = FileChangeItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed fileChange', 'item/completed', item);
+        const mapped = resultStatus(parsed.data.status);
+        return this.#ledger.result(
+          { callId: parsed.data.id, status: mapped, output: { changes: parsed.data.changes }, isError: mapped !== 'completed' },
+          { name: 'apply_patch', input: { changes: parsed.data.changes } },
+        );
+      }
+      case 'mcpToolCall': {
+        const parsed = McpToolCallItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed mcpToolCall', 'item/completed', item);
+        const mapped = resultStatus(parsed.data.status);
+        return this.#ledger.result(
+          { callId: parsed.data.id, status: mapped, output: parsed.data.error ?? parsed.data.result, isError: mapped !== 'completed' },
+          { name: toolNameOf(parsed.data), input: parsed.data.arguments },
+        );
+      }
+      default: {
+        if (!TOOL_ITEMS.has(item.type)) return [];
+        const rawStatus: unknown = (item as { status?: unknown }).status;
+        const status = typeof rawStatus === 'string' ? resultStatus(rawStatus) : 'completed';
+        return this.#ledger.result({ callId: item.id, status, output: item, isError: status !== 'completed' }, { name: toolNameOf(item), input: item });
+      }
+    }
+  }
+
+  #error(message: string, info: unknown): AgentEventBody {
+    this.#errorReported = true;
+    const { kind, retryable } = classifyCodexError(info);
+    return { type: 'error', kind, message, retryable };
+  }
+
+  #finish(status: 'completed' | 'failed' | 'cancelled', stopReason: string): AgentEventBody[] {
+    const out: AgentEventBody[] = [...this.#thinkingOff(), ...this.#ledger.closeTurn()];
+    out.push({ type: 'turn_complete', status, stopReason, usage: this.#usage });
+    this.#running = false;
+    this.#turnId = undefined;
+    this.#usage = ZERO_USAGE;
+    this.#changes.clear();
+    return out;
+  }
+
+  #thinkingOn(): AgentEventBody[] {
+    if (this.#thinking) return [];
+    this.#thinking = true;
+    return [{ type: 'thinking', active: true }];
+  }
+
+  #thinkingOff(): AgentEventBody[] {
+    if (!this.#thinking) return [];
+    this.#thinking = false;
+    return [{ type: 'thinking', active: false }];
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The Codex engines:
+ * - `codex`: the pinned `codex app-server` (0.169.0), the supported JSON-RPC interface;
+ * - `codex-mcp`: the pinned `codex mcp-server` (0.153.4; removed from Codex in 0.154.0).
+ * Both translate into the same AgentEvent vocabulary (docs/engines/codex.md).
+ */
+import type { EngineFactory } from '../engine.js';
+import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
+
+export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
+export { AppServerTranslator, toolNameOf } from './app-server/translate.js';
+export { commandDecision, fileChangeDecision } from './app-server/decisions.js';
+export { CODEX_APP_SERVER_PROTOCOL_VERSION } from './app-server/protocol/index.js';
+export {
+  CODEX_APP_SERVER_VERSION,
+  CODEX_MCP_VERSION,
+  mcpVersionProblem,
+  parseCodexVersion,
+  probeCodexVersion,
+  resolveCodexAppServerBinary,
+  resolveCodexMcpBinary,
+  type ResolvedCodexBinary,
+} from './binary.js';
+export { configOverrideArgs, tomlValue } from './config-overrides.js';
+export { classifyCodexError, CodexSessionNotFoundError, CodexTurnError } from './errors.js';
+export { JsonRpcClosedError, JsonRpcHandlerError, JsonRpcPeer, JsonRpcResponseError, JsonRpcTimeoutError } from './json-rpc.js';
+export { CODEX_ENV_ALLOW, type CodexApprovalPolicy, type CodexEngineOptions, type CodexSandboxMode, type TrafficEntry } from './options.js';
+export { launchCodexProcess, type CodexLauncher, type CodexTransport, type LaunchSpec } from './transport.js';
+
+/** The `codex` engine factory: `codex app-server` over JSON-RPC. */
+export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFactory {
+  return {
+    name: 'codex',
+    capabilities: CODEX_CAPABILITIES,
+    create: (context) => new CodexAppServerEngine(context, options),
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * The `codex` engine (app-server) against the REAL pinned codex 0.169.0 binary and our mock
+ * Responses API on 127.0.0.1, with a temp CODEX_HOME per test (test/support/codex-hermetic.ts).
+ * Scenarios: text turns on one thread (per-turn usage), shell approval allowed and denied, patch
+ * approval, interrupt mid-turn, resume after the server was killed; no process survives.
+ * Set UPDATE_CODEX_FIXTURES=1 to re-record test/fixtures/codex/app-server-*.jsonl (replayed by
+ * test/unit/codex-replay.test.ts).
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CodexAppServerEngine, type CodexAppServerEngineOptions, type TrafficEntry } from '../../src/engines/codex/index.js';
+import { applyPatchCall, execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
+import { EventLog, processesMentioning, realEngineContext, saveFixture, type FixtureHeader } from '../support/codex-engine-kit.js';
+
+const VERSION = '0.169.0';
+
+describe('codex engine (app-server) with the real codex 0.169.0', () => {
+  let mock: OpenAIResponsesMock;
+  let root: string;
+  let engines: CodexAppServerEngine[];
+  let h: HermeticCodex;
+
+  beforeEach(async () => {
+    mock = await startOpenAIResponsesMock();
+    root = mkdtempSync(join(tmpdir(), 'ase-codex-as-'));
+    h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl });
+    engines = [];
+  });
+
+  afterEach(async () => {
+    await Promise.all(engines.map((e) => e.stop().catch(() => undefined)));
+    await mock.close();
+    expect(processesMentioning(root)).toEqual([]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  function launch(gen: number, options: CodexAppServerEngineOptions = {}, resumeToken?: string) {
+    const traffic: TrafficEntry[] = [];
+    const engine = new CodexAppServerEngine(realEngineContext(), {
+      bin: h.bin,
+      env: h.env,
+      approvalPolicy: 'on-request',
+      onTraffic: (entry) => traffic.push(entry),
+      ...options,
+    });
+    engines.push(engine);
+    const log = new EventLog(engine);
+    const started = performance.now();
+    const startPromise = engine.start({ gen, mode: 'remote', workDir: h.workDir, options: {}, ...(resumeToken && { resumeToken }) });
+    return { engine, log, traffic, started, startPromise };
+  }
+
+  function record(name: string, traffic: TrafficEntry[], extra: Partial<FixtureHeader> = {}): void {
+    saveFixture(`app-server-${name}`, { scenario: name, engine: 'codex', codexVersion: VERSION, workDir: h.workDir, recordedAt: new Date().toISOString(), ...extra }, traffic);
+  }
+
+  it('runs two text turns on one thread with per-turn usage, then stops cleanly', async () => {
+    const { engine, log, traffic, started } = launch(1);
+    await log.waitFor('ready');
+    const readyMs = Math.round(performance.now() - started);
+    const identified = log.of('session_identified')[0]!;
+    expect(identified.resumeToken).toBe(engine.threadId);
+    expect(identified.transcriptPath).toMatch(new RegExp(`rollout-.*-${engine.threadId}\\.jsonl$`));
+    expect(log.events.indexOf(identified)).toBeLessThan(log.events.findIndex((e) => e.type === 'ready'));
+
+    mock.enqueue({ kind: 'text', text: 'Hello from the mock.', reasoning: 'considering', usage: { inputTokens: 120, cachedInputTokens: 20 } });
+    let mark = log.mark();
+    let t = performance.now();
+    await engine.send({ localId: 'm1', text: 'first prompt' });
+    const tc1 = await log.waitFor('turn_complete', mark);
+    const turn1Ms = Math.round(performance.now() - t);
+    expect(tc1).toMatchObject({ status: 'completed', usage: { inputTokens: 100, cacheReadTokens: 20, cacheWriteTokens: 0 } });
+    expect(tc1.usage.outputTokens).toBeGreaterThan(0);
+    const turn1 = log.events.slice(mark);
+    expect(turn1.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text).join('')).toBe('Hello from the mock.');
+    const messages = turn1.filter((e) => e.type === 'message');
+    expect(messages.map((m) => [m.role, m.blocks[0]?.type])).toEqual([
+      ['user', 'text'],
+      ['assistant', 'thinking'],
+      ['assistant', 'text'],
+    ]);
+    expect(messages[2]!.blocks[0]).toEqual({ type: 'text', text: 'Hello from the mock.' });
+    expect(turn1.filter((e) => e.type === 'thinking').map((e) => e.active)).toEqual([true, false]);
+
+    // Second turn on the same thread: its usage is its own request only, not the thread total.
+    mark = log.mark();
+    t = performance.now();
+    await engine.send({ localId: 'm2', text: 'second prompt' });
+    const tc2 = await log.waitFor('turn_complete', mark);
+    const turn2Ms = Math.round(performance.now() - t);
+    expect(tc2).toMatchObject({ status: 'completed', usage: { inputTokens: 100, cacheReadTokens: 0 } });
+    expect(log.of('message', mark).at(-1)?.blocks[0]).toEqual({ type: 'text', text: 'Echo: second prompt' });
+    expect(mock.responsesRequests().at(-1)!.headers['thread-id']).toBe(engine.threadId);
+
+    await engine.stop();
+    expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
+    expect(new Set(log.events.map((e) => e.gen))).toEqual(new Set([1]));
+    expect(engine.invalidEvents).toEqual([]);
+    record('text-two-turns', traffic);
+    console.log(`[codex app-server] spawn→ready ${readyMs} ms, text turn ${turn1Ms} ms, second turn ${turn2Ms} ms`);
+  });
+
+  it('asks for a shell command: allowed runs it, denied does not (turn continues)', async () => {
+    const { engine, log, traffic } = launch(1);
+    await log.waitFor('ready');
+    const allowedFile = join(h.workDir, 'allowed.txt');
+    mock.enqueue(execCommandCall(`echo ran > ${allowedFile}; echo printed`, { sandbox_permissions: 'require_escalated', justification: 'need it' }), { kind: 'text', text: 'ran it' });
+    let mark = log.mark();
+    const t = performance.now();
+    await engine.send({ localId: 'm1', text: 'run it' });
+    const ask = await log.waitFor('permission_request', mark);
+    expect(ask).toMatchObject({ toolName: 'shell', requestId: expect.stringMatching(/^g1-/) });
+    expect((ask.input as { command: string }).command).toContain('echo ran >');
+    const call = log.of('tool_call', mark)[0]!;
+    expect(call).toMatchObject({ callId: ask.callId, name: 'shell' });
+    await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+    const tc = await log.waitFor('turn_complete', mark);
+    const allowMs = Math.round(performance.now() - t);
+    expect(tc.status).toBe('completed');
+    expect(readFileSync(allowedFile, 'utf8')).toBe('ran\n');
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask.callId, status: 'completed', isError: false, output: expect.objectContaining({ exitCode: 0 }) })]);
+    expect(((log.of('tool_result', mark)[0]!.output as { output: string }).output)).toContain('printed');
+
+    const deniedFile = join(h.workDir, 'denied.txt');
+    mock.enqueue(execCommandCall(`echo ran > ${deniedFile}`, { sandbox_permissions: 'require_escalated', justification: 'need it' }), { kind: 'text', text: 'ok, not run' });
+    mark = log.mark();
+    await engine.send({ localId: 'm2', text: 'run another' });
+    const ask2 = await log.waitFor('permission_request', mark);
+    expect(ask2.requestId).not.toBe(ask.requestId);
+    await engine.answerPermission(ask2.requestId, { behavior: 'deny', message: 'not this one', interrupt: false });
+    const tc2 = await log.waitFor('turn_complete', mark);
+    expect(tc2.status).toBe('completed');
+    expect(existsSync(deniedFile)).toBe(false);
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask2.callId, status: 'denied', isError: true })]);
+    expect(log.of('message', mark).at(-1)?.blocks[0]).toEqual({ type: 'text', text: 'ok, not run' });
+    // Each call reported once (item/started + approval + item/completed collapse to one call/result).
+    expect(log.of('tool_call').map((c) => c.callId)).toEqual([ask.callId, ask2.callId]);
+    await engine.stop();
+    record('shell-allow-deny', traffic, { decisions: [{ behavior: 'allow' }, { behavior: 'deny', message: 'not this one', interrupt: false }] });
+    console.log(`[codex app-server] shell turn with approval ${allowMs} ms`);
+  });
+
+  it('asks for a patch outside the writable roots (read-only sandbox) and applies it when allowed', async () => {
+    const { engine, log, traffic } = launch(1, { sandbox: 'read-only' });
+    await log.waitFor('ready');
+    const target = join(h.workDir, 'patched.txt');
+    mock.enqueue(applyPatchCall(`*** Begin Patch\n*** Add File: ${target}\n+hello from patch\n*** End Patch`), { kind: 'text', text: 'patched' });
+    const mark = log.mark();
+    await engine.send({ localId: 'm1', text: 'patch it' });
+    const ask = await log.waitFor('permission_request', mark);
+    expect(ask).toMatchObject({ toolName: 'apply_patch', input: { changes: [expect.objectContaining({ path: target })] } });
+    await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+    const tc = await log.waitFor('turn_complete', mark);
+    expect(tc.status).toBe('completed');
+    expect(readFileSync(target, 'utf8')).toBe('hello from patch\n');
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask.callId, status: 'completed' })]);
+    await engine.stop();
+    record('patch-allow', traffic, { decisions: [{ behavior: 'allow' }] });
+  });
+
+  it('interrupts a turn mid-stream (turn/interrupt) and takes the next turn', async () => {
+    const { engine, log, traffic } = launch(1);
+    await log.waitFor('ready');
+    mock.enqueue({ kind: 'stall', partialText: 'partial answer' });
+    let mark = log.mark();
+    const t = performance.now();
+    await engine.send({ localId: 'm1', text: 'slow please' });
+    await log.waitFor('text_delta', mark);
+    await engine.abort();
+    const tc = await log.waitFor('turn_complete', mark);
+    const abortMs = Math.round(performance.now() - t);
+    expect(tc).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
+    expect(log.of('error', mark)).toEqual([]);
+
+    mark = log.mark();
+    await engine.send({ localId: 'm2', text: 'after the interrupt' });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    expect(log.of('message', mark).at(-1)?.blocks[0]).toEqual({ type: 'text', text: 'Echo: after the interrupt' });
+    await engine.stop();
+    record('interrupt', traffic, { abortAfter: 'text_delta' });
+    console.log(`[codex app-server] send→cancelled ${abortMs} ms`);
+  });
+
+  it('resumes the thread in a new app-server after the old one was killed (thread/resume)', async () => {
+    const first = launch(1);
+    await first.log.waitFor('ready');
+    let mark = first.log.mark();
+    await first.engine.send({ localId: 'm1', text: 'remember the word pineapple' });
+    await first.log.waitFor('turn_complete', mark);
+    const token = first.log.of('session_identified')[0]!.resumeToken;
+    const transcript = first.log.of('session_identified')[0]!.transcriptPath;
+    process.kill(-first.engine.pid!, 'SIGKILL');
+    const exited = await first.log.waitFor('exited');
+    expect(exited.signal).toBe('SIGKILL');
+    expect(first.log.of('error').at(-1)).toMatchObject({ kind: 'fatal' });
+
+    const second = launch(2, {}, token);
+    await second.log.waitFor('ready');
+    const resumeReadyMs = Math.round(performance.now() - second.started);
+    expect(second.log.of('session_identified')[0]).toMatchObject({ resumeToken: token, transcriptPath: transcript });
+    mark = second.log.mark();
+    await second.engine.send({ localId: 'm2', text: 'what was the word?' });
+    const tc = await second.log.waitFor('turn_complete', mark);
+    expect(tc).toMatchObject({ status: 'completed', usage: { inputTokens: 100 } });
+    // The model saw the earlier turn: the resumed thread carries its history.
+    expect(JSON.stringify(mock.responsesRequests().at(-1)!.body.input)).toContain('remember the word pineapple');
+    expect(second.log.events.every((e) => e.gen === 2)).toBe(true);
+    const rollout = readFileSync(transcript!, 'utf8');
+    expect(rollout).toContain('what was the word?');
+    await second.engine.stop();
+    record('resume-after-kill', second.traffic, { resumeToken: token });
+    console.log(`[codex app-server] resume: spawn→ready ${resumeReadyMs} ms`);
+  });
+
+  it('fails cleanly with a typed start error when the binary is missing', async () => {
+    const { engine, log, startPromise } = launch(1, { bin: join(root, 'no-such-codex') });
+    await expect(startPromise).rejects.toMatchObject({ code: 'ENGINE_START_FAILED' });
+    expect(log.events.map((e) => e.type)).toEqual(['error', 'exited']);
+    await engine.stop();
+  });
+});
