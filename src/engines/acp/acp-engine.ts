@@ -84,15 +84,32 @@ export function classifyRpcError(code: number, message: string, data?: unknown):
   return { kind: 'transient', retryable: true };
 }
 
-/** PromptResponse.usage (unstable; documented as this turn's usage) → TurnUsage. */
-function turnUsage(result: unknown): TurnUsage {
-  const usage = isRecord(result) && isRecord(result['usage']) ? result['usage'] : undefined;
-  if (!usage) return { ...ZERO };
-  const n = (key: string): number => (typeof usage[key] === 'number' && (usage[key] as number) >= 0 ? (usage[key] as number) : 0);
-  return { inputTokens: n('inputTokens'), outputTokens: n('outputTokens'), cacheReadTokens: n('cachedReadTokens'), cacheWriteTokens: n('cachedWriteTokens') };
+/**
+ * The turn's token usage from the PromptResponse: `usage` (unstable; documented as this turn's),
+ * else gemini-cli's `_meta.quota.token_count` (observed per turn on 0.61.0).
+ */
+export function turnUsage(result: unknown): TurnUsage {
+  if (!isRecord(result)) return { ...ZERO };
+  const count = (source: Record<string, unknown>, key: string): number => {
+    const value = source[key];
+    return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+  };
+  if (isRecord(result['usage'])) {
+    const u = result['usage'];
+    return { inputTokens: count(u, 'inputTokens'), outputTokens: count(u, 'outputTokens'), cacheReadTokens: count(u, 'cachedReadTokens'), cacheWriteTokens: count(u, 'cachedWriteTokens') };
+  }
+  const meta = isRecord(result['_meta']) ? result['_meta'] : undefined;
+  const quota = meta && isRecord(meta['quota']) ? meta['quota'] : undefined;
+  const tokens = quota && isRecord(quota['token_count']) ? quota['token_count'] : undefined;
+  if (tokens) return { inputTokens: count(tokens, 'input_tokens'), outputTokens: count(tokens, 'output_tokens'), cacheReadTokens: 0, cacheWriteTokens: 0 };
+  return { ...ZERO };
 }
 
-const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+/** An error as one line; a JSON-RPC error keeps its code and data (agents put the reason there). */
+function errorMessage(error: unknown): string {
+  if (error instanceof RequestError) return `${error.message} (JSON-RPC ${error.code}${error.data === undefined ? '' : ` ${JSON.stringify(error.data)}`})`;
+  return error instanceof Error ? error.message : String(error);
+}
 
 export class AcpEngine implements AgentEngine {
   readonly capabilities = ACP_CAPABILITIES;
@@ -296,7 +313,7 @@ export class AcpEngine implements AgentEngine {
       await this.#cancelTurn(pending);
       throw new AseError('INVALID_INPUT', `acp engine: ${error.message}`, { cause: error });
     }
-    if (!outcomeAllows(pending.options, outcome)) this.#translator!.noteDenied(pending.toolCallId);
+    if (!outcomeAllows(pending.options, outcome)) for (const body of this.#translator!.deny(pending.toolCallId)) this.#emit(body);
     if (outcome.outcome === 'cancelled') {
       // deny+interrupt, or a deny the agent offers no reject_once for: cancel the turn (ACP only
       // allows `cancelled` after session/cancel), which answers this request too.
@@ -429,8 +446,7 @@ export class AcpEngine implements AgentEngine {
       }
     } catch (error) {
       if (this.#gone()) return; // the exit path reports it, with the exit status and stderr
-      const detail = error instanceof RequestError ? ` (JSON-RPC ${error.code})` : '';
-      this.#emit({ type: 'error', kind: error instanceof RequestError && error.code === -32000 ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${detail}${this.#stderrSuffix()}`, retryable: false });
+      this.#emit({ type: 'error', kind: error instanceof RequestError && error.code === -32000 ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
       this.#kill('start-up failed');
       return;
     }

@@ -3,7 +3,7 @@ import type { EngineFactory } from '../engine.js';
 import { ACP_CAPABILITIES, AcpEngine } from './acp-engine.js';
 import type { AcpEngineOptions } from './options.js';
 
-export { ACP_CAPABILITIES, AcpEngine, classifyRpcError } from './acp-engine.js';
+export { ACP_CAPABILITIES, AcpEngine, classifyRpcError, turnUsage } from './acp-engine.js';
 export { resolveAcpOptions, type AcpEngineOptions, type AcpFsOptions, type AcpTerminalOptions, type AgentProcess, type AgentSpawner } from './options.js';
 export { ACP_PRESETS, ACP_PRESET_NAMES, isAcpPresetName, packageDir, type AcpPreset, type AcpPresetName } from './presets.js';
 export { AcpTranslator, type AcpSessionInfo, type AcpTranslatorOptions, type SkippedInput } from './translate.js';

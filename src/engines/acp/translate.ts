@@ -87,11 +87,27 @@ export class AcpTranslator {
     this.#segment = 0;
   }
 
-  /** The host rejected this call's permission: its failure is reported as `denied`. */
-  noteDenied(callId: string): void {
-    const tool = this.#tools.get(callId);
-    if (tool) tool.denied = true;
-    else this.#tools.set(callId, { callId, resultEmitted: false, denied: true });
+  /**
+   * The host rejected this call's permission: the call ends `denied` now. Agents differ in what
+   * follows (claude sends `failed`, gemini nothing at all, codex ends the turn), so the result is
+   * reported at the decision; a later `failed` for it is absorbed.
+   */
+  deny(callId: string): AgentEventBody[] {
+    let tool = this.#tools.get(callId);
+    if (!tool) {
+      tool = { callId, resultEmitted: false, denied: true };
+      this.#tools.set(callId, tool);
+    }
+    tool.denied = true;
+    if (tool.resultEmitted) return [];
+    const out: AgentEventBody[] = [];
+    if (tool.emitted === undefined) {
+      const call = this.#callEvent(tool);
+      tool.emitted = JSON.stringify([call.name, call.title ?? null, call.input]);
+      out.push(call);
+    }
+    out.push(this.#result(tool, 'denied'));
+    return out;
   }
 
   /** The best name known for a call (agents name tools in some messages only). */

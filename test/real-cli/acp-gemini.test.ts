@@ -1,0 +1,111 @@
+/**
+ * The acp engine with the REAL pinned gemini-cli 0.61.0 (`--acp`) against our Gemini API mock on
+ * 127.0.0.1 (`GOOGLE_GEMINI_BASE_URL`), hermetic HOME per test.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acpEngine, type AcpEngine } from '../../src/engines/acp/index.js';
+import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
+import { startGeminiMock, type GeminiMock } from '../mocks/gemini-mock.js';
+import { EventLog, hermeticGemini, waitNoProcessesUnder } from '../support/acp-hermetic.js';
+import { realContext, runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
+import { nextNotice } from '../support/acp-session.js';
+
+describe('acp engine with gemini-cli --acp', () => {
+  let root: string;
+  let mock: GeminiMock;
+  let session: Session | undefined;
+
+  beforeEach(async () => {
+    root = mkdtempSync(join(tmpdir(), 'ase-acp-gemini-'));
+    mock = await startGeminiMock();
+  });
+
+  afterEach(async () => {
+    await session?.stop().catch(() => undefined);
+    session = undefined;
+    await mock.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  function setup(): AgentSetup {
+    const h = hermeticGemini({ port: mock.port, root });
+    return {
+      work: h.work,
+      options: { preset: 'gemini', env: h.env, fs: { enabled: true } },
+      model: {
+        text: (text) => mock.enqueue({ kind: 'text', text }),
+        thinking: (thinking, text) => mock.enqueue({ kind: 'thinking', thinking, text }),
+        shell: (command) => mock.enqueue({ kind: 'function_call', name: 'run_shell_command', args: { command, description: 'run it' } }),
+        slow: (text) => mock.enqueue({ kind: 'text', text, chunks: 40, delayMs: 100 }),
+      },
+      close: async () => undefined,
+    };
+  }
+
+  it('text, thinking, tool allowed/rejected, cancel mid-stream and at a permission (fixture recorded)', async () => {
+    const timings = await runScenarioSuite('gemini', root, setup(), { thinking: true });
+    console.log(`[acp-gemini] timings ${JSON.stringify(timings)}`);
+  });
+
+  it('a SessionActor in remote mode completes a permissioned write_file turn through decide() (fs through the client)', async () => {
+    const h = hermeticGemini({ port: mock.port, root });
+    const target = join(h.work, 'notes', 'hello.txt');
+    session = await createSession({
+      agent: 'acp',
+      engines: [acpEngine({ preset: 'gemini' })],
+      store: new MemoryStore(),
+      journal: new MemoryJournal(),
+      workDir: h.work,
+      engineOptions: { env: h.env, fs: { enabled: true } },
+    });
+    const log = new EventLog();
+    session.on('agent', (n) => log.push(n.event));
+    await log.next('ready', 'ready', 60_000);
+    mock.enqueue({ kind: 'function_call', name: 'write_file', args: { file_path: target, content: 'hello from gemini\n' } }, { kind: 'text', text: 'Written.' });
+    const prompt = nextNotice(session, 'permission_prompt');
+    const done = log.next('turn_complete');
+    session.send('write the file');
+    const p = await prompt;
+    expect(p.tool).toBe('edit');
+    session.decide(p.requestId, 'allow');
+    expect(await done).toMatchObject({ status: 'completed' });
+    expect(existsSync(target)).toBe(true);
+    expect(log.of('tool_result')).toEqual([expect.objectContaining({ callId: p.callId, status: 'completed' })]);
+    const snapshot = session.snapshot();
+    expect(snapshot.completed[p.requestId]).toMatchObject({ status: 'approved' });
+    await session.stop();
+    session = undefined;
+    expect(await waitNoProcessesUnder(root)).toEqual([]);
+  });
+
+  it('session/load: gemini 0.61.0 refuses to load (-32603); the engine reports it and starts a new session', async () => {
+    const h = hermeticGemini({ port: mock.port, root });
+    const first = new EventLog();
+    const a = acpEngine({ preset: 'gemini', env: h.env }).create(realContext()) as AcpEngine;
+    a.onEvent(first.push);
+    await a.start({ gen: 1, mode: 'remote', workDir: h.work, options: {} });
+    await first.next('ready', 'ready', 60_000);
+    mock.enqueue({ kind: 'text', text: 'Remember pineapple.' });
+    const done = first.next('turn_complete');
+    await a.send({ localId: 'a', text: 'remember the word pineapple' });
+    await done;
+    await a.stop();
+    const token = first.of('session_identified')[0]!.resumeToken;
+
+    const second = new EventLog();
+    const b = acpEngine({ preset: 'gemini', env: h.env }).create(realContext()) as AcpEngine;
+    b.onEvent(second.push);
+    await b.start({ gen: 2, mode: 'remote', workDir: h.work, resumeToken: token, options: {} });
+    await second.next('ready', 'ready', 60_000);
+    expect(second.of('error')).toEqual([expect.objectContaining({ kind: 'protocol', retryable: true })]);
+    expect(second.of('error')[0]!.message).toContain('-32603');
+    const identified = second.of('session_identified');
+    expect(identified).toHaveLength(1);
+    expect(identified[0]!.resumeToken).not.toBe(token);
+    await b.stop();
+    expect(await waitNoProcessesUnder(root)).toEqual([]);
+  });
+});

@@ -1,0 +1,248 @@
+/**
+ * The real-agent scenario suite shared by the three ACP agents (gemini-cli, claude-code-acp,
+ * codex-acp): one engine process runs text, thinking, tool allowed, tool rejected, cancel
+ * mid-stream, cancel while a permission is pending, and a turn after all that. Each agent file
+ * supplies an {@link AgentUnderTest} (its mock and how to script it) and the quirks it expects.
+ *
+ * The traffic of the run (both directions, timestamps) and the events the engine emitted are
+ * recorded in one fixture per agent (test/fixtures/acp/<agent>.jsonl, written when missing or with
+ * UPDATE_ACP_FIXTURES=1), replayed without the binary by test/unit/acp-replay.test.ts.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+import { AcpEngine, type AcpEngineOptions, type TrafficEntry } from '../../src/engines/acp/index.js';
+import type { EngineContext } from '../../src/engines/engine.js';
+import type { AgentEvent } from '../../src/events/agent-event.js';
+import { EventLog, waitNoProcessesUnder } from './acp-hermetic.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ACP_FIXTURE_DIR = join(repoRoot, 'test', 'fixtures', 'acp');
+
+/** How a test scripts the agent's model through its mock. */
+export interface ScriptedModel {
+  text(text: string): void;
+  thinking(thinking: string, text: string): void;
+  /** The model asks to run `command` in the shell (after the tool result the mock's default answer follows). */
+  shell(command: string): void;
+  /** A text streamed slowly (for cancelling mid-stream). */
+  slow(text: string): void;
+}
+
+export interface AgentSetup {
+  work: string;
+  options: AcpEngineOptions;
+  model: ScriptedModel;
+  close(): Promise<void>;
+}
+
+export interface AgentQuirks {
+  /** Rejecting a tool ends the turn `cancelled` (codex) instead of failing the tool and going on. */
+  rejectEndsTurn?: boolean;
+  /** The agent streams reasoning as `agent_thought_chunk`. */
+  thinking: boolean;
+}
+
+/** Real timers and clock for engines driven directly (no SessionActor). */
+export function realContext(): EngineContext {
+  return {
+    now: () => Date.now(),
+    setTimeout: (fn, ms) => {
+      const handle = setTimeout(fn, ms);
+      return { id: Number(handle) };
+    },
+    clearTimeout: (h) => clearTimeout(h.id),
+  };
+}
+
+/** Fixture text of a recorded run: paths of this machine replaced by placeholders. */
+export function fixtureText(entries: readonly unknown[], vars: Record<string, string>): string {
+  const pairs = Object.entries(vars).sort((a, b) => b[1].length - a[1].length);
+  return entries
+    .map((entry) => {
+      let line = JSON.stringify(entry);
+      for (const [name, value] of pairs) line = line.split(value).join(`{{${name}}}`);
+      return line;
+    })
+    .join('\n')
+    .concat('\n');
+}
+
+/** Fixture lines: the wire (TrafficEntry) and, interleaved, what the engine reported to the host. */
+export type FixtureLine = TrafficEntry | { t: number; dir: 'engine->host'; event: Omit<AgentEvent, 'gen' | 'at'> };
+
+export interface ScenarioTimings {
+  spawnToReadyMs: number;
+  textTurnMs: number;
+  thinkingTurnMs: number;
+  toolAllowedMs: number;
+  toolRejectedMs: number;
+  cancelMidStreamMs: number;
+  cancelAtPermissionMs: number;
+  stopMs: number;
+}
+
+function since(events: readonly AgentEvent[], from: number): AgentEvent[] {
+  return events.slice(from);
+}
+
+/**
+ * Runs every scenario on one engine process and writes the fixture. Returns timings.
+ */
+export async function runScenarioSuite(agent: string, root: string, setup: AgentSetup, quirks: AgentQuirks): Promise<ScenarioTimings> {
+  const lines: FixtureLine[] = [];
+  let t0 = performance.now();
+  const stamp = () => Math.round((performance.now() - t0) * 1000) / 1000;
+  const log = new EventLog();
+  const engine = new AcpEngine(realContext(), {
+    ...setup.options,
+    tap: (entry) => {
+      if (entry.t === 0) t0 = performance.now();
+      lines.push(entry);
+    },
+  });
+  engine.onEvent((event) => {
+    const { gen: _g, at: _a, ...body } = event;
+    lines.push({ t: stamp(), dir: 'engine->host', event: body });
+    log.push(event);
+  });
+  const timings: Partial<ScenarioTimings> = {};
+  const { work, model } = setup;
+  let t = performance.now();
+  const ms = () => Math.round(performance.now() - t);
+  const ready = log.next('ready', 'ready', 60_000);
+  await engine.start({ gen: 1, mode: 'remote', workDir: work, options: {} });
+  await ready;
+  timings.spawnToReadyMs = ms();
+  expect(log.of('session_identified')).toHaveLength(1);
+  let send = 0;
+  const turn = async (text: string) => {
+    const from = log.events.length;
+    const done = log.next('turn_complete', `turn "${text}"`);
+    await engine.send({ localId: `l${++send}`, text });
+    const end = await done;
+    return { end, events: since(log.events, from) };
+  };
+  const textOf = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join('');
+
+  // 1. text
+  t = performance.now();
+  model.text('Hello from the mock agent.');
+  let r = await turn('say hello');
+  timings.textTurnMs = ms();
+  expect(r.end).toMatchObject({ status: 'completed' });
+  expect(textOf(r.events)).toBe('Hello from the mock agent.');
+  expect(r.events.filter((e) => e.type === 'message').at(-1)).toMatchObject({ role: 'assistant', blocks: [{ type: 'text', text: 'Hello from the mock agent.' }] });
+
+  // 2. thinking
+  t = performance.now();
+  model.thinking('Considering the options carefully', 'Thought it through.');
+  r = await turn('think first');
+  timings.thinkingTurnMs = ms();
+  expect(r.end).toMatchObject({ status: 'completed' });
+  expect(textOf(r.events)).toBe('Thought it through.');
+  if (quirks.thinking) {
+    expect(r.events.filter((e) => e.type === 'thinking').map((e) => (e as { active: boolean }).active)).toEqual([true, false]);
+    const blocks = r.events.filter((e) => e.type === 'message').flatMap((e) => (e as { blocks: { type: string }[] }).blocks);
+    expect(blocks.some((b) => b.type === 'thinking')).toBe(true);
+  }
+
+  // 3. tool call, permission allowed
+  t = performance.now();
+  model.shell('touch allowed.txt && echo created');
+  let from = log.events.length;
+  let asked = log.next('permission_request', 'permission (allow)');
+  let done = log.next('turn_complete', 'tool turn (allow)');
+  await engine.send({ localId: `l${++send}`, text: 'create allowed.txt' });
+  let ask = await asked;
+  expect(ask.suggestions).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'allow_once' }), expect.objectContaining({ kind: 'reject_once' })]));
+  await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+  let end = await done;
+  timings.toolAllowedMs = ms();
+  expect(end).toMatchObject({ status: 'completed' });
+  expect(existsSync(join(work, 'allowed.txt'))).toBe(true);
+  let events = since(log.events, from);
+  expect(events.find((e) => e.type === 'tool_call')).toMatchObject({ callId: ask.callId });
+  expect(events.filter((e) => e.type === 'tool_result' && e.callId === ask.callId)).toEqual([expect.objectContaining({ status: 'completed', isError: false })]);
+  expect(events.findIndex((e) => e.type === 'tool_call')).toBeLessThan(events.findIndex((e) => e.type === 'tool_result'));
+
+  // 4. tool call, permission rejected
+  t = performance.now();
+  model.shell('touch rejected.txt && echo created');
+  from = log.events.length;
+  asked = log.next('permission_request', 'permission (reject)');
+  done = log.next('turn_complete', 'tool turn (reject)');
+  await engine.send({ localId: `l${++send}`, text: 'create rejected.txt' });
+  ask = await asked;
+  await engine.answerPermission(ask.requestId, { behavior: 'deny', interrupt: false });
+  end = await done;
+  timings.toolRejectedMs = ms();
+  expect(end).toMatchObject({ status: quirks.rejectEndsTurn ? 'cancelled' : 'completed' });
+  expect(existsSync(join(work, 'rejected.txt'))).toBe(false);
+  events = since(log.events, from);
+  expect(events.filter((e) => e.type === 'tool_result' && e.callId === ask.callId)).toEqual([expect.objectContaining({ status: 'denied', isError: true })]);
+
+  // 5. cancel mid-stream
+  t = performance.now();
+  const slowText = 'This answer streams slowly and will be cancelled long before it is complete.';
+  model.slow(slowText);
+  from = log.events.length;
+  const firstDelta = log.next('text_delta', 'first slow delta');
+  done = log.next('turn_complete', 'cancelled turn');
+  await engine.send({ localId: `l${++send}`, text: 'stream slowly' });
+  await firstDelta;
+  await engine.abort();
+  end = await done;
+  timings.cancelMidStreamMs = ms();
+  expect(end).toMatchObject({ status: 'cancelled' });
+  const partial = textOf(since(log.events, from));
+  expect(partial.length).toBeGreaterThan(0);
+  expect(partial).not.toBe(slowText);
+
+  // 6. cancel while a permission is pending
+  t = performance.now();
+  model.shell('touch pending.txt && echo created');
+  asked = log.next('permission_request', 'permission (cancel)');
+  done = log.next('turn_complete', 'turn cancelled at the permission');
+  await engine.send({ localId: `l${++send}`, text: 'create pending.txt' });
+  ask = await asked;
+  expect(engine.pendingPermissions()).toEqual([ask.requestId]);
+  await engine.abort();
+  expect(engine.pendingPermissions()).toEqual([]);
+  end = await done;
+  timings.cancelAtPermissionMs = ms();
+  expect(end).toMatchObject({ status: 'cancelled' });
+  expect(existsSync(join(work, 'pending.txt'))).toBe(false);
+  const answered = lines.filter((l) => l.dir === 'client->agent' && JSON.stringify((l as TrafficEntry).msg ?? {}).includes('"outcome":{"outcome":"cancelled"}'));
+  expect(answered.length).toBeGreaterThanOrEqual(1);
+
+  // 7. the agent still works after both cancels
+  model.text('Still here.');
+  r = await turn('are you still there?');
+  expect(r.end).toMatchObject({ status: 'completed' });
+  expect(textOf(r.events)).toBe('Still here.');
+
+  t = performance.now();
+  await engine.stop();
+  timings.stopMs = ms();
+  expect(log.events.at(-1)?.type).toBe('exited');
+  expect(log.of('error')).toEqual([]);
+  expect(engine.invalidEvents).toEqual([]);
+  expect(await waitNoProcessesUnder(root)).toEqual([]);
+  // Every permission request got exactly one answer.
+  const requests = lines.filter((l) => l.dir === 'agent->client' && (l as TrafficEntry & { msg: { method?: string } }).msg?.method === 'session/request_permission');
+  for (const request of requests) {
+    const id = (request as { msg: { id: unknown } }).msg.id;
+    const answers = lines.filter((l) => l.dir === 'client->agent' && (l as { msg?: { id?: unknown; method?: string } }).msg?.id === id && (l as { msg: { method?: string } }).msg.method === undefined && 'result' in ((l as { msg: object }).msg));
+    expect(answers.length, `answers to permission request ${String(id)}`).toBe(1);
+  }
+
+  // Re-recorded on demand only (UPDATE_ACP_FIXTURES=1) or when missing: ids and timings differ per run.
+  const fixture = join(ACP_FIXTURE_DIR, `${agent}.jsonl`);
+  if (process.env['UPDATE_ACP_FIXTURES'] === '1' || !existsSync(fixture)) {
+    mkdirSync(ACP_FIXTURE_DIR, { recursive: true });
+    writeFileSync(fixture, fixtureText(lines, { WORK: work, ROOT: root }));
+  }
+  return timings as ScenarioTimings;
+}
