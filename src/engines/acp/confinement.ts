@@ -123,7 +123,9 @@ export async function confinePath(requested: unknown, roots: readonly string[], 
   const namesDirectory = /\/(\.{0,2})$/.test(path);
   const { existing, rest } = await deepestExisting(parts, path);
   if (!isWithinAny(roots, existing)) {
-    throw denied(`${what} is outside the allowed directories: ${path} resolves to ${existing}, allowed: ${roots.join(', ')}`, { path, resolved: existing, roots });
+    // For a path that does not exist (yet), `existing` is the deepest directory it would be created in.
+    const where = rest.length === 0 ? `resolves to ${existing}` : `would be created below ${existing}`;
+    throw denied(`${what} is outside the allowed directories: ${path} ${where}; allowed: ${roots.join(', ')}`, { path, resolved: existing, roots });
   }
   if (rest.length === 0) return { requested: path, existing, missing: [], target: existing, namesDirectory };
   if (rest.includes('..')) throw denied(`${what} has '..' below a directory that does not exist: ${path}`, { path });
