@@ -3,7 +3,7 @@
  * on a real temp tree: every denial must be a -32602 RequestError and leave the outside untouched.
  */
 import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
@@ -297,6 +297,12 @@ describe('writes that escape are denied and change nothing outside', () => {
     await expectDenied(write(join(work, 'dangdir', 'f.txt'), 'pwned'), /symlink whose target does not exist/);
     expect(existsSync(join(outside, 'newdir'))).toBe(false);
     expect(existsSync(join(outside, 'new'))).toBe(false);
+    outsideIntact();
+  });
+
+  it('a hard link to a file outside (same inode) is not written', async () => {
+    linkSync(join(outside, 'secret.txt'), join(work, 'hardlink.txt'));
+    await expectDenied(write(join(work, 'hardlink.txt'), 'pwned'), /2 hard links/);
     outsideIntact();
   });
 

@@ -17,7 +17,8 @@
  *   refused (ELOOP) instead of followed. An existing in-root symlink at the leaf was already
  *   resolved by realpath, so its in-root target is written; a leaf symlink pointing outside is
  *   refused by the root check. The file is truncated and rewritten in place (keeps its inode,
- *   mode and hard links; not atomic on crash).
+ *   mode and owner; not atomic on crash). A file with more than one hard link is refused: its
+ *   other names may be outside the roots, and writing the inode would change them too.
  * - Residual risk (documented): another process that can write inside a root can race us by
  *   swapping a directory we just checked or created for a symlink to the outside. The fd re-check
  *   (/proc/self/fd) then refuses the write before any content is written, but the race can leave
@@ -194,6 +195,9 @@ export class ConfinedFs {
       await assertOpenedWithin(handle.fd, this.roots, params.path);
       const st = await handle.stat();
       if (!st.isFile()) throw denied(`${params.path} is ${describeType(st)}, not a regular file`, { path: params.path });
+      // Another name of the same inode may live outside the roots (a planted hard link, a pnpm
+      // store file): writing would change it there too, and no path check can see that.
+      if (st.nlink > 1) throw denied(`${params.path} has ${st.nlink} hard links; another of its names may be outside the allowed directories, so it is not written`, { path: params.path, nlink: st.nlink });
       await handle.truncate(0);
       let written = 0;
       while (written < bytes.length) {
