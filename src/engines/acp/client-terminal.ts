@@ -208,6 +208,8 @@ export class TerminalManager {
       await child.stop();
       throw RequestError.internalError({}, 'the terminals were closed while this one was starting');
     }
+    // No await between the spawn resolving and track(): output listeners are attached before any
+    // I/O callback can deliver data (stderr already flows into the supervisor's tail).
     const terminal = this.track(params.sessionId, child, limit);
     this.terminals.set(terminal.id, terminal);
     return { terminalId: terminal.id };
