@@ -144,8 +144,8 @@ export class RolloutTailer {
     try {
       const { size } = await handle.stat();
       if (size < this.reader.readOffset) {
+        void this.close(); // first, so a consumer seeing the diagnostic sees `closed`
         this.diagnose({ kind: 'io', message: `rollout shrank from ${this.reader.readOffset} to ${size} bytes; tailing stopped` });
-        void this.close();
         return;
       }
       for (;;) {
