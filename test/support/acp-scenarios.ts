@@ -15,6 +15,7 @@ import { expect } from 'vitest';
 import { AcpEngine, type AcpEngineOptions, type TrafficEntry } from '../../src/engines/acp/index.js';
 import type { EngineContext } from '../../src/engines/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
+import type { PermissionDecision } from '../../src/effects/effect.js';
 import { EventLog, waitNoProcessesUnder } from './acp-hermetic.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -69,8 +70,21 @@ export function fixtureText(entries: readonly unknown[], vars: Record<string, st
     .concat('\n');
 }
 
-/** Fixture lines: the wire (TrafficEntry) and, interleaved, what the engine reported to the host. */
-export type FixtureLine = TrafficEntry | { t: number; dir: 'engine->host'; event: Omit<AgentEvent, 'gen' | 'at'> };
+/** What the host did to the engine (replayed at the same position). */
+export type HostAction =
+  | { type: 'send'; localId: string; text: string }
+  | { type: 'abort' }
+  | { type: 'answer'; requestId: string; decision: PermissionDecision }
+  | { type: 'stop' };
+
+/**
+ * Fixture lines: the wire (TrafficEntry) and, interleaved in the order they happened, what the
+ * engine reported to the host and what the host did.
+ */
+export type FixtureLine =
+  | TrafficEntry
+  | { t: number; dir: 'engine->host'; event: Omit<AgentEvent, 'gen' | 'at'> }
+  | { t: number; dir: 'host->engine'; action: HostAction };
 
 export interface ScenarioTimings {
   spawnToReadyMs: number;
@@ -107,6 +121,26 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
     lines.push({ t: stamp(), dir: 'engine->host', event: body });
     log.push(event);
   });
+  // Every host call goes through here, so the fixture knows when the host acted.
+  const act = (action: HostAction): void => void lines.push({ t: stamp(), dir: 'host->engine', action });
+  const host = {
+    send: (localId: string, text: string) => {
+      act({ type: 'send', localId, text });
+      return engine.send({ localId, text });
+    },
+    abort: () => {
+      act({ type: 'abort' });
+      return engine.abort();
+    },
+    answer: (requestId: string, decision: PermissionDecision) => {
+      act({ type: 'answer', requestId, decision });
+      return engine.answerPermission(requestId, decision);
+    },
+    stop: () => {
+      act({ type: 'stop' });
+      return engine.stop();
+    },
+  };
   const timings: Partial<ScenarioTimings> = {};
   const { work, model } = setup;
   let t = performance.now();
@@ -120,7 +154,7 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
   const turn = async (text: string) => {
     const from = log.events.length;
     const done = log.next('turn_complete', `turn "${text}"`);
-    await engine.send({ localId: `l${++send}`, text });
+    await host.send(`l${++send}`, text);
     const end = await done;
     return { end, events: since(log.events, from) };
   };
@@ -154,10 +188,10 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
   let from = log.events.length;
   let asked = log.next('permission_request', 'permission (allow)');
   let done = log.next('turn_complete', 'tool turn (allow)');
-  await engine.send({ localId: `l${++send}`, text: 'create allowed.txt' });
+  await host.send(`l${++send}`, 'create allowed.txt');
   let ask = await asked;
   expect(ask.suggestions).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'allow_once' }), expect.objectContaining({ kind: 'reject_once' })]));
-  await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+  await host.answer(ask.requestId, { behavior: 'allow' });
   let end = await done;
   timings.toolAllowedMs = ms();
   expect(end).toMatchObject({ status: 'completed' });
@@ -173,9 +207,9 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
   from = log.events.length;
   asked = log.next('permission_request', 'permission (reject)');
   done = log.next('turn_complete', 'tool turn (reject)');
-  await engine.send({ localId: `l${++send}`, text: 'create rejected.txt' });
+  await host.send(`l${++send}`, 'create rejected.txt');
   ask = await asked;
-  await engine.answerPermission(ask.requestId, { behavior: 'deny', interrupt: false });
+  await host.answer(ask.requestId, { behavior: 'deny', interrupt: false });
   end = await done;
   timings.toolRejectedMs = ms();
   expect(end).toMatchObject({ status: quirks.rejectEndsTurn ? 'cancelled' : 'completed' });
@@ -190,9 +224,9 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
   from = log.events.length;
   const firstDelta = log.next('text_delta', 'first slow delta');
   done = log.next('turn_complete', 'cancelled turn');
-  await engine.send({ localId: `l${++send}`, text: 'stream slowly' });
+  await host.send(`l${++send}`, 'stream slowly');
   await firstDelta;
-  await engine.abort();
+  await host.abort();
   end = await done;
   timings.cancelMidStreamMs = ms();
   expect(end).toMatchObject({ status: 'cancelled' });
@@ -205,10 +239,10 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
   model.shell('touch pending.txt && echo created');
   asked = log.next('permission_request', 'permission (cancel)');
   done = log.next('turn_complete', 'turn cancelled at the permission');
-  await engine.send({ localId: `l${++send}`, text: 'create pending.txt' });
+  await host.send(`l${++send}`, 'create pending.txt');
   ask = await asked;
   expect(engine.pendingPermissions()).toEqual([ask.requestId]);
-  await engine.abort();
+  await host.abort();
   expect(engine.pendingPermissions()).toEqual([]);
   end = await done;
   timings.cancelAtPermissionMs = ms();
@@ -224,7 +258,7 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
   expect(textOf(r.events)).toBe('Still here.');
 
   t = performance.now();
-  await engine.stop();
+  await host.stop();
   timings.stopMs = ms();
   expect(log.events.at(-1)?.type).toBe('exited');
   expect(log.of('error')).toEqual([]);
