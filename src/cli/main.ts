@@ -9,7 +9,8 @@ import { runPrompt } from './run.js';
 
 const USAGE = `Usage:
   ase run --agent <name> [--bin PATH] [--mode remote|local] [--cwd DIR] [--json]
-          [--yes|--deny] [--env KEY=VALUE]... [--data-dir DIR] [--script FILE] "prompt"
+          [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]... [--data-dir DIR]
+          [--script FILE] "prompt"
   ase demo       a scripted session on the fake engine (no agent needed)
   ase diagram    the SessionActor statechart as Mermaid stateDiagram-v2
   ase --version
@@ -22,6 +23,7 @@ run options:
   --json      print AgentEvents as NDJSON on stdout, one per line
   --yes/--deny  answer every permission request (default: ask when interactive, else deny)
   --env       extra environment for the agent process (repeatable)
+  --option    an engine option, e.g. --option preset=gemini (value parsed as JSON when it is JSON; repeatable)
   --data-dir  where session state and transcripts are kept (default: ~/.agent-session-engine)
   --script    JSON script for the fake engine
 `;
@@ -73,6 +75,13 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
     if (eq <= 0) problems.push(`--env ${pair}: expected KEY=VALUE`);
     else env[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
+  const options: Record<string, unknown> = {};
+  for (const pair of values.option) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) problems.push(`--option ${pair}: expected KEY=VALUE`);
+    else if (pair.slice(0, eq) === 'env') problems.push('--option env=...: use --env KEY=VALUE');
+    else options[pair.slice(0, eq)] = jsonOrString(pair.slice(eq + 1));
+  }
   if (problems.length > 0) {
     output.err(`ase run: ${problems.join('; ')}\n\n${USAGE}`);
     return 2;
@@ -86,6 +95,7 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
       json: values.json,
       permission: values.yes ? 'allow' : values.deny ? 'deny' : 'ask',
       env,
+      options,
       interactive: Boolean(process.stdin.isTTY),
       ...(values.bin !== undefined && { bin: values.bin }),
       ...(values['data-dir'] !== undefined && { dataDir: values['data-dir'] }),
@@ -108,10 +118,20 @@ function parseRunArgs(argv: string[]) {
       yes: { type: 'boolean', default: false },
       deny: { type: 'boolean', default: false },
       env: { type: 'string', multiple: true, default: [] },
+      option: { type: 'string', multiple: true, default: [] },
       'data-dir': { type: 'string' },
       script: { type: 'string' },
     },
   });
+}
+
+/** `--option k=v`: numbers, booleans, arrays and objects as JSON; anything else is the plain string. */
+function jsonOrString(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 function version(): string {

@@ -20,6 +20,8 @@ export interface RunArgs {
   json: boolean;
   permission: 'ask' | 'allow' | 'deny';
   env: Record<string, string>;
+  /** Engine options (`--option`), passed with `env` as the session's `engineOptions`. */
+  options: Record<string, unknown>;
   dataDir?: string;
   /** A JSON FakeScript for the fake engine. */
   script?: string;
@@ -46,7 +48,9 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
     signal: stopSignal.signal,
     ...(args.bin !== undefined && { bin: args.bin }),
     ...(args.dataDir !== undefined && { dataDir: args.dataDir }),
-    ...(Object.keys(args.env).length > 0 && { engineOptions: { env: args.env } }),
+    ...((Object.keys(args.env).length > 0 || Object.keys(args.options).length > 0) && {
+      engineOptions: { ...args.options, ...(Object.keys(args.env).length > 0 && { env: args.env }) },
+    }),
   });
 
   let interrupts = 0;

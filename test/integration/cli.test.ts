@@ -271,6 +271,9 @@ describe('ase run', () => {
     [['run', '--agent', 'fake'], 'ase run: a prompt is required'],
     [['run', '--agent', 'fake', '--yes', '--deny', 'x'], 'ase run: --yes and --deny exclude each other'],
     [['run', '--agent', 'fake', '--mode', 'phone', 'x'], 'ase run: --mode must be remote or local'],
+    [['run', '--agent', 'fake', '--env', 'NOEQUALS', 'x'], 'ase run: --env NOEQUALS: expected KEY=VALUE'],
+    [['run', '--agent', 'fake', '--option', 'preset', 'x'], 'ase run: --option preset: expected KEY=VALUE'],
+    [['run', '--agent', 'fake', '--option', 'env={"A":"1"}', 'x'], 'ase run: --option env=...: use --env KEY=VALUE'],
   ])('ase %j exits 2: %s', async (args, message) => {
     const result = await ase(args);
     expect(result.exitCode).toBe(2);
