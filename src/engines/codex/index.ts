@@ -6,10 +6,14 @@
  */
 import type { EngineFactory } from '../engine.js';
 import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
+import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
 
 export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 export { AppServerTranslator, toolNameOf } from './app-server/translate.js';
 export { commandDecision, fileChangeDecision } from './app-server/decisions.js';
+export { CODEX_MCP_CAPABILITIES, CODEX_MCP_DEFAULT_SHUTDOWN, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
+export { McpTranslator } from './mcp/translate.js';
+export { mcpDecision, type McpReviewDecision } from './mcp/decisions.js';
 export { CODEX_APP_SERVER_PROTOCOL_VERSION } from './app-server/protocol/index.js';
 export {
   CODEX_APP_SERVER_VERSION,
@@ -33,5 +37,14 @@ export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFa
     name: 'codex',
     capabilities: CODEX_CAPABILITIES,
     create: (context) => new CodexAppServerEngine(context, options),
+  };
+}
+
+/** The `codex-mcp` engine factory: `codex mcp-server` of the pinned 0.153.4. */
+export function codexMcpEngine(options: CodexMcpEngineOptions = {}): EngineFactory {
+  return {
+    name: 'codex-mcp',
+    capabilities: CODEX_MCP_CAPABILITIES,
+    create: (context) => new CodexMcpEngine(context, options),
   };
 }

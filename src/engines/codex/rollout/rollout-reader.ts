@@ -45,7 +45,7 @@ export class RolloutReader {
     this.maxDiagnostics = options.maxDiagnostics ?? 1000;
     this.from = options.from;
     if (options.from && options.from.path !== path) {
-      this.note({ kind: 'position', message: `resume cursor is for ${options.from.path}, not ${path}; using its offsets anyway` });
+      this.record({ kind: 'position', message: `resume cursor is for ${options.from.path}, not ${path}; using its offsets anyway` });
     }
   }
 
@@ -89,7 +89,7 @@ export class RolloutReader {
         return;
       }
       if (raw.start < this.from.byteOffset) {
-        this.note({ kind: 'position', message: `resume offset ${this.from.byteOffset} is inside line ${index} (${raw.start}–${raw.end}); resuming after it`, line: index, byteOffset: raw.start });
+        this.record({ kind: 'position', message: `resume offset ${this.from.byteOffset} is inside line ${index} (${raw.start}–${raw.end}); resuming after it`, line: index, byteOffset: raw.start });
         return;
       }
       if (raw.start === this.from.byteOffset) {
@@ -109,25 +109,25 @@ export class RolloutReader {
 
   private translate(raw: RawLine, index: number): { events: TranslatedEvent[]; timestamp?: string } {
     if (raw.tooLong) {
-      this.note({ kind: 'line_too_long', message: `line longer than ${this.lines.maxLineBytes} bytes skipped`, line: index, byteOffset: raw.start });
+      this.record({ kind: 'line_too_long', message: `line longer than ${this.lines.maxLineBytes} bytes skipped`, line: index, byteOffset: raw.start });
       return { events: [] };
     }
     const text = raw.bytes.toString('utf8');
     if (text.trim() === '') return { events: [] };
     const parsed = parseRolloutLine(text);
     if (!parsed.ok) {
-      this.note({ kind: 'malformed', message: parsed.reason, line: index, byteOffset: raw.start, excerpt: text.slice(0, EXCERPT_CHARS) });
+      this.record({ kind: 'malformed', message: parsed.reason, line: index, byteOffset: raw.start, excerpt: text.slice(0, EXCERPT_CHARS) });
       return { events: [] };
     }
     const { line } = parsed;
     if (line.ordinal !== undefined) {
       if (this.lastOrdinal !== undefined && line.ordinal <= this.lastOrdinal) {
-        this.note({ kind: 'position', message: `ordinal ${line.ordinal} after ${this.lastOrdinal}`, line: index, byteOffset: raw.start });
+        this.record({ kind: 'position', message: `ordinal ${line.ordinal} after ${this.lastOrdinal}`, line: index, byteOffset: raw.start });
       }
       this.lastOrdinal = line.ordinal;
     }
     const { events, note } = this.translator.translate(line);
-    if (note) this.note({ kind: 'unhandled', message: note, line: index, byteOffset: raw.start, excerpt: text.slice(0, EXCERPT_CHARS) });
+    if (note) this.record({ kind: 'unhandled', message: note, line: index, byteOffset: raw.start, excerpt: text.slice(0, EXCERPT_CHARS) });
     return { events, ...(line.timestamp !== undefined ? { timestamp: line.timestamp } : {}) };
   }
 
@@ -136,11 +136,12 @@ export class RolloutReader {
     if (this.fromChecked || !this.from) return;
     this.fromChecked = true;
     if (linesBefore !== this.from.ordinal) {
-      this.note({ kind: 'position', message: `resume cursor says ${this.from.ordinal} lines before offset ${this.from.byteOffset}, the file has ${linesBefore}`, byteOffset: this.from.byteOffset });
+      this.record({ kind: 'position', message: `resume cursor says ${this.from.ordinal} lines before offset ${this.from.byteOffset}, the file has ${linesBefore}`, byteOffset: this.from.byteOffset });
     }
   }
 
-  private note(diagnostic: RolloutDiagnostic): void {
+  /** Records a diagnostic (also used by the tailer for I/O and listener problems). */
+  record(diagnostic: RolloutDiagnostic): void {
     this.diagnostics.push(diagnostic);
     if (this.diagnostics.length > this.maxDiagnostics) {
       this.diagnostics.shift();

@@ -70,7 +70,13 @@ export class RolloutTailer {
       ...(options.from ? { from: options.from } : {}),
       ...(options.maxLineBytes ? { maxLineBytes: options.maxLineBytes } : {}),
     });
-    this.reader.onDiagnostic = (d) => this.diagnose(d);
+    this.reader.onDiagnostic = (d) => {
+      try {
+        options.onDiagnostic?.(d);
+      } catch {
+        // a throwing diagnostics listener must not stop tailing
+      }
+    };
     if (options.signal?.aborted) {
       this.isClosed = true;
       return;
@@ -198,16 +204,9 @@ export class RolloutTailer {
     }
   }
 
+  /** Tailer-level problems (I/O, listener) go through the reader so there is one list and one cap. */
   private diagnose(diagnostic: RolloutDiagnostic): void {
-    if (diagnostic.kind === 'io' || diagnostic.kind === 'listener') {
-      // reader-level diagnostics are already in reader.diagnostics; keep tailer ones there too
-      this.reader.diagnostics.push(diagnostic);
-    }
-    try {
-      this.options.onDiagnostic?.(diagnostic);
-    } catch {
-      // a throwing diagnostics listener must not stop tailing
-    }
+    this.reader.record(diagnostic);
   }
 }
 

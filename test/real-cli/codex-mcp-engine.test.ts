@@ -1,0 +1,246 @@
+/**
+ * The `codex-mcp` engine against the REAL pinned codex 0.153.4 `mcp-server` and our mock
+ * Responses API on 127.0.0.1, with a temp CODEX_HOME per test. Scenarios: text turns on one
+ * thread (no message twice, per-turn usage), shell approval allowed / denied / aborted, patch
+ * approval, interrupt mid-turn, "Session not found" after a restart (typed error and the
+ * 'new-thread' fallback), the version check. Set UPDATE_CODEX_FIXTURES=1 to re-record
+ * test/fixtures/codex/mcp-*.jsonl.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CodexMcpEngine, type CodexMcpEngineOptions, type TrafficEntry } from '../../src/engines/codex/index.js';
+import { applyPatchCall, execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { codexBinary, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
+import { EventLog, processesMentioning, realEngineContext, saveFixture, type FixtureHeader } from '../support/codex-engine-kit.js';
+
+const VERSION = '0.153.4';
+const escalated = { sandbox_permissions: 'require_escalated', justification: 'need it' };
+
+describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
+  let mock: OpenAIResponsesMock;
+  let root: string;
+  let engines: CodexMcpEngine[];
+  let h: HermeticCodex;
+
+  beforeEach(async () => {
+    mock = await startOpenAIResponsesMock();
+    root = mkdtempSync(join(tmpdir(), 'ase-codex-mcp-'));
+    h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, target: VERSION });
+    engines = [];
+  });
+
+  afterEach(async () => {
+    await Promise.all(engines.map((e) => e.stop().catch(() => undefined)));
+    await mock.close();
+    expect(processesMentioning(root)).toEqual([]);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  function launch(gen: number, options: CodexMcpEngineOptions = {}, resumeToken?: string) {
+    const traffic: TrafficEntry[] = [];
+    const engine = new CodexMcpEngine(realEngineContext(), {
+      bin: h.bin,
+      env: h.env,
+      approvalPolicy: 'on-request',
+      onTraffic: (entry) => traffic.push(entry),
+      ...options,
+    });
+    engines.push(engine);
+    const log = new EventLog(engine);
+    const started = performance.now();
+    const startPromise = engine.start({ gen, mode: 'remote', workDir: h.workDir, options: {}, ...(resumeToken && { resumeToken }) });
+    return { engine, log, traffic, started, startPromise };
+  }
+
+  function record(name: string, traffic: TrafficEntry[], extra: Partial<FixtureHeader> = {}): void {
+    saveFixture(`mcp-${name}`, { scenario: name, engine: 'codex-mcp', codexVersion: VERSION, workDir: h.workDir, recordedAt: new Date().toISOString(), ...extra }, traffic);
+  }
+
+  it('runs two text turns on one thread (codex, then codex-reply); each message once; per-turn usage', async () => {
+    const { engine, log, traffic, started } = launch(1);
+    await log.waitFor('ready');
+    const readyMs = Math.round(performance.now() - started);
+    expect(engine.version).toBe(VERSION);
+
+    mock.enqueue({ kind: 'text', text: 'Hello from the mock.', reasoning: 'considering', usage: { inputTokens: 120, cachedInputTokens: 20 } });
+    let mark = log.mark();
+    let t = performance.now();
+    await engine.send({ localId: 'm1', text: 'first prompt' });
+    const tc1 = await log.waitFor('turn_complete', mark);
+    const turn1Ms = Math.round(performance.now() - t);
+    expect(tc1).toMatchObject({ status: 'completed', usage: { inputTokens: 100, cacheReadTokens: 20 } });
+    const identified = log.of('session_identified')[0]!;
+    expect(identified.resumeToken).toBe(engine.threadId);
+    expect(identified.transcriptPath).toMatch(new RegExp(`rollout-.*-${engine.threadId}\\.jsonl$`));
+    const turn1 = log.events.slice(mark);
+    // The stream repeats each item (item_completed, agent_message, raw_response_item): one message each.
+    expect(turn1.filter((e) => e.type === 'message').map((m) => [m.role, m.blocks[0]])).toEqual([
+      ['user', { type: 'text', text: 'first prompt' }],
+      ['assistant', { type: 'thinking', text: 'considering' }],
+      ['assistant', { type: 'text', text: 'Hello from the mock.' }],
+    ]);
+    expect(turn1.filter((e) => e.type === 'text_delta').map((e) => (e as { text: string }).text).join('')).toBe('Hello from the mock.');
+
+    mark = log.mark();
+    t = performance.now();
+    await engine.send({ localId: 'm2', text: 'second prompt' });
+    const tc2 = await log.waitFor('turn_complete', mark);
+    const turn2Ms = Math.round(performance.now() - t);
+    expect(tc2).toMatchObject({ status: 'completed', usage: { inputTokens: 100, cacheReadTokens: 0 } });
+    expect(log.of('message', mark).map((m) => m.blocks[0])).toEqual([
+      { type: 'text', text: 'second prompt' },
+      { type: 'text', text: 'Echo: second prompt' },
+    ]);
+    expect(log.of('session_identified')).toHaveLength(1);
+    expect(JSON.stringify(mock.responsesRequests().at(-1)!.body.input)).toContain('first prompt');
+
+    await engine.stop();
+    expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
+    expect(engine.invalidEvents).toEqual([]);
+    record('text-two-turns', traffic);
+    console.log(`[codex-mcp] spawn→ready ${readyMs} ms (incl. --version), first turn ${turn1Ms} ms, codex-reply turn ${turn2Ms} ms`);
+  });
+
+  it('asks for shell commands: allowed runs, denied is reported as denied ({denied:{rejection}}), abort ends the turn', async () => {
+    const { engine, log, traffic } = launch(1);
+    await log.waitFor('ready');
+    const allowedFile = join(h.workDir, 'allowed.txt');
+    mock.enqueue(execCommandCall(`echo ran > ${allowedFile}; echo printed`, escalated), { kind: 'text', text: 'ran it' });
+    let mark = log.mark();
+    const t = performance.now();
+    await engine.send({ localId: 'm1', text: 'run it' });
+    const ask = await log.waitFor('permission_request', mark);
+    expect(ask).toMatchObject({ toolName: 'shell', requestId: 'g1-0', input: { command: expect.stringContaining('echo ran >') } });
+    await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    const allowMs = Math.round(performance.now() - t);
+    expect(readFileSync(allowedFile, 'utf8')).toBe('ran\n');
+    expect(log.of('tool_call', mark)).toEqual([expect.objectContaining({ callId: ask.callId, name: 'shell' })]);
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask.callId, status: 'completed', output: expect.objectContaining({ exitCode: 0, output: expect.stringContaining('printed') }) })]);
+
+    const deniedFile = join(h.workDir, 'denied.txt');
+    mock.enqueue(execCommandCall(`echo ran > ${deniedFile}`, escalated), (req) => ({
+      kind: 'text',
+      text: JSON.stringify(req.body.input).includes('not this one') ? 'the model saw the rejection' : 'no rejection text',
+    }));
+    mark = log.mark();
+    await engine.send({ localId: 'm2', text: 'run another' });
+    const ask2 = await log.waitFor('permission_request', mark);
+    await engine.answerPermission(ask2.requestId, { behavior: 'deny', message: 'not this one', interrupt: false });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    expect(existsSync(deniedFile)).toBe(false);
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask2.callId, status: 'denied', isError: true })]);
+    expect(log.of('message', mark).at(-1)?.blocks[0]).toEqual({ type: 'text', text: 'the model saw the rejection' });
+
+    // deny + interrupt → "abort": turn_aborted ends the turn (the tool call never returns).
+    mock.enqueue(execCommandCall(`echo ran > ${deniedFile}`, escalated));
+    mark = log.mark();
+    await engine.send({ localId: 'm3', text: 'and one more' });
+    const ask3 = await log.waitFor('permission_request', mark);
+    await engine.answerPermission(ask3.requestId, { behavior: 'deny', interrupt: true });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask3.callId, status: 'cancelled' })]);
+    expect(new Set([ask.requestId, ask2.requestId, ask3.requestId]).size).toBe(3);
+
+    // the thread still works after the abort
+    mark = log.mark();
+    await engine.send({ localId: 'm4', text: 'still there?' });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    await engine.stop();
+    record('shell-allow-deny-abort', traffic, {
+      decisions: [{ behavior: 'allow' }, { behavior: 'deny', message: 'not this one', interrupt: false }, { behavior: 'deny', interrupt: true }],
+    });
+    console.log(`[codex-mcp] shell turn with approval ${allowMs} ms`);
+  });
+
+  it('asks for a patch (read-only sandbox) and applies it when allowed', async () => {
+    const { engine, log, traffic } = launch(1, { sandbox: 'read-only' });
+    await log.waitFor('ready');
+    const target = join(h.workDir, 'patched.txt');
+    mock.enqueue(applyPatchCall(`*** Begin Patch\n*** Add File: ${target}\n+hello from patch\n*** End Patch`), { kind: 'text', text: 'patched' });
+    const mark = log.mark();
+    await engine.send({ localId: 'm1', text: 'patch it' });
+    const ask = await log.waitFor('permission_request', mark);
+    expect(ask).toMatchObject({ toolName: 'apply_patch', input: { changes: { [target]: expect.objectContaining({ type: 'add' }) } } });
+    await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(target, 'utf8')).toBe('hello from patch\n');
+    expect(log.of('tool_call', mark)).toHaveLength(1);
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask.callId, status: 'completed' })]);
+    await engine.stop();
+    record('patch-allow', traffic, { decisions: [{ behavior: 'allow' }] });
+  });
+
+  it('interrupts a turn mid-stream (notifications/cancelled → turn_aborted) and takes the next turn', async () => {
+    const { engine, log, traffic } = launch(1);
+    await log.waitFor('ready');
+    mock.enqueue({ kind: 'stall', partialText: 'partial answer' });
+    let mark = log.mark();
+    const t = performance.now();
+    await engine.send({ localId: 'm1', text: 'slow please' });
+    await log.waitFor('text_delta', mark);
+    await engine.abort();
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
+    const abortMs = Math.round(performance.now() - t);
+    expect(log.of('error', mark)).toEqual([]);
+
+    // mcp-server quirk: the aborted call's listener lives on and splits the next turns' events
+    // with the new call's listener. Every message must still arrive exactly once, in every turn.
+    for (const text of ['after the interrupt', 'and once more']) {
+      mark = log.mark();
+      await engine.send({ localId: text, text });
+      expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+      expect(log.of('message', mark).map((m) => [m.role, m.blocks[0]])).toEqual([
+        ['user', { type: 'text', text }],
+        ['assistant', { type: 'text', text: `Echo: ${text}` }],
+      ]);
+      expect(log.of('text_delta', mark).map((d) => d.text).join('')).toBe(`Echo: ${text}`);
+      expect(log.of('turn_complete', mark)).toHaveLength(1);
+    }
+    const t2 = performance.now();
+    await engine.stop();
+    const stopMs = Math.round(performance.now() - t2);
+    record('interrupt', traffic, { abortAfter: 'text_delta' });
+    console.log(`[codex-mcp] send→cancelled ${abortMs} ms; stop after a cancelled call ${stopMs} ms`);
+  });
+
+  it('after a restart, codex-reply gets "Session not found": a typed error, or a new thread with the fallback', async () => {
+    const first = launch(1);
+    await first.log.waitFor('ready');
+    await first.engine.send({ localId: 'm1', text: 'hello' });
+    await first.log.waitFor('turn_complete');
+    const token = first.log.of('session_identified')[0]!.resumeToken;
+    await first.engine.stop();
+
+    const second = launch(2, {}, token);
+    await second.log.waitFor('ready');
+    await second.engine.send({ localId: 'm2', text: 'continue' });
+    const tc = await second.log.waitFor('turn_complete');
+    expect(tc).toMatchObject({ status: 'failed', stopReason: 'session_not_found' });
+    expect(second.engine.lastSessionNotFound).toMatchObject({ name: 'CodexSessionNotFoundError', code: 'CODEX_SESSION_NOT_FOUND', threadId: token });
+    expect(second.log.of('error')[0]).toMatchObject({ kind: 'fatal', message: expect.stringContaining('onSessionNotFound') });
+    await second.engine.stop();
+    record('session-not-found', second.traffic, { resumeToken: token });
+
+    const third = launch(3, { onSessionNotFound: 'new-thread' }, token);
+    await third.log.waitFor('ready');
+    await third.engine.send({ localId: 'm3', text: 'continue anyway' });
+    const tc3 = await third.log.waitFor('turn_complete');
+    expect(tc3).toMatchObject({ status: 'completed' });
+    const fresh = third.log.of('session_identified');
+    expect(fresh).toHaveLength(1);
+    expect(fresh[0]!.resumeToken).not.toBe(token);
+    expect(third.log.of('message').at(-1)?.blocks[0]).toEqual({ type: 'text', text: 'Echo: continue anyway' });
+    await third.engine.stop();
+  });
+
+  it('refuses a binary that is not 0.153.4 (mcp-server was removed in 0.154.0)', async () => {
+    const { engine, log, startPromise } = launch(1, { bin: codexBinary('0.169.0').bin });
+    const error = await startPromise.catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'ENGINE_START_FAILED', message: expect.stringContaining('0.169.0 has no `mcp-server`') });
+    expect(log.events.map((e) => e.type)).toEqual(['error', 'exited']);
+    await engine.stop();
+  });
+});
