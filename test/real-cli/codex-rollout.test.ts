@@ -24,7 +24,7 @@ import { runLegacyScenario, runPaginatedScenario, type ScenarioRun } from '../su
 import type { TrafficEntry } from '../support/jsonrpc-child.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const ROLLOUT_FIXTURE_DIR = join(repoRoot, 'test', 'fixtures', 'codex', 'rollout');
+const ROLLOUT_FIXTURE_DIR = join(repoRoot, 'test', 'fixtures', 'codex', 'rollout');
 const UPDATE = process.env.UPDATE_CODEX_ROLLOUT_FIXTURES === '1';
 
 interface DialectCase {

@@ -226,26 +226,25 @@ export interface HermeticCodex {
  * under `root`, and returns the from-scratch env. The workdir is trusted.
  */
 export function hermeticCodex(options: HermeticCodexOptions): HermeticCodex {
-  const target = options.target ?? CODEX_APP_SERVER_VERSION;
-  const home = join(options.root, 'home');
-  const codexHome = join(options.root, 'codex-home');
-  const tmp = join(options.root, 'tmp');
-  const workDir = options.workDir ?? join(options.root, 'work');
+  const { root, target = CODEX_APP_SERVER_VERSION, workDir = join(root, 'work'), trustedDirs = [], extraEnv, ...config } = options;
+  const home = join(root, 'home');
+  const codexHome = join(root, 'codex-home');
+  const tmp = join(root, 'tmp');
   for (const dir of [home, codexHome, tmp, workDir]) mkdirSync(dir, { recursive: true });
   const native = target === 'codex-acp' ? undefined : codexBinary(target);
   const bin = native?.bin ?? codexAcpBinary();
   const configPath = writeCodexHome(codexHome, {
-    ...options,
-    model: options.model ?? (target === 'codex-acp' ? CODEX_ACP_DEFAULT_MODEL : CODEX_DEFAULT_MODEL),
-    trustedDirs: [workDir, ...(options.trustedDirs ?? [])],
+    ...config,
+    model: config.model ?? (target === 'codex-acp' ? CODEX_ACP_DEFAULT_MODEL : CODEX_DEFAULT_MODEL),
+    trustedDirs: [workDir, ...trustedDirs],
   });
   const env = hermeticCodexEnv({
     home,
     codexHome,
     tmp,
     pathDirs: native ? [native.pathDir] : [],
-    ...(options.envKey ? { envKey: options.envKey } : {}),
-    ...(options.extraEnv ? { extra: options.extraEnv } : {}),
+    ...(config.envKey ? { envKey: config.envKey } : {}),
+    ...(extraEnv ? { extra: extraEnv } : {}),
   });
   return { target, bin, home, codexHome, tmp, workDir, configPath, sessionsDir: join(codexHome, 'sessions'), env };
 }
