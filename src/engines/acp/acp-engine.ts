@@ -154,8 +154,8 @@ export class AcpEngine implements AgentEngine {
   /** The session/new (or load) result: modes, configOptions, models, … */
   sessionResult: Record<string, unknown> | undefined;
   /**
-   * Events of the history the agent replayed during `session/load` (not emitted: the vocabulary
-   * has no way yet to mark an event as history; see docs/engines/acp.md).
+   * The history the agent replayed during `session/load`, as messages, tool calls and results
+   * (not emitted: the vocabulary has no way yet to mark an event as history; see docs/engines/acp.md).
    */
   readonly history: AgentEventBody[] = [];
   /** Updates and permission requests that arrived while no turn was running (attached to the last). */
@@ -463,7 +463,12 @@ export class AcpEngine implements AgentEngine {
     this.#loading = false;
     this.#loadKey = undefined;
     const translator = this.#historyTranslator;
-    if (translator) this.history.push(...translator.endTurn({ cancelled: false }));
+    if (translator) this.#pushHistory(translator.endTurn({ cancelled: false }));
+  }
+
+  /** History keeps what lasts (messages, tool calls and results), not the streaming deltas. */
+  #pushHistory(bodies: AgentEventBody[]): void {
+    for (const body of bodies) if (body.type === 'message' || body.type === 'tool_call' || body.type === 'tool_result') this.history.push(body);
   }
 
   // ------------------------------------------------------------------------------ turns
@@ -604,7 +609,7 @@ export class AcpEngine implements AgentEngine {
       return;
     }
     if (this.#loading) {
-      this.history.push(...this.#historyTranslator!.update(update));
+      this.#pushHistory(this.#historyTranslator!.update(update));
       return;
     }
     if (!this.#turn) this.lateMessages++;

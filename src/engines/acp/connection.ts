@@ -4,9 +4,11 @@
  * agent's messages (updates, permission prompts, prompt results) happens in wire order in the
  * engine's tap (see traffic.ts for why).
  *
- * `session/update` and `session/request_permission` are registered with a pass-through parser:
- * the SDK's strict schema would drop an update variant it does not know (or answer a slightly
- * off permission request with an error) before the engine could look at it.
+ * `session/request_permission` is registered with a pass-through parser: the SDK's strict schema
+ * would answer a slightly off request with an error before the engine could look at it.
+ * `session/update` needs no handler at all (the tap reads it): the SDK's built-in session router
+ * zod-parses every update first and drops one it does not know with a console.error ("Error
+ * handling notification"), which is exactly why updates are not read through the SDK.
  */
 import { client, RequestError, type ClientConnection, type Stream } from '@agentclientprotocol/sdk';
 import type { ConfinedFs } from './client-fs.js';
@@ -39,7 +41,6 @@ function require<T>(value: T | undefined, method: string): T {
 
 export function connectAcpClient(stream: Stream, h: AcpClientHandlers): ClientConnection {
   return client({ name: CLIENT_INFO.name })
-    .onNotification('session/update', passThrough, () => {})
     .onRequest('session/request_permission', passThrough, async ({ requestId, params }) => {
       const answer = h.permissionAnswer(rpcKey(requestId));
       if (!answer) throw RequestError.invalidParams(params, 'malformed session/request_permission, or for an unknown session');

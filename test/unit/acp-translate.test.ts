@@ -1,0 +1,244 @@
+/**
+ * AcpTranslator (session/update → AgentEvent bodies) and the permission option mapping, including
+ * a fast-check property over arbitrary orderings of tool-call traffic.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { AcpTranslator, chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, resolveAcpOptions, classifyRpcError, turnUsage } from '../../src/engines/acp/index.js';
+import { readPermissionRequest, readSessionUpdate } from '../../src/engines/acp/messages.js';
+import type { AgentEventBody } from '../../src/events/agent-event.js';
+
+const u = (update: Record<string, unknown>) => readSessionUpdate({ sessionId: 's', update })!;
+const chunk = (text: string, kind = 'agent_message_chunk') => u({ sessionUpdate: kind, content: { type: 'text', text } });
+
+function run(t: AcpTranslator, updates: Record<string, unknown>[]): AgentEventBody[] {
+  return updates.flatMap((x) => t.update(u(x)));
+}
+
+describe('AcpTranslator', () => {
+  it('streams text as deltas, skips empty chunks, and assembles one message per text run', () => {
+    const t = new AcpTranslator({ idPrefix: 'acp-1' });
+    t.beginTurn();
+    const out = [
+      ...t.update(chunk('')),
+      ...t.update(chunk('Hello ')),
+      ...t.update(chunk('world')),
+      ...run(t, [{ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'ls', kind: 'execute', status: 'pending' }]),
+      ...t.update(chunk('After.')),
+      ...t.endTurn({ cancelled: false }),
+    ];
+    expect(out).toEqual([
+      { type: 'text_delta', messageId: 'acp-1-t1-m0', text: 'Hello ' },
+      { type: 'text_delta', messageId: 'acp-1-t1-m0', text: 'world' },
+      { type: 'message', role: 'assistant', id: 'acp-1-t1-m0', blocks: [{ type: 'text', text: 'Hello world' }] },
+      { type: 'tool_call', callId: 't1', name: 'execute', input: {}, title: 'ls' },
+      { type: 'text_delta', messageId: 'acp-1-t1-m1', text: 'After.' },
+      { type: 'message', role: 'assistant', id: 'acp-1-t1-m1', blocks: [{ type: 'text', text: 'After.' }] },
+    ]);
+  });
+
+  it('reports thinking as active/inactive around thought chunks and keeps the thought in the message', () => {
+    const t = new AcpTranslator({ idPrefix: 'p' });
+    t.beginTurn();
+    const out = [...t.update(chunk('hmm ', 'agent_thought_chunk')), ...t.update(chunk('yes', 'agent_thought_chunk')), ...t.update(chunk('Answer')), ...t.endTurn({ cancelled: false })];
+    expect(out.map((e) => e.type)).toEqual(['thinking', 'thinking', 'text_delta', 'message']);
+    expect(out[0]).toEqual({ type: 'thinking', active: true });
+    expect(out[1]).toEqual({ type: 'thinking', active: false });
+    expect(out[3]).toMatchObject({ blocks: [{ type: 'thinking', text: 'hmm yes' }, { type: 'text', text: 'Answer' }] });
+  });
+
+  it('uses the agent messageId when given and starts a new message when it changes', () => {
+    const t = new AcpTranslator({ idPrefix: 'p' });
+    t.beginTurn();
+    const out = [...t.update(u({ sessionUpdate: 'agent_message_chunk', messageId: 'm-a', content: { type: 'text', text: 'a' } })), ...t.update(u({ sessionUpdate: 'agent_message_chunk', messageId: 'm-b', content: { type: 'text', text: 'b' } })), ...t.endTurn({ cancelled: false })];
+    expect(out.filter((e) => e.type === 'message').map((e) => (e as { id: string }).id)).toEqual(['m-a', 'm-b']);
+  });
+
+  it('upserts tool calls: an empty first input is filled in later, a repeated identical tool_call is silent, the result comes once', () => {
+    const t = new AcpTranslator({ idPrefix: 'p' });
+    t.beginTurn();
+    const out = run(t, [
+      { sessionUpdate: 'tool_call', toolCallId: 'x', title: 'Terminal', kind: 'execute', status: 'pending', rawInput: {}, _meta: { claudeCode: { toolName: 'Bash' } } },
+      { sessionUpdate: 'tool_call', toolCallId: 'x', title: 'touch a', kind: 'execute', status: 'pending', rawInput: { command: 'touch a' } },
+      { sessionUpdate: 'tool_call', toolCallId: 'x', title: 'touch a', kind: 'execute', status: 'pending', rawInput: { command: 'touch a' } },
+      { sessionUpdate: 'tool_call_update', toolCallId: 'x', rawInput: {} },
+      { sessionUpdate: 'tool_call_update', toolCallId: 'x', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'ok' } }] },
+      { sessionUpdate: 'tool_call_update', toolCallId: 'x', status: 'failed' },
+    ]);
+    expect(out).toEqual([
+      { type: 'tool_call', callId: 'x', name: 'Bash', input: {}, title: 'Terminal' },
+      { type: 'tool_call', callId: 'x', name: 'Bash', input: { command: 'touch a' }, title: 'touch a' },
+      { type: 'tool_result', callId: 'x', status: 'completed', output: { content: [{ type: 'content', content: { type: 'text', text: 'ok' } }] }, isError: false },
+    ]);
+    expect(t.toolName('x')).toBe('Bash');
+  });
+
+  it('a denied call ends `denied` at the decision; a cancelled turn closes the other open calls as `cancelled`', () => {
+    const t = new AcpTranslator({ idPrefix: 'p' });
+    t.beginTurn();
+    run(t, [
+      { sessionUpdate: 'tool_call', toolCallId: 'a', title: 'A', status: 'pending' },
+      { sessionUpdate: 'tool_call', toolCallId: 'b', title: 'B', status: 'in_progress' },
+    ]);
+    expect(t.deny('a')).toEqual([{ type: 'tool_result', callId: 'a', status: 'denied', isError: true }]);
+    expect(run(t, [{ sessionUpdate: 'tool_call_update', toolCallId: 'a', status: 'failed' }])).toEqual([]);
+    expect(t.endTurn({ cancelled: true })).toEqual([{ type: 'tool_result', callId: 'b', status: 'cancelled', isError: true }]);
+    // A denial of a call never seen still produces a call before its result.
+    expect(t.deny('ghost').map((e) => e.type)).toEqual(['tool_call', 'tool_result']);
+  });
+
+  it('keeps session info and records unknown variants as skipped', () => {
+    const t = new AcpTranslator({ idPrefix: 'p' });
+    const out = run(t, [
+      { sessionUpdate: 'plan', entries: [{ content: 'x', priority: 'high', status: 'pending' }] },
+      { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'c', description: 'd' }] },
+      { sessionUpdate: 'current_mode_update', currentModeId: 'plan' },
+      { sessionUpdate: 'usage_update', used: 10, size: 100, cost: { amount: 0.5, currency: 'USD' } },
+      { sessionUpdate: 'session_info_update', title: 'T' },
+      { sessionUpdate: 'something_new' },
+      { sessionUpdate: 'tool_call' },
+    ]);
+    expect(out).toEqual([]);
+    expect(t.info).toMatchObject({ currentModeId: 'plan', title: 'T', context: { used: 10, size: 100 }, cost: { amount: 0.5, currency: 'USD' } });
+    expect(t.skipped.map((s) => s.reason)).toEqual(['unknown session/update "something_new"', 'tool_call without a toolCallId']);
+  });
+
+  it('history mode reports user chunks as user messages', () => {
+    const t = new AcpTranslator({ idPrefix: 'h', includeUserMessages: true });
+    const out = [...t.update(chunk('hi', 'user_message_chunk')), ...t.update(chunk('hello')), ...t.endTurn({ cancelled: false })];
+    expect(out.filter((e) => e.type === 'message')).toEqual([
+      { type: 'message', role: 'user', id: 'h-t0-m0', blocks: [{ type: 'text', text: 'hi' }] },
+      { type: 'message', role: 'assistant', id: 'h-t0-m1', blocks: [{ type: 'text', text: 'hello' }] },
+    ]);
+  });
+
+  it('property: whatever the order of tool traffic, every call is reported before its single result, and nothing throws', () => {
+    const ids = ['a', 'b', 'c'];
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('tool_call' as const), id: fc.constantFrom(...ids), input: fc.option(fc.dictionary(fc.string({ maxLength: 3 }), fc.integer()), { nil: undefined }), status: fc.constantFrom('pending', 'in_progress', 'completed', 'failed', undefined) }),
+      fc.record({ kind: fc.constant('tool_call_update' as const), id: fc.constantFrom(...ids), input: fc.constant(undefined), status: fc.constantFrom('in_progress', 'completed', 'failed', undefined) }),
+      fc.record({ kind: fc.constant('permission' as const), id: fc.constantFrom(...ids), input: fc.constant(undefined), status: fc.constant(undefined) }),
+      fc.record({ kind: fc.constant('deny' as const), id: fc.constantFrom(...ids), input: fc.constant(undefined), status: fc.constant(undefined) }),
+      fc.record({ kind: fc.constant('text' as const), id: fc.constant(''), input: fc.constant(undefined), status: fc.constant(undefined) }),
+      fc.record({ kind: fc.constant('garbage' as const), id: fc.constant(''), input: fc.anything(), status: fc.constant(undefined) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), fc.boolean(), (steps, cancelled) => {
+        const t = new AcpTranslator({ idPrefix: 'p' });
+        t.beginTurn();
+        const out: AgentEventBody[] = [];
+        for (const s of steps) {
+          if (s.kind === 'permission') out.push(...t.permissionToolCall({ toolCallId: s.id, title: `perm ${s.id}` }));
+          else if (s.kind === 'deny') out.push(...t.deny(s.id));
+          else if (s.kind === 'text') out.push(...t.update(chunk('x')));
+          else if (s.kind === 'garbage') {
+            const parsed = readSessionUpdate({ sessionId: 's', update: { sessionUpdate: 'tool_call', junk: s.input } });
+            if (parsed) out.push(...t.update(parsed));
+          } else {
+            out.push(...t.update(u({ sessionUpdate: s.kind, toolCallId: s.id, ...(s.status !== undefined && { status: s.status }), ...(s.input !== undefined && { rawInput: s.input }) })));
+          }
+        }
+        out.push(...t.endTurn({ cancelled }));
+        for (const id of ids) {
+          const results = out.filter((e) => e.type === 'tool_result' && e.callId === id);
+          expect(results.length).toBeLessThanOrEqual(1);
+          const firstCall = out.findIndex((e) => e.type === 'tool_call' && e.callId === id);
+          const result = out.findIndex((e) => e.type === 'tool_result' && e.callId === id);
+          if (result >= 0) expect(firstCall).toBeGreaterThanOrEqual(0);
+          if (result >= 0) expect(firstCall).toBeLessThan(result);
+          // A cancelled turn leaves no reported call open.
+          if (cancelled && firstCall >= 0) expect(result).toBeGreaterThan(firstCall);
+        }
+      }),
+      { numRuns: Number(process.env['FC_RUNS'] ?? 300) },
+    );
+  });
+});
+
+describe('permission options', () => {
+  const claude = [
+    { optionId: 'allow_always', name: 'Always Allow', kind: 'allow_always' },
+    { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+    { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+  ];
+  const gemini = [
+    { optionId: 'proceed_always', name: 'Allow for this session', kind: 'allow_always' },
+    { optionId: 'proceed_once', name: 'Allow', kind: 'allow_once' },
+    { optionId: 'cancel', name: 'Reject', kind: 'reject_once' },
+  ];
+
+  it('maps allow/deny by kind, whatever the ids', () => {
+    expect(chooseOutcome(claude, { behavior: 'allow' })).toEqual({ outcome: 'selected', optionId: 'allow' });
+    expect(chooseOutcome(gemini, { behavior: 'allow' })).toEqual({ outcome: 'selected', optionId: 'proceed_once' });
+    expect(chooseOutcome(gemini, { behavior: 'deny', interrupt: false })).toEqual({ outcome: 'selected', optionId: 'cancel' });
+    expect(chooseOutcome(gemini, { behavior: 'deny', interrupt: true })).toEqual({ outcome: 'cancelled' });
+    expect(chooseOutcome([claude[0]!], { behavior: 'deny', interrupt: false })).toEqual({ outcome: 'cancelled' });
+    expect(outcomeAllows(gemini, { outcome: 'selected', optionId: 'proceed_once' })).toBe(true);
+    expect(outcomeAllows(gemini, { outcome: 'selected', optionId: 'cancel' })).toBe(false);
+  });
+
+  it('never picks allow_always on its own; an explicit choice can', () => {
+    expect(() => chooseOutcome([claude[0]!, claude[2]!], { behavior: 'allow' })).toThrow(PermissionChoiceError);
+    expect(chooseOutcome(claude, { behavior: 'allow', updatedPermissions: [{ kind: 'allow_always' }] })).toEqual({ outcome: 'selected', optionId: 'allow_always' });
+    expect(chooseOutcome(gemini, { behavior: 'allow', updatedPermissions: [{ optionId: 'proceed_always' }] })).toEqual({ outcome: 'selected', optionId: 'proceed_always' });
+    expect(() => chooseOutcome(gemini, { behavior: 'allow', updatedPermissions: [{ optionId: 'nope' }] })).toThrow(/no permission option matches/);
+    fc.assert(
+      fc.property(fc.array(fc.record({ optionId: fc.string(), name: fc.string(), kind: fc.constantFrom('allow_once', 'allow_always', 'reject_once', 'reject_always', 'other') })), (options) => {
+        try {
+          const outcome = chooseOutcome(options, { behavior: 'allow' });
+          expect(outcome.outcome === 'selected' && options.find((o) => o.optionId === outcome.optionId)?.kind).toBe('allow_once');
+        } catch (error) {
+          expect(error).toBeInstanceOf(PermissionChoiceError);
+        }
+      }),
+    );
+  });
+
+  it('the broker answers each request once; cancelAll and grace expiry answer `cancelled`', async () => {
+    const timers = { setTimeout: (fn: () => void, ms: number) => ({ id: Number(setTimeout(fn, ms)) }), clearTimeout: (h: { id: number }) => clearTimeout(h.id) };
+    const answered: string[] = [];
+    const broker = new PermissionBroker({ idPrefix: 'acp-2-perm', timers, graceMs: 10, onAnswered: (p, o, why) => answered.push(`${p.requestId}:${o.outcome}:${why}`) });
+    const a = broker.open('number:0', 'call-a', claude);
+    const b = broker.open('string:x', 'call-b', claude);
+    const c = broker.open('number:1', 'call-c', claude);
+    expect([a.requestId, b.requestId, c.requestId]).toEqual(['acp-2-perm-1', 'acp-2-perm-2', 'acp-2-perm-3']);
+    expect(broker.settle(a.requestId, { outcome: 'selected', optionId: 'allow' }, 'decided')).toBe(true);
+    expect(broker.settle(a.requestId, { outcome: 'cancelled' }, 'again')).toBe(false);
+    expect(await broker.answerFor('number:0')).toEqual({ outcome: 'selected', optionId: 'allow' });
+    broker.expireLater('turn ended', [b.requestId]);
+    expect(await b.answer).toEqual({ outcome: 'cancelled' });
+    expect(broker.cancelAll('stop')).toEqual([c.requestId]);
+    expect(answered).toEqual(['acp-2-perm-1:selected:decided', 'acp-2-perm-2:cancelled:turn ended', 'acp-2-perm-3:cancelled:stop']);
+    expect(broker.pending()).toEqual([]);
+  });
+});
+
+describe('acp helpers', () => {
+  it('reads permission requests leniently', () => {
+    expect(readPermissionRequest({ sessionId: 's', toolCall: { toolCallId: 't' }, options: [{ optionId: 'o', kind: 'allow_once' }, { bad: 1 }] })).toEqual({
+      sessionId: 's',
+      toolCall: { toolCallId: 't' },
+      options: [{ optionId: 'o', kind: 'allow_once', name: 'o' }],
+    });
+    expect(readPermissionRequest({ sessionId: 's', options: [] })).toBeUndefined();
+  });
+
+  it('classifies JSON-RPC errors', () => {
+    expect(classifyRpcError(-32000, 'Authentication required')).toEqual({ kind: 'auth', retryable: false });
+    expect(classifyRpcError(-32602, 'Invalid params')).toEqual({ kind: 'protocol', retryable: false });
+    expect(classifyRpcError(-32603, 'Internal error', { message: '429 Too Many Requests' })).toEqual({ kind: 'rate_limited', retryable: true });
+    expect(classifyRpcError(-32603, 'stream disconnected')).toEqual({ kind: 'transient', retryable: true });
+  });
+
+  it('reads per-turn usage from `usage` or gemini `_meta.quota`', () => {
+    expect(turnUsage({ stopReason: 'end_turn', usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7, cachedWriteTokens: 1 } })).toEqual({ inputTokens: 3, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 1 });
+    expect(turnUsage({ _meta: { quota: { token_count: { input_tokens: 12, output_tokens: 3 } } } })).toEqual({ inputTokens: 12, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(turnUsage({ usage: { inputTokens: -1, outputTokens: 'x' } })).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+  });
+
+  it('merges factory and per-session options (per-session wins, env merged, a new preset drops the factory command)', () => {
+    expect(resolveAcpOptions({ preset: 'gemini', env: { A: '1', B: '1' } }, { env: { B: '2' }, fs: { enabled: true }, unrelated: 5 })).toEqual({ preset: 'gemini', env: { A: '1', B: '2' }, fs: { enabled: true } });
+    expect(resolveAcpOptions({ command: '/bin/agent', args: ['--x'] }, { preset: 'codex-acp' })).toEqual({ preset: 'codex-acp' });
+    expect(() => resolveAcpOptions({}, { preset: 'nope' })).toThrow(/preset/);
+  });
+});
