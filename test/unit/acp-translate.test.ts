@@ -183,7 +183,7 @@ describe('permission options', () => {
     expect(chooseOutcome(gemini, { behavior: 'allow', updatedPermissions: [{ optionId: 'proceed_always' }] })).toEqual({ outcome: 'selected', optionId: 'proceed_always' });
     expect(() => chooseOutcome(gemini, { behavior: 'allow', updatedPermissions: [{ optionId: 'nope' }] })).toThrow(/no permission option matches/);
     fc.assert(
-      fc.property(fc.array(fc.record({ optionId: fc.string(), name: fc.string(), kind: fc.constantFrom('allow_once', 'allow_always', 'reject_once', 'reject_always', 'other') })), (options) => {
+      fc.property(fc.uniqueArray(fc.record({ optionId: fc.string(), name: fc.string(), kind: fc.constantFrom('allow_once', 'allow_always', 'reject_once', 'reject_always', 'other') }), { selector: (o) => o.optionId }), (options) => {
         try {
           const outcome = chooseOutcome(options, { behavior: 'allow' });
           expect(outcome.outcome === 'selected' && options.find((o) => o.optionId === outcome.optionId)?.kind).toBe('allow_once');
