@@ -356,10 +356,9 @@ export class AcpEngine implements AgentEngine {
 
   #argv(): { argv: { file: string; args: string[] }; preset: AcpPreset | undefined } {
     const o = this.#options;
-    const bin = this.#context.bin;
-    if (o.command !== undefined || bin !== undefined) {
-      return { argv: { file: o.command ?? bin!, args: [...(o.args ?? [])] }, preset: o.preset ? ACP_PRESETS[o.preset] : undefined };
-    }
+    // `ase --bin` replaces the executable like `command` does (the preset then only lends its env and shutdown).
+    const file = this.#context.bin ?? o.command;
+    if (file !== undefined) return { argv: { file, args: [...(o.args ?? [])] }, preset: o.preset ? ACP_PRESETS[o.preset] : undefined };
     if (!o.preset) throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
     const preset = ACP_PRESETS[o.preset];
     const argv = preset.resolve();
