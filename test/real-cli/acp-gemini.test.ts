@@ -81,6 +81,41 @@ describe('acp engine with gemini-cli --acp', () => {
     expect(await waitNoProcessesUnder(root)).toEqual([]);
   });
 
+  it('a SessionActor abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
+    const h = hermeticGemini({ port: mock.port, root });
+    session = await createSession({
+      agent: 'acp',
+      engines: [acpEngine({ preset: 'gemini' })],
+      store: new MemoryStore(),
+      journal: new MemoryJournal(),
+      workDir: h.work,
+      engineOptions: { env: h.env },
+    });
+    const log = new EventLog();
+    session.on('agent', (n) => log.push(n.event));
+    await log.next('ready', 'ready', 60_000);
+    mock.enqueue({ kind: 'function_call', name: 'run_shell_command', args: { command: 'touch aborted.txt', description: 'never' } });
+    const prompt = nextNotice(session, 'permission_prompt');
+    let done = log.next('turn_complete');
+    session.send('create it');
+    const p = await prompt;
+    const t = performance.now();
+    session.abort();
+    expect(await done).toMatchObject({ status: 'cancelled' });
+    const abortMs = Math.round(performance.now() - t);
+    expect(session.snapshot().completed[p.requestId]).toMatchObject({ status: 'cancelled' });
+    expect(existsSync(join(h.work, 'aborted.txt'))).toBe(false);
+    mock.enqueue({ kind: 'text', text: 'Back.' });
+    done = log.next('turn_complete');
+    session.send('hello again');
+    expect(await done).toMatchObject({ status: 'completed' });
+    expect(log.of('error')).toEqual([]);
+    await session.stop();
+    session = undefined;
+    expect(await waitNoProcessesUnder(root)).toEqual([]);
+    console.log(`[acp-gemini] session abort at a permission prompt: ${abortMs} ms`);
+  });
+
   it('session/load: gemini 0.61.0 refuses to load (-32603); the engine reports it and starts a new session', async () => {
     const h = hermeticGemini({ port: mock.port, root });
     const first = new EventLog();
