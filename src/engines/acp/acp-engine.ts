@@ -290,6 +290,8 @@ export class AcpEngine implements AgentEngine {
 
   async send(message: UserMessage): Promise<void> {
     this.#assertRunning('send');
+    // Being taken down (cancel timeout, failed start-up): the prompt could never be sent.
+    if (this.#killReason) throw new AseError('ENGINE_NOT_RUNNING', `acp engine: send() while the agent is being stopped (${this.#killReason})`);
     this.#queue.push(message);
     this.#pump();
   }
@@ -591,6 +593,8 @@ export class AcpEngine implements AgentEngine {
         if (turn && turn.promptKey === key) this.#finishTurn(turn, wire);
       } else if (method === 'session/load' && key === this.#loadKey) {
         this.#endHistory(); // later updates are live, even before our continuation runs
+      } else if (method === 'session/new' && isRecord(wire.result) && typeof wire.result['sessionId'] === 'string') {
+        this.sessionId = wire.result['sessionId']; // updates right behind the response are routed already
       }
     }
     // Traffic that produced no event still shows the agent alive (stall watchdog).
