@@ -185,6 +185,7 @@ describe('acp engine (scripted agent)', () => {
     expect(await agent.next()).toEqual({ jsonrpc: '2.0', id: 1, result: { outcome: { outcome: 'cancelled' } } });
     agent.respond(prompt, { stopReason: 'cancelled' });
     expect(await log.next('turn_complete')).toMatchObject({ status: 'cancelled' });
+    expect(log.of('tool_result')).toEqual([expect.objectContaining({ callId: 'c1', status: 'cancelled' })]);
   });
 
   it('a permission still open when its turn ends is answered cancelled after the grace period; so is a late one', async () => {

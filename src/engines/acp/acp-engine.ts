@@ -31,7 +31,7 @@ import { TerminalManager } from './client-terminal.js';
 import { CLIENT_INFO, connectAcpClient } from './connection.js';
 import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
 import { resolveAcpOptions, type AcpEngineOptions, type AgentProcess } from './options.js';
-import { chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
+import { chooseOutcome, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
 import { tapStream, type TrafficDirection, type TrafficEntry } from './traffic.js';
 import { AcpTranslator, type AcpSessionInfo, type SkippedInput } from './translate.js';
@@ -315,7 +315,8 @@ export class AcpEngine implements AgentEngine {
       await this.#cancelTurn(pending);
       throw new AseError('INVALID_INPUT', `acp engine: ${error.message}`, { cause: error });
     }
-    if (!outcomeAllows(pending.options, outcome)) for (const body of this.#translator!.deny(pending.toolCallId)) this.#emit(body);
+    // A host's deny ends the call `denied`; an interrupt (timeout, turn stopping) leaves it to the cancelled turn.
+    if (decision.behavior === 'deny' && !decision.interrupt) for (const body of this.#translator!.deny(pending.toolCallId)) this.#emit(body);
     if (outcome.outcome === 'cancelled') {
       // deny+interrupt, or a deny the agent offers no reject_once for: cancel the turn (ACP only
       // allows `cancelled` after session/cancel), which answers this request too.
