@@ -17,7 +17,8 @@ function tomlKey(segment: string): string {
  * (the same as JSON's for everything JSON.stringify emits); objects become inline tables.
  */
 export function tomlValue(value: unknown, path = 'value'): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  // JSON.stringify leaves DEL raw, which TOML forbids in basic strings.
+  if (typeof value === 'string') return JSON.stringify(value).replace(/\u007f/g, '\\u007f');
   if (typeof value === 'boolean') return String(value);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new AseError('INVALID_OPTIONS', `codex config override ${path}: ${value} is not representable in TOML`);
