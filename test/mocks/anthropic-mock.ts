@@ -74,6 +74,12 @@ export interface AnthropicMockOptions {
   countTokens?: number;
   /** usage.input_tokens reported in message_start (default 12) */
   inputTokens?: number;
+  /**
+   * Which streaming requests take the next scripted response (default: all). The others get the
+   * echo, so an agent's own helper calls (e.g. claude-code-acp's haiku requests, which arrive at
+   * unpredictable moments) cannot eat the responses scripted for the main conversation.
+   */
+  consumesQueue?: (request: RecordedRequest) => boolean;
 }
 
 export interface AnthropicMock {
@@ -239,7 +245,7 @@ export async function startAnthropicMock(options: AnthropicMockOptions = {}): Pr
   }
 
   function nextResponse(request: RecordedRequest): MockResponse {
-    const script = queue.shift();
+    const script = options.consumesQueue && !options.consumesQueue(request) ? undefined : queue.shift();
     if (script === undefined) return { kind: 'text', text: `Echo: ${lastUserText(request.body)}` };
     return typeof script === 'function' ? script(request) : script;
   }

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acpEngine, TrafficRecorder, type AcpEngine } from '../../src/engines/acp/index.js';
 import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
-import { EventLog, hermeticClaudeCodeAcp, waitNoProcessesUnder } from '../support/acp-hermetic.js';
+import { EventLog, hermeticClaudeCodeAcp, isMainClaudeRequest, waitNoProcessesUnder } from '../support/acp-hermetic.js';
 import { realContext, runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
 import { nextNotice } from '../support/acp-session.js';
 
@@ -20,15 +20,18 @@ describe('acp engine with claude-code-acp', () => {
   let root: string;
   let mock: AnthropicMock;
   let session: Session | undefined;
+  /** Engines driven directly: stopped after each test even when an assertion failed. */
+  const engines: AcpEngine[] = [];
 
   beforeEach(async () => {
     root = mkdtempSync(join(tmpdir(), 'ase-acp-claude-'));
-    mock = await startAnthropicMock();
+    mock = await startAnthropicMock({ consumesQueue: isMainClaudeRequest });
   });
 
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
+    await Promise.allSettled(engines.splice(0).map((e) => e.stop()));
     await mock.close();
     rmSync(root, { recursive: true, force: true });
   });
@@ -108,7 +111,7 @@ describe('acp engine with claude-code-acp', () => {
     expect(await done).toMatchObject({ status: 'completed' });
     const reads = recorder.entries.filter((e) => e.dir === 'agent->client' && (e.msg as { method?: string })?.method === 'fs/read_text_file');
     expect(reads.length).toBeGreaterThan(0);
-    const toolResults = mock.requests.at(-1)?.body?.messages?.at(-1)?.content;
+    const toolResults = mock.requests.filter(isMainClaudeRequest).at(-1)?.body?.messages?.at(-1)?.content;
     expect(JSON.stringify(toolResults)).toContain('read me through the client');
 
     await session.stop();
@@ -120,6 +123,7 @@ describe('acp engine with claude-code-acp', () => {
     const h = hermeticClaudeCodeAcp({ port: mock.port, root });
     const first = new EventLog();
     const a = acpEngine({ preset: 'claude-code-acp', env: h.env }).create(realContext()) as AcpEngine;
+    engines.push(a);
     a.onEvent(first.push);
     await a.start({ gen: 1, mode: 'remote', workDir: h.work, options: {} });
     await first.next('ready', 'ready', 60_000);
@@ -132,6 +136,7 @@ describe('acp engine with claude-code-acp', () => {
 
     const second = new EventLog();
     const b = acpEngine({ preset: 'claude-code-acp', env: h.env }).create(realContext()) as AcpEngine;
+    engines.push(b);
     b.onEvent(second.push);
     const t = performance.now();
     await b.start({ gen: 2, mode: 'remote', workDir: h.work, resumeToken: token, options: {} });
@@ -149,7 +154,7 @@ describe('acp engine with claude-code-acp', () => {
     done = second.next('turn_complete');
     await b.send({ localId: 'b', text: 'what was the word?' });
     expect(await done).toMatchObject({ status: 'completed' });
-    expect(JSON.stringify(mock.requests.at(-1)?.body?.messages)).toContain('pineapple');
+    expect(JSON.stringify(mock.requests.filter(isMainClaudeRequest).at(-1)?.body?.messages)).toContain('pineapple');
     await b.stop();
     expect(await waitNoProcessesUnder(root)).toEqual([]);
     console.log(`[acp-claude-code] load: spawn→ready ${loadMs} ms, ${b.history.length} history events`);

@@ -19,6 +19,8 @@ describe('acp engine with codex-acp', () => {
   let root: string;
   let mock: OpenAIResponsesMock;
   let session: Session | undefined;
+  /** Engines driven directly: stopped after each test even when an assertion failed. */
+  const engines: AcpEngine[] = [];
 
   beforeEach(async () => {
     root = mkdtempSync(join(tmpdir(), 'ase-acp-codex-'));
@@ -28,6 +30,7 @@ describe('acp engine with codex-acp', () => {
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
+    await Promise.allSettled(engines.splice(0).map((e) => e.stop()));
     await mock.close();
     rmSync(root, { recursive: true, force: true });
   });
@@ -88,6 +91,7 @@ describe('acp engine with codex-acp', () => {
     const h = codex();
     const first = new EventLog();
     const a = acpEngine({ preset: 'codex-acp', env: h.env }).create(realContext()) as AcpEngine;
+    engines.push(a);
     a.onEvent(first.push);
     await a.start({ gen: 1, mode: 'remote', workDir: h.workDir, options: {} });
     await first.next('ready', 'ready', 60_000);
@@ -100,6 +104,7 @@ describe('acp engine with codex-acp', () => {
 
     const second = new EventLog();
     const b = acpEngine({ preset: 'codex-acp', env: h.env }).create(realContext()) as AcpEngine;
+    engines.push(b);
     b.onEvent(second.push);
     const t = performance.now();
     await b.start({ gen: 2, mode: 'remote', workDir: h.workDir, resumeToken: token, options: {} });

@@ -17,6 +17,8 @@ describe('acp engine with gemini-cli --acp', () => {
   let root: string;
   let mock: GeminiMock;
   let session: Session | undefined;
+  /** Engines driven directly: stopped after each test even when an assertion failed. */
+  const engines: AcpEngine[] = [];
 
   beforeEach(async () => {
     root = mkdtempSync(join(tmpdir(), 'ase-acp-gemini-'));
@@ -26,6 +28,7 @@ describe('acp engine with gemini-cli --acp', () => {
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
+    await Promise.allSettled(engines.splice(0).map((e) => e.stop()));
     await mock.close();
     rmSync(root, { recursive: true, force: true });
   });
@@ -120,6 +123,7 @@ describe('acp engine with gemini-cli --acp', () => {
     const h = hermeticGemini({ port: mock.port, root });
     const first = new EventLog();
     const a = acpEngine({ preset: 'gemini', env: h.env }).create(realContext()) as AcpEngine;
+    engines.push(a);
     a.onEvent(first.push);
     await a.start({ gen: 1, mode: 'remote', workDir: h.work, options: {} });
     await first.next('ready', 'ready', 60_000);
@@ -132,6 +136,7 @@ describe('acp engine with gemini-cli --acp', () => {
 
     const second = new EventLog();
     const b = acpEngine({ preset: 'gemini', env: h.env }).create(realContext()) as AcpEngine;
+    engines.push(b);
     b.onEvent(second.push);
     await b.start({ gen: 2, mode: 'remote', workDir: h.work, resumeToken: token, options: {} });
     await second.next('ready', 'ready', 60_000);

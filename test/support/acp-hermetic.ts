@@ -62,6 +62,14 @@ export function hermeticClaudeCodeAcp({ port, root }: { port: number; root: stri
 }
 
 /**
+ * claude-code-acp's Claude Code also makes small `haiku` calls of its own (e.g. "Files modified by
+ * user…") at moments that depend on timing; only the main model's requests take scripted answers.
+ */
+export function isMainClaudeRequest(request: { body?: { model?: unknown } }): boolean {
+  return !String(request.body?.model ?? '').includes('haiku');
+}
+
+/**
  * pids of ours: the command line mentions `marker` (our temp root), or the environment does (the
  * hermetic HOME lives under it; terminals inherit it).
  */

@@ -102,9 +102,19 @@ function since(events: readonly AgentEvent[], from: number): AgentEvent[] {
 }
 
 /**
- * Runs every scenario on one engine process and writes the fixture. Returns timings.
+ * Runs every scenario on one engine process and writes the fixture. Returns timings. The engine is
+ * stopped whatever happens (a failed assertion must not leave the agent running).
  */
 export async function runScenarioSuite(agent: string, root: string, setup: AgentSetup, quirks: AgentQuirks): Promise<ScenarioTimings> {
+  let engine: AcpEngine | undefined;
+  try {
+    return await scenarios(agent, root, setup, quirks, (e) => (engine = e));
+  } finally {
+    await engine?.stop();
+  }
+}
+
+async function scenarios(agent: string, root: string, setup: AgentSetup, quirks: AgentQuirks, created: (engine: AcpEngine) => void): Promise<ScenarioTimings> {
   const lines: FixtureLine[] = [];
   let t0 = performance.now();
   const stamp = () => Math.round((performance.now() - t0) * 1000) / 1000;
@@ -116,6 +126,7 @@ export async function runScenarioSuite(agent: string, root: string, setup: Agent
       lines.push(entry);
     },
   });
+  created(engine);
   engine.onEvent((event) => {
     const { gen: _g, at: _a, ...body } = event;
     lines.push({ t: stamp(), dir: 'engine->host', event: body });
