@@ -215,6 +215,26 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     console.log(`[codex app-server] resume: spawn→ready ${resumeReadyMs} ms`);
   });
 
+  it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', async () => {
+    const { engine, log } = launch(1, { approvalPolicy: 'never' });
+    await log.waitFor('ready');
+    mock.enqueue(execCommandCall('sleep 30; echo finished'));
+    await engine.send({ localId: 'm1', text: 'sleep a while' });
+    await log.waitFor('tool_call');
+    // The command runs: codex plus its sandbox helper / bwrap / bash / sleep, all carrying our root.
+    const deadline = Date.now() + 5_000;
+    while (processesMentioning(root).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const running = processesMentioning(root);
+    expect(running.length).toBeGreaterThanOrEqual(3);
+    const t = performance.now();
+    await engine.stop();
+    const stopMs = Math.round(performance.now() - t);
+    expect(log.of('turn_complete')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+    expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
+    expect(processesMentioning(root)).toEqual([]);
+    console.log(`[codex app-server] stop during a command: ${stopMs} ms (${running.length} processes before)`);
+  });
+
   it('fails cleanly with a typed start error when the binary is missing', async () => {
     const { engine, log, startPromise } = launch(1, { bin: join(root, 'no-such-codex') });
     await expect(startPromise).rejects.toMatchObject({ code: 'ENGINE_START_FAILED' });

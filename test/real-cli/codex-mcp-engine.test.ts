@@ -187,7 +187,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     expect(log.of('error', mark)).toEqual([]);
 
     // mcp-server quirk: the aborted call's listener lives on and splits the next turns' events
-    // with the new call's listener. Every message must still arrive exactly once, in every turn.
+    // with the new call's listener (for good). Every message must still arrive exactly once.
     for (const text of ['after the interrupt', 'and once more']) {
       mark = log.mark();
       await engine.send({ localId: text, text });
@@ -196,7 +196,8 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
         ['user', { type: 'text', text }],
         ['assistant', { type: 'text', text: `Echo: ${text}` }],
       ]);
-      expect(log.of('text_delta', mark).map((d) => d.text).join('')).toBe(`Echo: ${text}`);
+      // Split listeners can lose or reorder deltas: the engine streams none, whole messages only.
+      expect(log.of('text_delta', mark)).toEqual([]);
       expect(log.of('turn_complete', mark)).toHaveLength(1);
     }
     const t2 = performance.now();
@@ -234,6 +235,26 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     expect(fresh[0]!.resumeToken).not.toBe(token);
     expect(third.log.of('message').at(-1)?.blocks[0]).toEqual({ type: 'text', text: 'Echo: continue anyway' });
     await third.engine.stop();
+  });
+
+  it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', async () => {
+    const { engine, log } = launch(1, { approvalPolicy: 'never' });
+    await log.waitFor('ready');
+    mock.enqueue(execCommandCall('sleep 30; echo finished'));
+    await engine.send({ localId: 'm1', text: 'sleep a while' });
+    await log.waitFor('tool_call');
+    // The command runs: codex plus its sandbox helper / bwrap / bash / sleep, all carrying our root.
+    const deadline = Date.now() + 5_000;
+    while (processesMentioning(root).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const running = processesMentioning(root);
+    expect(running.length).toBeGreaterThanOrEqual(3);
+    const t = performance.now();
+    await engine.stop();
+    const stopMs = Math.round(performance.now() - t);
+    expect(log.of('turn_complete')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+    expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
+    expect(processesMentioning(root)).toEqual([]);
+    console.log(`[codex mcp] stop during a command: ${stopMs} ms (${running.length} processes before)`);
   });
 
   it('refuses a binary that is not 0.153.4 (mcp-server was removed in 0.154.0)', async () => {

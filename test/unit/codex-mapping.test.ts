@@ -204,6 +204,44 @@ describe('per-turn usage', () => {
   });
 });
 
+describe('AppServerTranslator turn identity', () => {
+  it('does not take a replayed usage report of the previous turn (thread/resume) for the new turn', () => {
+    const t = new AppServerTranslator();
+    t.setThread('T');
+    t.beginTurn();
+    const usage = (turnId: string, input: number) => ({
+      threadId: 'T',
+      turnId,
+      tokenUsage: {
+        last: { inputTokens: input, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 1, totalTokens: 0, reasoningOutputTokens: 0 },
+        total: { inputTokens: input, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 1, totalTokens: 0, reasoningOutputTokens: 0 },
+      },
+    });
+    // Arrives after turn/start was sent, before its response: the id is the OLD turn's.
+    t.translate('thread/tokenUsage/updated', usage('OLD', 999));
+    t.translate('turn/started', { threadId: 'T', turn: { id: 'NEW', status: 'inProgress', error: null } });
+    t.adoptTurnId('NEW'); // the turn/start response, later: no effect
+    expect(t.turnId).toBe('NEW');
+    const item = { type: 'agentMessage', id: 'm', text: 'hi', phase: null };
+    expect(t.translate('item/completed', { threadId: 'T', turnId: 'NEW', item })).toEqual([{ type: 'message', role: 'assistant', id: 'm', blocks: [{ type: 'text', text: 'hi' }] }]);
+    expect(t.translate('item/completed', { threadId: 'T', turnId: 'OLD', item: { ...item, id: 'old' } })).toEqual([]);
+    t.translate('thread/tokenUsage/updated', usage('NEW', 100));
+    const end = t.translate('turn/completed', { threadId: 'T', turn: { id: 'NEW', status: 'completed', error: null } });
+    expect(end.at(-1)).toMatchObject({ type: 'turn_complete', usage: { inputTokens: 100 } });
+  });
+
+  it('counts usage reported for the new turn before its id was known', () => {
+    const t = new AppServerTranslator();
+    t.setThread('T');
+    t.beginTurn();
+    const last = { inputTokens: 40, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: 2, totalTokens: 0, reasoningOutputTokens: 0 };
+    t.translate('thread/tokenUsage/updated', { threadId: 'T', turnId: 'NEW', tokenUsage: { last, total: last } });
+    t.adoptTurnId('NEW');
+    const end = t.translate('turn/completed', { threadId: 'T', turn: { id: 'NEW', status: 'completed', error: null } });
+    expect(end.at(-1)).toMatchObject({ usage: { inputTokens: 40, outputTokens: 2 } });
+  });
+});
+
 describe('McpTranslator de-duplication', () => {
   it('reports each item once although mcp-server repeats it in three forms', () => {
     const t = new McpTranslator();

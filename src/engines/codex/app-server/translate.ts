@@ -40,7 +40,7 @@ export interface SkippedInput {
 const IGNORED = new Set([
   'thread/started',
   'thread/status/changed',
-  'turn/started',
+  'thread/goal/cleared',
   'turn/diff/updated',
   'turn/plan/updated',
   'item/reasoning/summaryPartAdded',
@@ -89,6 +89,8 @@ export class AppServerTranslator {
   #usage: TurnUsage = ZERO_USAGE;
   #thinking = false;
   #errorReported = false;
+  /** Usage reported before our turn id was known, by turn id (a resumed thread replays the last turn's). */
+  #earlyUsage: { turnId: string; usage: TurnUsage }[] = [];
   /** fileChange items by id: the approval request carries only the item id. */
   readonly #changes = new Map<string, unknown>();
 
@@ -116,11 +118,19 @@ export class AppServerTranslator {
     this.#usage = ZERO_USAGE;
     this.#errorReported = false;
     this.#changes.clear();
+    this.#earlyUsage = [];
   }
 
-  /** The turn id from the `turn/start` response (notifications may have told us first). */
+  /**
+   * The running turn's id, from the `turn/start` response or `turn/started` (whichever comes
+   * first). Only these two name our turn: other notifications may carry another turn's id (after
+   * `thread/resume` the server re-reports the previous turn's token usage).
+   */
   adoptTurnId(turnId: string): void {
-    if (this.#running && this.#turnId === undefined) this.#turnId = turnId;
+    if (!this.#running || this.#turnId !== undefined) return;
+    this.#turnId = turnId;
+    for (const early of this.#earlyUsage) if (early.turnId === turnId) this.#usage = addUsage(this.#usage, early.usage);
+    this.#earlyUsage = [];
   }
 
   /** The file changes of a fileChange item seen in this turn. */
@@ -159,11 +169,13 @@ export class AppServerTranslator {
     return [];
   }
 
-  /** Notifications for another thread (sub-agents) or another turn are not ours. */
+  /**
+   * Notifications for another thread (sub-agents) or another turn are not ours. Before our turn id
+   * is known, item notifications are taken as ours (only one turn runs at a time).
+   */
   #mine(threadId: string, turnId?: string): boolean {
     if (this.#threadId !== undefined && threadId !== this.#threadId) return false;
-    if (!this.#running || turnId === undefined) return true;
-    if (this.#turnId === undefined) this.#turnId = turnId; // notifications can beat the turn/start response
+    if (!this.#running || turnId === undefined || this.#turnId === undefined) return true;
     return turnId === this.#turnId;
   }
 
@@ -193,7 +205,15 @@ export class AppServerTranslator {
         const parsed = TokenUsageUpdatedSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
         if (!this.#running || !this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('usage outside our turn', method, params);
-        this.#usage = addUsage(this.#usage, turnUsageOf(parsed.data.tokenUsage.last));
+        const usage = turnUsageOf(parsed.data.tokenUsage.last);
+        if (this.#turnId === undefined) this.#earlyUsage.push({ turnId: parsed.data.turnId, usage });
+        else this.#usage = addUsage(this.#usage, usage);
+        return [];
+      }
+      case 'turn/started': {
+        const parsed = TurnNotificationSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (this.#running && this.#mine(parsed.data.threadId)) this.adoptTurnId(parsed.data.turn.id);
         return [];
       }
       case 'error': {

@@ -49,8 +49,11 @@ export interface CodexMcpEngineOptions extends CodexEngineOptions {
   allowUntestedVersion?: boolean;
 }
 
-/** mcp-server keeps running after stdin EOF while a (cancelled) call lingers: SIGTERM sooner. */
-export const CODEX_MCP_DEFAULT_SHUTDOWN = Object.freeze({ stdinGraceMs: 1_000 });
+/**
+ * mcp-server exits within ~15 ms of stdin EOF when idle, but keeps running while an aborted call's
+ * listener lingers (see onNotification): SIGTERM follows after a short grace instead of 2 s.
+ */
+export const CODEX_MCP_DEFAULT_SHUTDOWN = Object.freeze({ stdinGraceMs: 300 });
 
 const CLIENT_INFO = { name: 'agent_session_engine', version: '0.1.0' };
 const MCP_PROTOCOL_VERSION = '2025-06-18';
@@ -200,9 +203,11 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
    * `codex/event` routing. Quirk of mcp-server 0.153.4: the listener of a call that was aborted
    * (`turn_aborted`) does not end; it keeps pulling events of the thread and competes with the
    * next call's listener, so the next turn's events arrive tagged with EITHER request id (each
-   * event once) and its result may come as the response to the OLD id. Events are therefore
-   * accepted for our thread from every call still open (`#listeners`), and the turn ends on the
-   * event (`task_complete` / `turn_aborted`), not on a particular response.
+   * event once, but not always in order) and its result may come as the response to the OLD id.
+   * The split never heals (the answered listener leaves, the new call's takes its place). Events
+   * are therefore accepted for our thread from every call still open (`#listeners`), the turn
+   * ends on the event (`task_complete` / `turn_aborted`) after a short settle window, and text
+   * deltas are not streamed while split (whole messages only).
    */
   protected onNotification(method: string, params: unknown): void {
     if (method !== 'codex/event') {
@@ -237,6 +242,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
   }
 
   #translateAndEmit(msg: { type: string }): void {
+    this.#translator.streamDeltas = this.#listeners.size <= 1;
     const bodies = this.#translator.translate(msg);
     const session = this.#translator.session;
     if (session && session.threadId !== this.threadId) {

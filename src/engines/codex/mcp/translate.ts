@@ -91,6 +91,13 @@ export class McpTranslator {
   /** Messages of this turn already reported: a late delta for one (see the engine's listener quirk) is dropped. */
   readonly #completedMessages = new Set<string>();
 
+  /**
+   * Whether `text_delta`s are reported. The engine turns this off while two server-side listeners
+   * split the thread's events (after an abort): deltas can then be lost or reordered, while the
+   * completed `message` is still exact.
+   */
+  streamDeltas = true;
+
   /** Thread id and rollout path from `session_configured` (new threads only). */
   get session(): SessionInfo | undefined {
     return this.#session;
@@ -176,6 +183,7 @@ export class McpTranslator {
         const parsed = DeltaSchema.safeParse(msg);
         if (!parsed.success) return this.#skip(`malformed ${msg.type}`, msg);
         if (this.#completedMessages.has(parsed.data.item_id)) return this.#skip('delta after its message completed', msg);
+        if (!this.streamDeltas) return this.#thinkingOff();
         return [...this.#thinkingOff(), { type: 'text_delta', messageId: parsed.data.item_id, text: parsed.data.delta }];
       }
       case 'reasoning_content_delta':
