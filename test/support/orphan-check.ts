@@ -3,25 +3,17 @@
  *
  * Setup puts a per-run marker `ASE_TEST_RUN=<uuid>` into `process.env`, so test workers inherit
  * it; tests that build a hermetic (from-scratch) environment for the CLI pass it on explicitly
- * via {@link testRunEnv}. Teardown scans `/proc/<pid>/cmdline` for the pinned agent binaries
- * (claude, codex, codex-acp, gemini, claude-code-acp; and `sleep 300`) and `/proc/<pid>/environ`
- * for the marker: any such process still alive after
- * the whole suite is a leak — it is killed (SIGKILL) and teardown throws, naming the pids, so
- * the run fails.
+ * via {@link testRunEnv}. Teardown scans `/proc/<pid>/environ` for the marker: any process
+ * carrying it that is still alive after the whole suite, other than vitest's own (the main process
+ * running this teardown and its direct children: workers, the watchdog), is a leak (an
+ * agent CLI, a child it renamed — claude-code-acp's Claude Code shows up as `claude` —, a
+ * terminal's `sh -c`, a Bash tool command). It is killed (SIGKILL) and teardown throws, naming
+ * the pids, so the run fails.
  */
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 
 export const TEST_RUN_VAR = 'ASE_TEST_RUN';
-/** Command-line substrings of the processes our tests start (agent CLIs, and the long sleeps of kill tests). */
-const WATCHED_COMMANDS = [
-  '@anthropic-ai/claude-code-linux-x64/claude',
-  '@openai/codex-linux-x64/vendor/', // both pinned codex versions (0.169.0 and the 0.153.4 alias)
-  'codex-acp',
-  '@google/gemini-cli/',
-  '@zed-industries/claude-code-acp/',
-  'sleep\u0000300',
-];
 
 /** `{ ASE_TEST_RUN: <uuid> }` when running under the suite's global setup, else `{}`. */
 export function testRunEnv(): Record<string, string> {
@@ -34,7 +26,7 @@ export interface LeakedProcess {
   cmdline: string;
 }
 
-/** Processes (other than this one) whose command line matches and whose environment carries `marker`. */
+/** Processes whose environment carries `marker`, other than this one and its direct children (vitest's own). */
 export function findMarkedProcesses(marker: string): LeakedProcess[] {
   const needle = `${TEST_RUN_VAR}=${marker}`;
   const found: LeakedProcess[] = [];
@@ -47,13 +39,14 @@ export function findMarkedProcesses(marker: string): LeakedProcess[] {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!WATCHED_COMMANDS.some((needle) => cmdline.includes(needle))) continue;
       const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\u0000');
       if (!environ.includes(needle)) continue;
-      // A zombie is already dead (only waiting to be reaped): not a leak.
+      // `pid (comm) state ppid …`; comm may contain spaces and parentheses, so parse after the last ')'.
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (/\) Z /.test(stat)) continue;
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // A zombie is already dead (only waiting to be reaped): not a leak.
+      if (state === 'Z' || Number(ppid) === process.pid) continue;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       found.push({ pid: Number(entry), cmdline: cmdline.split('\u0000').join(' ').trim() });
     } catch {
       // gone meanwhile, or not ours to read
