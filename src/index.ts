@@ -45,4 +45,44 @@ export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, Eng
 export { EngineRegistry, defaultRegistry } from './engines/registry.js';
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';
 export { claudeEngine, type ClaudeEngineOptions } from './engines/claude/index.js';
+export {
+  codexEngine,
+  codexMcpEngine,
+  CodexAppServerEngine,
+  CodexMcpEngine,
+  CodexSessionNotFoundError,
+  CODEX_CAPABILITIES,
+  CODEX_MCP_CAPABILITIES,
+  type CodexAppServerEngineOptions,
+  type CodexMcpEngineOptions,
+  type CodexEngineOptions,
+  type CodexApprovalPolicy,
+  type CodexSandboxMode,
+} from './engines/codex/index.js';
+export {
+  tailRollout,
+  readRollout,
+  RolloutTailer,
+  EventDeduper,
+  type RolloutTailerOptions,
+  type RolloutCursor,
+  type TailedEvent,
+  type RolloutSnapshot,
+  type DedupeKey,
+} from './engines/codex/rollout/index.js';
+export {
+  acpEngine,
+  AcpEngine,
+  ACP_CAPABILITIES,
+  ACP_PRESET_NAMES,
+  ConfinedFs,
+  TerminalManager,
+  type AcpEngineOptions,
+  type AcpFsOptions,
+  type AcpTerminalOptions,
+  type AcpPresetName,
+  type AcpSessionInfo,
+  type ConfinedFsOptions,
+  type TerminalManagerOptions,
+} from './engines/acp/index.js';
 export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';

@@ -16,7 +16,7 @@ const USAGE = `Usage:
   ase --version
 
 run options:
-  --agent     engine name: fake (built in)
+  --agent     engine name: fake (built in), claude, codex, codex-mcp, acp (with --option preset=...)
   --bin       agent executable to use instead of the engine's default
   --mode      start in remote (default) or local control mode
   --cwd       the agent's working directory (default: current directory)

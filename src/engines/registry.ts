@@ -3,6 +3,8 @@ import { AseError } from '../errors.js';
 import type { EngineFactory } from './engine.js';
 import { fakeEngine } from './fake/index.js';
 import { claudeEngine } from './claude/index.js';
+import { codexEngine, codexMcpEngine } from './codex/index.js';
+import { acpEngine } from './acp/index.js';
 
 export class EngineRegistry {
   readonly #factories = new Map<string, EngineFactory>();
@@ -36,6 +38,10 @@ export class EngineRegistry {
 
 /** A fresh registry with the built-in engines. */
 export function defaultRegistry(): EngineRegistry {
-  // codex, codex-mcp and acp are registered here as their adapters land (separate issues).
-  return new EngineRegistry().register(fakeEngine()).register(claudeEngine());
+  return new EngineRegistry()
+    .register(fakeEngine())
+    .register(claudeEngine())
+    .register(codexEngine())
+    .register(codexMcpEngine())
+    .register(acpEngine());
 }

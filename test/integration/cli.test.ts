@@ -284,7 +284,7 @@ describe('ase run', () => {
     const result = await ase(['run', '--agent', 'nope', '--data-dir', dataDir, 'x']);
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe('ase: UNKNOWN_ENGINE: Unknown engine "nope"; known engines: fake, claude\n');
+    expect(result.stderr).toBe('ase: UNKNOWN_ENGINE: Unknown engine "nope"; known engines: fake, claude, codex, codex-mcp, acp\n');
     await expect(fs.stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 

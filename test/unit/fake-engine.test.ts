@@ -511,13 +511,14 @@ describe('fakeEngine factory and EngineRegistry', () => {
     expect(isAseError(error, 'INVALID_OPTIONS')).toBe(true);
   });
 
-  it('the default registry has fake and claude; an unknown name lists the known ones', () => {
+  it('the default registry has every built-in engine; an unknown name lists the known ones', () => {
     const registry = defaultRegistry();
-    expect(registry.names()).toEqual(['fake', 'claude']);
+    expect(registry.names()).toEqual(['fake', 'claude', 'codex', 'codex-mcp', 'acp']);
     expect(registry.has('fake')).toBe(true);
     expect(registry.has('claude')).toBe(true);
-    expect(registry.has('codex')).toBe(false);
+    expect(registry.has('codex-x')).toBe(false);
     expect(registry.get('fake').name).toBe('fake');
+    for (const name of ['claude', 'codex', 'codex-mcp', 'acp']) expect(registry.get(name).name).toBe(name);
     let error: unknown;
     try {
       registry.get('nope');
