@@ -51,6 +51,8 @@ export type AgentEventListener = (event: AgentEvent) => void;
  * - Every event carries the start spec's `gen`; nothing is emitted after `exited`.
  * - `permission_request` ids are unique within the session, across generations too (prefix
  *   protocol ids that restart per process with the generation): the ledger ignores a repeated id.
+ * - An engine can take the answer to a `permission_request` from the moment it emits it: a
+ *   listener may call `answerPermission` synchronously, inside the emit.
  * - Unknown or malformed upstream messages are logged and skipped (kept for diagnostics), never
  *   thrown: the session survives protocol drift.
  * - Usage in `turn_complete` is per turn; engines convert cumulative counters into deltas.

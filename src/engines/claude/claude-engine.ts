@@ -366,13 +366,16 @@ export class ClaudeEngine implements AgentEngine {
     tapTraffic(this.#options.onTraffic, { at: this.#context.now(), direction: 'from_agent', line });
     const parsed = parseLine(line);
     const type = parsed?.ok ? (parsed.value as { type?: unknown } | null)?.type : undefined;
-    if (parsed?.ok && typeof type === 'string' && type.startsWith('control_') && this.#control!.handle(parsed.value)) {
+    if (parsed?.ok && typeof type === 'string' && type.startsWith('control_')) {
+      // Noted before the control client reports the ask: a listener may deny it synchronously.
       const v = parsed.value as { type?: string; request_id?: string; request?: { subtype?: string; tool_use_id?: unknown } };
       if (v.type === 'control_request' && v.request?.subtype === 'can_use_tool' && typeof v.request.tool_use_id === 'string' && v.request_id) {
         this.#askCalls.set(v.request_id, v.request.tool_use_id);
       }
-      this.#signOfLife();
-      return;
+      if (this.#control!.handle(parsed.value)) {
+        this.#signOfLife();
+        return;
+      }
     }
     const bodies = parsed?.ok ? this.#translator!.translate(parsed.value) : this.#translator!.translateLine(line);
     // Every line counts for the stall watchdog, keep-alives included (reference §10).

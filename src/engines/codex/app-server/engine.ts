@@ -222,6 +222,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       const p = parsed.data;
       const input = { command: p.command ?? '', cwd: p.cwd ?? this.spec.workDir, ...(p.reason && { reason: p.reason }), ...(p.commandActions && { commandActions: p.commandActions }) };
       this.emitAll(this.#translator.callForApproval(p.itemId, 'shell', input));
+      // Held before it is reported: a listener may answer synchronously, inside the emit.
+      const held = this.#hold(requestId, rpcId, kind, p.itemId);
       this.emit({
         type: 'permission_request',
         requestId,
@@ -230,15 +232,16 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
         callId: p.itemId,
         ...(p.availableDecisions && { suggestions: p.availableDecisions }),
       });
-      return this.#hold(requestId, rpcId, kind, p.itemId);
+      return held;
     }
     const parsed = FileChangeApprovalParamsSchema.safeParse(params);
     if (!parsed.success) throw new JsonRpcHandlerError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
     const p = parsed.data;
     const input = { changes: this.#translator.changesOf(p.itemId) ?? [], ...(p.reason && { reason: p.reason }), ...(p.grantRoot && { grantRoot: p.grantRoot }) };
     this.emitAll(this.#translator.callForApproval(p.itemId, 'apply_patch', input));
+    const held = this.#hold(requestId, rpcId, kind, p.itemId);
     this.emit({ type: 'permission_request', requestId, toolName: 'apply_patch', input, callId: p.itemId });
-    return this.#hold(requestId, rpcId, kind, p.itemId);
+    return held;
   }
 
   #hold(requestId: string, rpcId: string | number, kind: PendingApproval['kind'], callId: string): Promise<unknown> {

@@ -328,7 +328,9 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
     }
     if (p.message) input['message'] = p.message;
     this.emitAll(this.#translator.callForApproval(p.codex_call_id, toolName, input));
+    // Held before it is reported: a listener may answer synchronously, inside the emit.
+    const held = new Promise((resolve) => this.#approvals.set(requestId, { kind, callId: p.codex_call_id, resolve }));
     this.emit({ type: 'permission_request', requestId, toolName, input, callId: p.codex_call_id });
-    return new Promise((resolve) => this.#approvals.set(requestId, { kind, callId: p.codex_call_id, resolve }));
+    return held;
   }
 }
