@@ -13,9 +13,12 @@
  * Every request is recorded (method, path, headers, parsed body). Usage numbers are kept small so
  * the CLI never auto-compacts.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { openEventStream, split, sseEvent } from './event-stream.js';
+import { readRequest, sendJson as writeJson, startLoopbackServer, type RecordedRequest } from './loopback-server.js';
+
+export type { RecordedRequest } from './loopback-server.js';
 
 export type MockResponse =
   | {
@@ -55,19 +58,6 @@ export type MockResponse =
 
 /** A scripted entry: a fixed response, or a function of the recorded request. */
 export type MockScript = MockResponse | ((request: RecordedRequest) => MockResponse);
-
-export interface RecordedRequest {
-  method: string;
-  /** path including the query string, e.g. `/v1/messages?beta=true` */
-  url: string;
-  /** path without the query string */
-  pathname: string;
-  headers: IncomingHttpHeaders;
-  /** parsed JSON body (undefined when empty or not JSON) */
-  body: any;
-  /** `Date.now()` when the request arrived */
-  at: number;
-}
 
 export interface AnthropicMockOptions {
   /** value returned by count_tokens (default 42) */
@@ -117,16 +107,6 @@ export function lastUserText(body: any): string {
   return '';
 }
 
-function split(text: string, pieces: number): string[] {
-  const n = Math.max(1, Math.min(pieces, text.length || 1));
-  const size = Math.ceil(text.length / n) || 1;
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out.length > 0 ? out : [''];
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 function errorTypeFor(status: number): string {
   if (status === 400) return 'invalid_request_error';
   if (status === 401) return 'authentication_error';
@@ -138,14 +118,11 @@ function errorTypeFor(status: number): string {
   return 'api_error';
 }
 
+const requestId = () => `req_mock_${randomUUID().replace(/-/g, '')}`;
+
+/** Every Anthropic response carries a `request-id`. */
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(data),
-    'request-id': `req_mock_${randomUUID().replace(/-/g, '')}`,
-  });
-  res.end(data);
+  writeJson(res, status, body, { 'request-id': requestId() });
 }
 
 export async function startAnthropicMock(options: AnthropicMockOptions = {}): Promise<AnthropicMock> {
@@ -153,8 +130,6 @@ export async function startAnthropicMock(options: AnthropicMockOptions = {}): Pr
   const inputTokens = options.inputTokens ?? 12;
   const requests: RecordedRequest[] = [];
   const queue: MockScript[] = [];
-  const sockets = new Set<Socket>();
-  let closed = false;
 
   const usage = (outputTokens: number) => ({
     input_tokens: inputTokens,
@@ -168,17 +143,8 @@ export async function startAnthropicMock(options: AnthropicMockOptions = {}): Pr
     const chunks = response.chunks ?? 3;
     const model = typeof request.body?.model === 'string' ? request.body.model : 'claude-mock';
     const messageId = `msg_mock_${randomUUID().replace(/-/g, '')}`;
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-      'request-id': `req_mock_${randomUUID().replace(/-/g, '')}`,
-    });
-    const send = async (event: Record<string, unknown> & { type: string }) => {
-      if (closed || res.destroyed) return;
-      res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-      if (delayMs > 0) await sleep(delayMs);
-    };
+    const write = openEventStream(res, { delayMs, stopped: () => server.closed, headers: { 'request-id': requestId() } });
+    const send = (event: Record<string, unknown> & { type: string }) => write(sseEvent(event.type, event));
     let index = 0;
     let outputTokens = 0;
     const textBlock = async (text: string) => {
@@ -251,18 +217,8 @@ export async function startAnthropicMock(options: AnthropicMockOptions = {}): Pr
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let body: any;
-    try {
-      body = raw.length > 0 ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const url = req.url ?? '/';
-    const pathname = url.split('?')[0] ?? url;
-    const request: RecordedRequest = { method: req.method ?? 'GET', url, pathname, headers: req.headers, body, at: Date.now() };
+    const request = await readRequest(req);
+    const { pathname, body } = request;
     requests.push(request);
 
     if (request.method === 'POST' && pathname === '/v1/messages/count_tokens') {
@@ -301,40 +257,19 @@ export async function startAnthropicMock(options: AnthropicMockOptions = {}): Pr
     sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `mock: no route for ${request.method} ${pathname}` } });
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: String(error) } });
-      else res.destroy();
-    });
+  const server = await startLoopbackServer({
+    handle,
+    internalError: (res, error) => sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: String(error) } }),
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
 
   return {
-    port,
-    baseUrl: `http://127.0.0.1:${port}`,
+    port: server.port,
+    baseUrl: server.baseUrl,
     requests,
     enqueue: (...responses) => {
       queue.push(...responses);
     },
     pending: () => queue.length,
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (closed) return resolve();
-        closed = true;
-        for (const socket of sockets) socket.destroy();
-        sockets.clear();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }

@@ -15,8 +15,9 @@
  *
  * Every request is recorded (method, path, parsed body). Usage numbers are small.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { openEventStream, split } from './event-stream.js';
+import { readRequest, sendJson as writeJson, startLoopbackServer } from './loopback-server.js';
 
 export type GeminiMockResponse =
   | {
@@ -68,16 +69,6 @@ export interface GeminiMock {
   /** Requests of one action (`streamGenerateContent` = the agent's main turns). */
   requestsFor(action: string): GeminiRecordedRequest[];
   close(): Promise<void>;
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function split(text: string, pieces: number): string[] {
-  const n = Math.max(1, Math.min(pieces, text.length || 1));
-  const size = Math.ceil(text.length / n) || 1;
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out.length > 0 ? out : [''];
 }
 
 /** The last user turn's text, or `function:<name>` when it carries a function response. */
@@ -134,16 +125,12 @@ function helperAnswer(body: any): unknown {
 export async function startGeminiMock(): Promise<GeminiMock> {
   const requests: GeminiRecordedRequest[] = [];
   const queue: GeminiMockScript[] = [];
-  const sockets = new Set<Socket>();
-  let closed = false;
   let seq = 0;
 
   const usage = (out: number) => ({ promptTokenCount: 12, candidatesTokenCount: out, totalTokenCount: 12 + out });
 
   function sendJson(res: ServerResponse, status: number, body: unknown): void {
-    const data = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(data) });
-    res.end(data);
+    writeJson(res, status, body, { 'content-type': 'application/json; charset=UTF-8' });
   }
 
   function nextResponse(request: GeminiRecordedRequest): GeminiMockResponse {
@@ -155,15 +142,12 @@ export async function startGeminiMock(): Promise<GeminiMock> {
 
   async function stream(res: ServerResponse, request: GeminiRecordedRequest, response: Exclude<GeminiMockResponse, { kind: 'error' }>) {
     const responseId = `mock-resp-${++seq}`;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const delayMs = response.delayMs ?? 0;
-    const send = async (parts: unknown[], finish?: string, out = 1) => {
-      if (closed || res.destroyed) return;
+    const write = openEventStream(res, { delayMs: response.delayMs ?? 0, stopped: () => server.closed });
+    const send = (parts: unknown[], finish?: string, out = 1) => {
       const candidate: Record<string, unknown> = { content: { role: 'model', parts }, index: 0 };
       if (finish) candidate['finishReason'] = finish;
       const chunk = { candidates: [candidate], usageMetadata: usage(out), modelVersion: request.model, responseId };
-      res.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
-      if (delayMs > 0) await sleep(delayMs);
+      return write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
     };
     if (response.kind === 'thinking') {
       for (const piece of split(response.thinking, response.chunks ?? 3)) await send([{ text: piece, thought: true }]);
@@ -179,19 +163,9 @@ export async function startGeminiMock(): Promise<GeminiMock> {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let body: any;
-    try {
-      body = raw.length > 0 ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const url = req.url ?? '/';
-    const pathname = url.split('?')[0] ?? url;
+    const { method, url, pathname, body, at } = await readRequest(req);
     const match = /\/models\/([^/:]+):([A-Za-z]+)$/.exec(pathname);
-    const request: GeminiRecordedRequest = { method: req.method ?? 'GET', url, pathname, action: match?.[2] ?? '', model: match?.[1] ?? '', body, at: Date.now() };
+    const request: GeminiRecordedRequest = { method, url, pathname, action: match?.[2] ?? '', model: match?.[1] ?? '', body, at };
     requests.push(request);
     if (request.method !== 'POST' || !match) {
       sendJson(res, 404, { error: { code: 404, message: `mock: no route for ${request.method} ${pathname}`, status: 'NOT_FOUND' } });
@@ -228,38 +202,17 @@ export async function startGeminiMock(): Promise<GeminiMock> {
     }
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { code: 500, message: String(error), status: 'INTERNAL' } });
-      else res.destroy();
-    });
+  const server = await startLoopbackServer({
+    handle,
+    internalError: (res, error) => sendJson(res, 500, { error: { code: 500, message: String(error), status: 'INTERNAL' } }),
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
   return {
-    port,
-    baseUrl: `http://127.0.0.1:${port}`,
+    port: server.port,
+    baseUrl: server.baseUrl,
     requests,
     enqueue: (...responses) => void queue.push(...responses),
     pending: () => queue.length,
     requestsFor: (action) => requests.filter((r) => r.action === action),
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (closed) return resolve();
-        closed = true;
-        for (const socket of sockets) socket.destroy();
-        sockets.clear();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }

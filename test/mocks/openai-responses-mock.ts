@@ -14,9 +14,12 @@
  * models' tool sets, custom `apply_patch`), so tool-call replies take the tool name and arguments
  * verbatim: the caller picks. See /work/shared/reference/codex.md §3 for what the binaries send.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { openEventStream, split, sseEvent } from './event-stream.js';
+import { readRequest, sendJson, startLoopbackServer, type RecordedRequest } from './loopback-server.js';
+
+export type { RecordedRequest } from './loopback-server.js';
 
 /** Token usage reported in `response.completed` (Responses API shape, flattened). */
 export interface MockUsage {
@@ -87,19 +90,6 @@ export type MockReply =
 
 /** A scripted entry: a fixed reply, or a function of the recorded request. */
 export type MockScript = MockReply | ((request: RecordedRequest) => MockReply);
-
-export interface RecordedRequest {
-  method: string;
-  /** path including the query string */
-  url: string;
-  /** path without the query string */
-  pathname: string;
-  headers: IncomingHttpHeaders;
-  /** parsed JSON body (undefined when empty or not JSON) */
-  body: any;
-  /** `Date.now()` when the request arrived */
-  at: number;
-}
 
 export interface OpenAIResponsesMockOptions {
   /** input tokens reported per response (default 100) */
@@ -207,22 +197,6 @@ export function applyPatchCall(patch: string): MockReply {
   return { kind: 'custom_tool_call', name: 'apply_patch', input: patch };
 }
 
-function split(text: string, pieces: number): string[] {
-  const n = Math.max(1, Math.min(pieces, text.length || 1));
-  const size = Math.ceil(text.length / n) || 1;
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out.length > 0 ? out : [''];
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
-  res.end(data);
-}
-
 /** Turns the convenience reply kinds into the general item list. */
 function itemsOf(reply: Extract<MockReply, { kind: 'text' | 'tool_call' | 'custom_tool_call' | 'items' }>): MockOutputItem[] {
   switch (reply.kind) {
@@ -253,14 +227,12 @@ export async function startOpenAIResponsesMock(options: OpenAIResponsesMockOptio
   const baseCached = options.cachedInputTokens ?? 0;
   const requests: RecordedRequest[] = [];
   const queue: MockScript[] = [];
-  const sockets = new Set<Socket>();
   const stalled = new Set<ServerResponse>();
   const waiters = new Set<() => void>();
   // A random prefix per mock keeps item ids unique across mock instances (a resumed thread
   // served by a second mock must not repeat `msg_…` ids: consumers dedupe on them).
   const idPrefix = randomBytes(4).toString('hex');
   let counter = 0;
-  let closed = false;
   const nextId = (kind: string) => `${kind}_${idPrefix}${(counter++).toString(36)}`;
 
   async function stream(res: ServerResponse, request: RecordedRequest, reply: Exclude<MockReply, { kind: 'error' }>): Promise<void> {
@@ -268,12 +240,8 @@ export async function startOpenAIResponsesMock(options: OpenAIResponsesMockOptio
     const responseId = nextId('resp');
     const delayMs = 'delayMs' in reply ? (reply.delayMs ?? 0) : 0;
     let sequence = 0;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const send = async (event: Record<string, unknown> & { type: string }) => {
-      if (closed || res.destroyed) return;
-      res.write(`event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: sequence++ })}\n\n`);
-      if (delayMs > 0) await sleep(delayMs);
-    };
+    const write = openEventStream(res, { delayMs, stopped: () => server.closed });
+    const send = (event: Record<string, unknown> & { type: string }) => write(sseEvent(event.type, { ...event, sequence_number: sequence++ }));
     const responseObject = (status: string, output: unknown[], extra: Record<string, unknown> = {}) => ({
       id: responseId,
       object: 'response',
@@ -385,18 +353,7 @@ export async function startOpenAIResponsesMock(options: OpenAIResponsesMockOptio
   const isResponsesRequest = (r: RecordedRequest) => r.method === 'POST' && r.pathname === '/v1/responses';
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    let body: any;
-    try {
-      body = raw.length > 0 ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const url = req.url ?? '/';
-    const pathname = url.split('?')[0] ?? url;
-    const request: RecordedRequest = { method: req.method ?? 'GET', url, pathname, headers: req.headers, body, at: Date.now() };
+    const request = await readRequest(req);
     requests.push(request);
     for (const wake of [...waiters]) wake();
 
@@ -411,33 +368,22 @@ export async function startOpenAIResponsesMock(options: OpenAIResponsesMockOptio
       await stream(res, request, reply);
       return;
     }
-    sendJson(res, 404, { error: { message: `mock: no route for ${request.method} ${pathname}`, type: 'invalid_request_error', param: null, code: 'not_found' } });
+    sendJson(res, 404, { error: { message: `mock: no route for ${request.method} ${request.pathname}`, type: 'invalid_request_error', param: null, code: 'not_found' } });
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: 'server_error', param: null, code: null } });
-      else res.destroy();
-    });
+  const server = await startLoopbackServer({
+    handle,
+    internalError: (res, error) => sendJson(res, 500, { error: { message: String(error), type: 'server_error', param: null, code: null } }),
+    beforeClose: () => {
+      for (const res of stalled) res.destroy();
+    },
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
   const responsesRequests = () => requests.filter(isResponsesRequest);
 
   return {
-    port,
-    baseUrl: `http://127.0.0.1:${port}`,
-    providerBaseUrl: `http://127.0.0.1:${port}/v1`,
+    port: server.port,
+    baseUrl: server.baseUrl,
+    providerBaseUrl: `${server.baseUrl}/v1`,
     requests,
     responsesRequests,
     enqueue: (...replies) => {
@@ -465,14 +411,6 @@ export async function startOpenAIResponsesMock(options: OpenAIResponsesMockOptio
         waiters.add(wake);
         check();
       }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (closed) return resolve();
-        closed = true;
-        for (const res of stalled) res.destroy();
-        for (const socket of sockets) socket.destroy();
-        sockets.clear();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }
