@@ -7,7 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acpEngine, TrafficRecorder, type AcpEngine } from '../../src/engines/acp/index.js';
+import { acpEngine, type AcpEngine } from '../../src/engines/acp/index.js';
+import { TrafficRecorder } from '../support/acp-traffic.js';
 import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { EventLog, hermeticClaudeCodeAcp, isMainClaudeRequest, waitNoProcessesUnder } from '../support/acp-hermetic.js';
@@ -66,7 +67,7 @@ describe('acp engine with claude-code-acp', () => {
     const recorder = new TrafficRecorder();
     session = await createSession({
       agent: 'acp',
-      engines: [acpEngine({ preset: 'claude-code-acp', tap: recorder.tap })],
+      engines: [acpEngine({ preset: 'claude-code-acp', onTraffic: recorder.tap })],
       store: new MemoryStore(),
       journal: new MemoryJournal(),
       workDir: h.work,

@@ -23,7 +23,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AcpEngine, TrafficRecorder, type TrafficEntry } from '../../src/engines/acp/index.js';
+import { AcpEngine } from '../../src/engines/acp/index.js';
+import { TrafficRecorder, type TrafficEntry } from '../support/acp-traffic.js';
 import type { EngineContext } from '../../src/engines/engine.js';
 import { startAnthropicMock, type AnthropicMock, type MockResponse } from '../mocks/anthropic-mock.js';
 import { EventLog, hermeticClaudeCodeAcp, processesUnder, waitNoProcessesUnder, type AcpHermetic } from '../support/acp-hermetic.js';
@@ -116,7 +117,7 @@ describe('ACP client confinement against the real claude-code-acp 0.16.2', () =>
     engine = new AcpEngine(context, {
       preset: 'claude-code-acp',
       env: hermetic.env,
-      tap: recorder.tap,
+      onTraffic: recorder.tap,
       fs: { enabled: true },
       // The marker lets us find terminal processes in /proc; testRunEnv() lets the suite's orphan check see leaks.
       terminal: { enabled: true, env: { PATH: hermetic.env.PATH!, HOME: hermetic.home, LANG: 'C.UTF-8', ...testRunEnv(), ACP_SECURITY_MARK: mark } },

@@ -10,10 +10,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CodexAppServerEngine, type CodexAppServerEngineOptions, type TrafficEntry } from '../../src/engines/codex/index.js';
+import { CodexAppServerEngine, type CodexAppServerEngineOptions } from '../../src/engines/codex/index.js';
 import { applyPatchCall, execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
-import { EventLog, processesMentioning, realEngineContext, saveFixture, type FixtureHeader } from '../support/codex-engine-kit.js';
+import { EventLog, processesMentioning, realEngineContext, recordTraffic, saveFixture, type FixtureHeader, type TrafficEntry } from '../support/codex-engine-kit.js';
 
 const VERSION = '0.169.0';
 
@@ -43,7 +43,7 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
       bin: h.bin,
       env: h.env,
       approvalPolicy: 'on-request',
-      onTraffic: (entry) => traffic.push(entry),
+      onTraffic: recordTraffic(traffic),
       ...options,
     });
     engines.push(engine);

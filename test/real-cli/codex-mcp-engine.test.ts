@@ -10,10 +10,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CodexMcpEngine, type CodexMcpEngineOptions, type TrafficEntry } from '../../src/engines/codex/index.js';
+import { CodexMcpEngine, type CodexMcpEngineOptions } from '../../src/engines/codex/index.js';
 import { applyPatchCall, execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { codexBinary, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
-import { EventLog, processesMentioning, realEngineContext, saveFixture, type FixtureHeader } from '../support/codex-engine-kit.js';
+import { EventLog, processesMentioning, realEngineContext, recordTraffic, saveFixture, type FixtureHeader, type TrafficEntry } from '../support/codex-engine-kit.js';
 
 const VERSION = '0.153.4';
 const escalated = { sandbox_permissions: 'require_escalated', justification: 'need it' };
@@ -44,7 +44,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
       bin: h.bin,
       env: h.env,
       approvalPolicy: 'on-request',
-      onTraffic: (entry) => traffic.push(entry),
+      onTraffic: recordTraffic(traffic),
       ...options,
     });
     engines.push(engine);

@@ -9,12 +9,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { codexEngine, codexMcpEngine, type TrafficEntry } from '../../src/engines/codex/index.js';
+import { codexEngine, codexMcpEngine } from '../../src/engines/codex/index.js';
+import type { TrafficTap } from '../../src/engines/transport/traffic.js';
 import type { EngineFactory } from '../../src/engines/engine.js';
 import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex, type CodexVersion } from '../support/codex-hermetic.js';
-import { processesMentioning } from '../support/codex-engine-kit.js';
+import { processesMentioning, recordTraffic, type TrafficEntry } from '../support/codex-engine-kit.js';
 
 const WAIT_MS = 30_000;
 
@@ -36,8 +37,7 @@ function next(session: Session, pred: (n: SessionNotice) => boolean, what: strin
 const agentEvent = (type: AgentEvent['type']) => (n: SessionNotice) => n.type === 'agent' && n.event.type === type;
 const escalated = { sandbox_permissions: 'require_escalated', justification: 'need it' };
 
-type Tap = (entry: TrafficEntry) => void;
-const cases: { agent: string; version: CodexVersion; factory: (onTraffic: Tap) => EngineFactory; forSession: unknown }[] = [
+const cases: { agent: string; version: CodexVersion; factory: (onTraffic: TrafficTap) => EngineFactory; forSession: unknown }[] = [
   { agent: 'codex', version: '0.169.0', factory: (onTraffic) => codexEngine({ onTraffic }), forSession: 'acceptForSession' },
   { agent: 'codex-mcp', version: '0.153.4', factory: (onTraffic) => codexMcpEngine({ onTraffic }), forSession: 'approved_for_session' },
 ];
@@ -66,7 +66,7 @@ describe.each(cases)('$agent engine under a SessionActor (real codex $version)',
     const t0 = performance.now();
     session = await createSession({
       agent,
-      engines: [factory((entry) => traffic.push(entry))],
+      engines: [factory(recordTraffic(traffic))],
       store: new MemoryStore(),
       journal: new MemoryJournal(),
       workDir: h.workDir,

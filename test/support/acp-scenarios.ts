@@ -12,11 +12,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { AcpEngine, type AcpEngineOptions, type TrafficEntry } from '../../src/engines/acp/index.js';
+import { AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
 import type { EngineContext } from '../../src/engines/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import type { PermissionDecision } from '../../src/effects/effect.js';
 import { EventLog, waitNoProcessesUnder } from './acp-hermetic.js';
+import { toTrafficEntry, type TrafficEntry } from './acp-traffic.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ACP_FIXTURE_DIR = join(repoRoot, 'test', 'fixtures', 'acp');
@@ -119,16 +120,12 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   let t0 = performance.now();
   const stamp = () => Math.round((performance.now() - t0) * 1000) / 1000;
   const log = new EventLog();
-  const engine = new AcpEngine(realContext(), {
-    ...setup.options,
-    tap: (entry) => {
-      if (entry.t === 0) t0 = performance.now();
-      lines.push(entry);
-    },
-  });
+  const engine = new AcpEngine(realContext(), { ...setup.options, onTraffic: (record) => lines.push(toTrafficEntry(record, stamp())) });
   created(engine);
   engine.onEvent((event) => {
     const { gen: _g, at: _a, ...body } = event;
+    // The fixture's exit marker: the replay ends its fake agent with the recorded status.
+    if (event.type === 'exited') lines.push({ t: stamp(), dir: 'agent->client', exit: { code: event.code, signal: event.signal } });
     lines.push({ t: stamp(), dir: 'engine->host', event: body });
     log.push(event);
   });
@@ -157,6 +154,7 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   let t = performance.now();
   const ms = () => Math.round(performance.now() - t);
   const ready = log.next('ready', 'ready', 60_000);
+  t0 = performance.now(); // fixture times count from the spawn
   await engine.start({ gen: 1, mode: 'remote', workDir: work, options: {} });
   await ready;
   timings.spawnToReadyMs = ms();

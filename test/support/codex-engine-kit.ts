@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentEngine, EngineContext } from '../../src/engines/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
-import type { TrafficEntry } from '../../src/engines/codex/index.js';
+import type { TrafficTap } from '../../src/engines/transport/traffic.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CODEX_FIXTURE_DIR = join(repoRoot, 'test', 'fixtures', 'codex');
@@ -80,6 +80,36 @@ export class EventLog {
       check();
     });
   }
+}
+
+/**
+ * One recorded protocol message, the fixture format (it predates the engines' `onTraffic` tap of
+ * raw lines and is kept so the committed fixtures replay unchanged).
+ */
+export interface TrafficEntry {
+  /** ms since the first recorded line (the `initialize` right after the spawn) */
+  t: number;
+  dir: 'in' | 'out';
+  msg: unknown;
+}
+
+/**
+ * An `onTraffic` tap that appends each JSON line to `into` as a TrafficEntry. Non-JSON lines (log
+ * noise on stdout, which the engine skips) are not part of the protocol and not recorded.
+ */
+export function recordTraffic(into: TrafficEntry[]): TrafficTap {
+  let t0: number | undefined;
+  return (record) => {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(record.line);
+    } catch {
+      return;
+    }
+    const now = performance.now();
+    t0 ??= now;
+    into.push({ t: Math.round((now - t0) * 10) / 10, dir: record.direction === 'to_agent' ? 'out' : 'in', msg });
+  };
 }
 
 /** Header line of a traffic fixture. */

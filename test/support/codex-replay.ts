@@ -6,8 +6,8 @@
  * conversation unfolds exactly as recorded (the test drives send/abort/answers meanwhile).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { CodexLauncher, CodexTransport, TrafficEntry } from '../../src/engines/codex/index.js';
-import type { TrafficFixture } from './codex-engine-kit.js';
+import type { CodexLauncher, CodexTransport } from '../../src/engines/codex/index.js';
+import type { TrafficEntry, TrafficFixture } from './codex-engine-kit.js';
 
 export interface Replay {
   launcher: CodexLauncher;

@@ -26,6 +26,7 @@ import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext
 import { EventOutbox } from '../event-outbox.js';
 import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
+import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
 import { ConfinedFs } from './client-fs.js';
 import { TerminalManager } from './client-terminal.js';
 import { CLIENT_INFO, connectAcpClient } from './connection.js';
@@ -33,7 +34,7 @@ import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKe
 import { resolveAcpOptions, type AcpEngineOptions, type AgentProcess } from './options.js';
 import { chooseOutcome, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
-import { tapStream, type TrafficDirection, type TrafficEntry } from './traffic.js';
+import { tapStream } from './traffic.js';
 import { AcpTranslator, type AcpSessionInfo, type SkippedInput } from './translate.js';
 
 export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -126,7 +127,6 @@ export class AcpEngine implements AgentEngine {
   #fs: ConfinedFs | undefined;
   #terminals: TerminalManager | undefined;
   #spawning: Promise<void> | undefined;
-  #t0 = 0;
   #ready = false;
   #dead = false;
   #stopRequested = false;
@@ -264,9 +264,7 @@ export class AcpEngine implements AgentEngine {
       return fail(error);
     }
     this.#proc = proc;
-    this.#t0 = performance.now();
     this.timings.spawned = this.#context.now();
-    this.#record({ t: 0, dir: 'client->agent', note: `spawned ${[argv.file, ...argv.args].join(' ')}` });
     proc.stdout.once('end', () => this.#stdoutEnded());
     proc.stdout.once('close', () => this.#stdoutEnded());
     const base = ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>);
@@ -554,22 +552,14 @@ export class AcpEngine implements AgentEngine {
 
   // ------------------------------------------------------------------------------ the wire
 
-  #record(entry: TrafficEntry): void {
-    const tap = this.#options.tap;
-    if (!tap) return;
-    try {
-      tap(entry);
-    } catch (error) {
-      this.unhandled.push({ reason: `tap failed: ${errorMessage(error)}`, raw: undefined });
-    }
-  }
-
-  #recordMessage(dir: TrafficDirection, msg: AnyMessage): void {
-    if (this.#options.tap) this.#record({ t: Math.round((performance.now() - this.#t0) * 1000) / 1000, dir, msg });
+  /** The public tap sees the messages as JSON lines (what crossed the pipe, re-serialized by us). */
+  #tapMessage(direction: TrafficRecord['direction'], message: AnyMessage): void {
+    const tap = this.#options.onTraffic;
+    if (tap) tapTraffic(tap, { at: this.#context.now(), direction, line: JSON.stringify(message) });
   }
 
   #onOutbound(message: AnyMessage): void {
-    this.#recordMessage('client->agent', message);
+    this.#tapMessage('to_agent', message);
     const wire = classifyWire(message);
     if (wire.kind !== 'request') return;
     const key = rpcKey(wire.id);
@@ -579,7 +569,7 @@ export class AcpEngine implements AgentEngine {
   }
 
   #onInbound(message: AnyMessage): void {
-    this.#recordMessage('agent->client', message);
+    this.#tapMessage('from_agent', message);
     if (this.#dead) return;
     const emittedBefore = this.#lastEmitAt;
     const wire = classifyWire(message);
@@ -669,7 +659,6 @@ export class AcpEngine implements AgentEngine {
 
   async #onExit(exit: ProcessExit): Promise<void> {
     this.#processExited = true;
-    this.#record({ t: Math.round((performance.now() - this.#t0) * 1000) / 1000, dir: 'agent->client', exit: { code: exit.code, signal: exit.signal } });
     await Promise.race([this.#stdoutEnd, this.#delay(EXIT_DRAIN_MS)]);
     this.#conn?.close(new Error(`agent exited (code ${exit.code}, signal ${exit.signal})`));
     this.#permissions?.cancelAll('agent exited');

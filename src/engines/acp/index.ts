@@ -8,7 +8,7 @@ export { resolveAcpOptions, type AcpEngineOptions, type AcpFsOptions, type AcpTe
 export { ACP_PRESETS, ACP_PRESET_NAMES, isAcpPresetName, packageDir, type AcpPreset, type AcpPresetName } from './presets.js';
 export { AcpTranslator, type AcpSessionInfo, type AcpTranslatorOptions, type SkippedInput } from './translate.js';
 export { chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, type AcpOptionChoice, type PendingPermission, type PermissionOutcome } from './permissions.js';
-export { tapStream, TrafficRecorder, type TrafficDirection, type TrafficEntry, type WireObserver } from './traffic.js';
+export { tapStream, type WireObserver } from './traffic.js';
 export { CLIENT_INFO } from './connection.js';
 export { ConfinedFs, type ConfinedFsOptions } from './client-fs.js';
 export { TerminalManager, type TerminalManagerOptions } from './client-terminal.js';

@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { AseError } from '../../errors.js';
 import type { ProcessExit, ShutdownOptions, SpawnSupervisedOptions } from '../transport/process-supervisor.js';
 import { ACP_PRESET_NAMES, type AcpPresetName } from './presets.js';
-import type { TrafficEntry } from './traffic.js';
+import type { TrafficTap } from '../transport/traffic.js';
 
 /** What the engine needs of an agent process (a `SupervisedProcess` is one). */
 export interface AgentProcess {
@@ -82,8 +82,11 @@ export interface AcpEngineOptions {
   /** How long a permission request may stay open after its turn ended. Default 2 s. */
   permissionGraceMs?: number;
   shutdown?: ShutdownOptions;
-  /** Receives every message both ways, in wire order (fixtures, debugging). */
-  tap?: (entry: TrafficEntry) => void;
+  /**
+   * Sees every JSON-RPC message both ways, in wire order, as one JSON line (`JSON.stringify` of
+   * the message the SDK decoded or is sending): fixtures, debugging. A tap that throws is ignored.
+   */
+  onTraffic?: TrafficTap;
   /** Replaces process spawning (tests). */
   spawn?: AgentSpawner;
 }
@@ -126,7 +129,7 @@ const OptionsSchema = z.object({
   cancelTimeoutMs: ms.optional(),
   permissionGraceMs: ms.optional(),
   shutdown: z.object({ stdinGraceMs: ms.optional(), termGraceMs: ms.optional(), killWaitMs: ms.optional() }).optional(),
-  tap: fn<(entry: TrafficEntry) => void>('tap').optional(),
+  onTraffic: fn<TrafficTap>('onTraffic').optional(),
   spawn: fn<AgentSpawner>('spawn').optional(),
 });
 

@@ -1,26 +1,11 @@
 /**
- * The raw traffic tap: every JSON-RPC message in both directions, in wire order, with a timestamp
- * — for recording fixtures and for debugging. Also the engine's ordered view of the wire: the
+ * The engine's ordered view of the wire (also what feeds the public traffic tap, `onTraffic`): the
  * SDK dispatches handlers of different methods concurrently (its docs say so), so a permission
  * request can reach its handler before the `tool_call` notification that preceded it, and a
  * prompt response before the last updates of its turn. The tap sees messages synchronously, in
  * the order the agent wrote them, before the SDK does.
  */
 import type { AnyMessage, Stream } from '@agentclientprotocol/sdk';
-
-export type TrafficDirection = 'client->agent' | 'agent->client';
-
-/** One fixture line: a message, or a process lifecycle marker. */
-export interface TrafficEntry {
-  /** Milliseconds since the agent was spawned. */
-  t: number;
-  dir: TrafficDirection;
-  msg?: unknown;
-  /** The agent process exited. */
-  exit?: { code: number | null; signal: string | null };
-  /** Free-form marker (e.g. `stdin closed`, `spawned`). */
-  note?: string;
-}
 
 export interface WireObserver {
   /** A message the agent sent, before the SDK handles it. Must not throw (errors are swallowed). */
@@ -56,24 +41,4 @@ export function tapStream(base: Stream, observer: WireObserver, onObserverError:
   // A failed write (agent gone) surfaces through the SDK's connection close; nothing to add here.
   outbound.readable.pipeTo(base.writable).catch(() => undefined);
   return { readable: base.readable.pipeThrough(inbound), writable: outbound.writable };
-}
-
-/** Collects TrafficEntries in memory; `toJsonl()` gives the fixture file text. */
-export class TrafficRecorder {
-  readonly entries: TrafficEntry[] = [];
-  readonly tap = (entry: TrafficEntry): void => {
-    this.entries.push(entry);
-  };
-
-  toJsonl(): string {
-    return this.entries.map((e) => JSON.stringify(e)).join('\n') + '\n';
-  }
-
-  /** Parses a fixture file's text back into entries (blank lines skipped). */
-  static parse(text: string): TrafficEntry[] {
-    return text
-      .split('\n')
-      .filter((line) => line.trim() !== '')
-      .map((line) => JSON.parse(line) as TrafficEntry);
-  }
 }

@@ -14,6 +14,7 @@ import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext
 import { EventOutbox } from '../event-outbox.js';
 import { buildEnv } from '../transport/env.js';
 import type { ProcessExit } from '../transport/process-supervisor.js';
+import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
 import type { ResolvedCodexBinary } from './binary.js';
 import { JsonRpcPeer, type InvalidMessage } from './json-rpc.js';
 import { CODEX_ENV_ALLOW, mergeCodexOptions, type CodexEngineOptions } from './options.js';
@@ -50,7 +51,6 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   #resolveExited!: () => void;
   readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
   readonly #queue: UserMessage[] = [];
-  #spawnedAt = 0;
 
   /** Upstream messages that were skipped (unknown, malformed, stale), newest last. */
   readonly skipped: InvalidMessage[] = [];
@@ -128,6 +128,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     } catch (error) {
       return fail(error);
     }
+    const tap = this.options.onTraffic;
     const spawning = (async () => {
       await this.preflight(file, env);
       return (this.options.launcher ?? launchCodexProcess)({
@@ -140,6 +141,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
         onMessage: (value) => this.#onMessage(value),
         onInvalidLine: (reason, line) => this.noteSkipped(reason, line),
         onProtocolFailure: (error) => this.#onProtocolFailure(error),
+        ...(tap && { onLine: (direction: TrafficRecord['direction'], line: string) => tapTraffic(tap, { at: this.context.now(), direction, line }) }),
       });
     })();
     this.#spawning = spawning.then(
@@ -153,16 +155,10 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
       return fail(error);
     }
     this.#transport = transport;
-    this.#spawnedAt = performance.now();
     this.timings.spawned = this.context.now();
     const ctx = this.context;
     this.peer = new JsonRpcPeer({
-      writer: {
-        write: (value) => {
-          this.#record('out', value);
-          return transport.write(value);
-        },
-      },
+      writer: { write: (value) => transport.write(value) },
       jsonrpcField: this.jsonrpcField,
       timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), clearTimeout: (h) => ctx.clearTimeout(h as { readonly id: number }) },
       defaultTimeoutMs: this.options.requestTimeoutMs ?? 60_000,
@@ -280,18 +276,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
 
   #onMessage(value: unknown): void {
     if (this.#dead) return;
-    this.#record('in', value);
     this.peer.receive(value);
-  }
-
-  #record(dir: 'in' | 'out', msg: unknown): void {
-    const tap = this.options.onTraffic;
-    if (!tap) return;
-    try {
-      tap({ t: Math.round((performance.now() - this.#spawnedAt) * 10) / 10, dir, msg });
-    } catch {
-      // a broken recorder must not break the session
-    }
   }
 
   #onProtocolFailure(error: Error): void {

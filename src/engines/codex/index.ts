@@ -28,7 +28,7 @@ export {
 export { configOverrideArgs, tomlValue } from './config-overrides.js';
 export { classifyCodexError, CodexSessionNotFoundError, CodexTurnError } from './errors.js';
 export { JsonRpcClosedError, JsonRpcHandlerError, JsonRpcPeer, JsonRpcResponseError, JsonRpcTimeoutError } from './json-rpc.js';
-export { CODEX_ENV_ALLOW, type CodexApprovalPolicy, type CodexEngineOptions, type CodexSandboxMode, type TrafficEntry } from './options.js';
+export { CODEX_ENV_ALLOW, type CodexApprovalPolicy, type CodexEngineOptions, type CodexSandboxMode } from './options.js';
 export { launchCodexProcess, type CodexLauncher, type CodexTransport, type LaunchSpec } from './transport.js';
 
 /** The `codex` engine factory: `codex app-server` over JSON-RPC. */

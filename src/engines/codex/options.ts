@@ -6,18 +6,11 @@ import { z } from 'zod';
 import { AseError } from '../../errors.js';
 import { DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
+import type { TrafficTap } from '../transport/traffic.js';
 import type { CodexLauncher } from './transport.js';
 
 export type CodexApprovalPolicy = 'untrusted' | 'on-request' | 'never';
 export type CodexSandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
-
-/** One message of recorded protocol traffic (for fixtures and diagnostics). */
-export interface TrafficEntry {
-  /** ms since the engine spawned the process */
-  t: number;
-  dir: 'in' | 'out';
-  msg: unknown;
-}
 
 /**
  * Variables a Codex process inherits from the host when set (everything else is dropped):
@@ -66,8 +59,11 @@ export interface CodexEngineOptions {
   interruptTimeoutMs?: number;
   /** Longest accepted stdout line. Default 64 MiB. */
   maxLineBytes?: number;
-  /** Receives every protocol message both ways (fixture recording). */
-  onTraffic?: (entry: TrafficEntry) => void;
+  /**
+   * Sees every stdin/stdout line as it crossed the pipe (fixture recording, diagnostics); a tap
+   * that throws is ignored.
+   */
+  onTraffic?: TrafficTap;
   /** Testing hook: replaces process spawning (e.g. with a recorded-traffic replayer). */
   launcher?: CodexLauncher;
 }

@@ -7,6 +7,7 @@
 import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
 import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
 import { spawnSupervised, type ProcessExit, type ShutdownOptions } from '../transport/process-supervisor.js';
+import type { TrafficRecord } from '../transport/traffic.js';
 
 export interface LaunchSpec {
   file: string;
@@ -21,6 +22,11 @@ export interface LaunchSpec {
   onInvalidLine(reason: string, line: string): void;
   /** The stream can no longer be trusted (a line over the cap); the engine should stop. */
   onProtocolFailure(error: Error): void;
+  /**
+   * Sees every line as it crosses the pipe, both ways, non-JSON lines included (the engine's
+   * traffic tap). Called before the line is decoded or written.
+   */
+  onLine?(direction: TrafficRecord['direction'], line: string): void;
 }
 
 export interface CodexTransport {
@@ -50,9 +56,10 @@ export const launchCodexProcess: CodexLauncher = async (spec) => {
     ...(spec.shutdown && { shutdown: spec.shutdown }),
   });
   const splitter = new LineSplitter(spec.maxLineBytes !== undefined ? { maxLineBytes: spec.maxLineBytes } : {});
-  const writer = new NdjsonWriter(proc.stdin);
+  const writer = new NdjsonWriter(proc.stdin, spec.onLine && ((line) => spec.onLine?.('to_agent', line)));
   let failed = false;
   const onLine = (line: string): void => {
+    spec.onLine?.('from_agent', line);
     const parsed = parseLine(line);
     if (!parsed) return;
     if (parsed.ok) spec.onMessage(parsed.value);
