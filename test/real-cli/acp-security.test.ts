@@ -27,7 +27,7 @@ import { AcpEngine } from '../../src/engines/acp/index.js';
 import { TrafficRecorder, type TrafficEntry } from '../support/acp-traffic.js';
 import type { EngineContext } from '../../src/engines/engine.js';
 import { startAnthropicMock, type AnthropicMock, type MockResponse } from '../mocks/anthropic-mock.js';
-import { EventLog, hermeticClaudeCodeAcp, processesUnder, waitNoProcessesUnder, type AcpHermetic } from '../support/acp-hermetic.js';
+import { EventLog, hermeticClaudeCodeAcp, isMainClaudeRequest, processesUnder, waitNoProcessesUnder, type AcpHermetic } from '../support/acp-hermetic.js';
 import { testRunEnv } from '../support/orphan-check.js';
 
 const SECRET = 'TOP-SECRET-OUTSIDE';
@@ -109,7 +109,7 @@ describe('ACP client confinement against the real claude-code-acp 0.16.2', () =>
 
   beforeAll(async () => {
     root = realpathSync(mkdtempSync(join(tmpdir(), 'ase-acp-security-')));
-    mock = await startAnthropicMock();
+    mock = await startAnthropicMock({ consumesQueue: isMainClaudeRequest });
     hermetic = hermeticClaudeCodeAcp({ port: mock.port, root });
     for (const dir of TREE.dirs) mkdirSync(join(root, dir), { recursive: true });
     for (const [path, content] of Object.entries(TREE.files)) writeFileSync(join(root, path), content);
