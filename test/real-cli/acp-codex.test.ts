@@ -10,10 +10,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acpEngine, type AcpEngine } from '../../src/engines/acp/index.js';
 import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
-import { EventLog, waitNoProcessesUnder } from '../support/acp-hermetic.js';
+import { EventLog } from '../support/acp-hermetic.js';
 import { realContext, runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
 import { nextNotice } from '../support/acp-session.js';
 import { hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
+import { waitNoProcessesUnder } from '../support/processes.js';
 
 describe('acp engine with codex-acp', () => {
   let root: string;

@@ -9,9 +9,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acpEngine, type AcpEngine } from '../../src/engines/acp/index.js';
 import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
 import { startGeminiMock, type GeminiMock } from '../mocks/gemini-mock.js';
-import { EventLog, hermeticGemini, waitNoProcessesUnder } from '../support/acp-hermetic.js';
+import { EventLog, hermeticGemini } from '../support/acp-hermetic.js';
 import { realContext, runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
 import { nextNotice } from '../support/acp-session.js';
+import { waitNoProcessesUnder } from '../support/processes.js';
 
 describe('acp engine with gemini-cli --acp', () => {
   let root: string;

@@ -3,7 +3,7 @@
  * pinned Claude Code CLI and our mock Messages API, pointed there with `--env` exactly as
  * docs/cli.md says.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -13,21 +13,13 @@ import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.
 import { ASE_BIN, ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { testRunEnv } from '../support/orphan-check.js';
+import { findProcesses } from '../support/processes.js';
 
 beforeAll(ensureBuiltCli, 120_000);
 
 /** pids whose environment mentions `marker` (the ase process and the CLI it started). */
 function processesMarked(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(marker)) found.push(Number(entry));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
+  return findProcesses((proc) => proc.environ().includes(marker));
 }
 
 describe('ase run --agent claude (real CLI, mock API)', () => {

@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { CLAUDE_PINNED_VERSION, claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { testRunEnv } from '../support/orphan-check.js';
+import { findProcesses } from '../support/processes.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fixturePath = join(repoRoot, 'test', 'fixtures', 'claude', 'smoke-multi-turn-tool.jsonl');
@@ -132,18 +133,10 @@ function textDeltas(lines: Json[]): string {
 
 /** pids whose argv runs `binary` with our session id (so concurrent runs don't interfere). */
 function processesRunning(binary: string, marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let cmdline: string;
-    try {
-      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-    } catch {
-      continue;
-    }
-    if (cmdline.includes(binary) && cmdline.includes(marker)) found.push(Number(entry));
-  }
-  return found;
+  return findProcesses((proc) => {
+    const cmdline = proc.cmdline();
+    return cmdline.includes(binary) && cmdline.includes(marker);
+  });
 }
 
 const round = (n: number) => Math.round(n);

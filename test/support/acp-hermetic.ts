@@ -1,14 +1,11 @@
 /**
  * Helpers for running the real, pinned ACP agents hermetically (reference "acp.md" §4): a per-test
  * root with HOME/tmp/work below it, environments built from scratch (never a copy of
- * process.env) pointing the agent at OUR mock on 127.0.0.1, the suite's orphan-check marker, and
- * a /proc scan for leftovers.
+ * process.env) pointing the agent at OUR mock on 127.0.0.1, and the suite's orphan-check marker.
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentEvent } from '../../src/events/agent-event.js';
-import type { AcpEngine } from '../../src/engines/acp/index.js';
-import type { EngineFactory } from '../../src/engines/engine.js';
 import { hermeticClaudeEnv } from './claude-hermetic.js';
 import { testRunEnv } from './orphan-check.js';
 
@@ -69,53 +66,8 @@ export function isMainClaudeRequest(request: { body?: { model?: unknown } }): bo
   return !String(request.body?.model ?? '').includes('haiku');
 }
 
-/**
- * pids of ours: the command line mentions `marker` (our temp root), or the environment does (the
- * hermetic HOME lives under it; terminals inherit it).
- */
-export function processesUnder(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (/\) Z /.test(stat)) continue;
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
-      if (cmdline.includes(marker) || environ.includes(marker)) found.push(Number(entry));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
-
-/** Waits until no process of ours is left (the stop ladder's last SIGKILLs need a moment). */
-export async function waitNoProcessesUnder(marker: string, ms = 3_000): Promise<number[]> {
-  const deadline = Date.now() + ms;
-  let left = processesUnder(marker);
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    left = processesUnder(marker);
-  }
-  return left;
-}
-
-/** A factory wrapper that hands out the engines it created (for engine-specific accessors). */
-export function capturing(inner: EngineFactory): { factory: EngineFactory; engines: AcpEngine[] } {
-  const engines: AcpEngine[] = [];
-  return {
-    engines,
-    factory: {
-      ...inner,
-      create: (context) => {
-        const engine = inner.create(context) as AcpEngine;
-        engines.push(engine);
-        return engine;
-      },
-    },
-  };
-}
+/** The /proc scans moved to processes.ts; re-exported while callers still import them from here. */
+export { processesUnder, waitNoProcessesUnder } from './processes.js';
 
 /** Collects an engine's events and resolves waits on them. */
 export class EventLog {

@@ -22,7 +22,7 @@ import { ConfinedFs } from '../../src/engines/acp/client-fs.js';
 import { TerminalManager } from '../../src/engines/acp/client-terminal.js';
 import { buildEnv } from '../../src/engines/transport/env.js';
 import { testRunEnv } from '../support/orphan-check.js';
-import { waitNoProcessesUnder } from '../support/acp-hermetic.js';
+import { waitNoProcessesUnder } from '../support/processes.js';
 
 const fixture = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'acp-client', 'claude-code-acp-security.jsonl');
 

@@ -3,7 +3,7 @@
  * marker in its environment, and after each test /proc must show no live process with it.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RequestError } from '@agentclientprotocol/sdk';
@@ -12,6 +12,7 @@ import { OutputBuffer, TerminalManager, commandLine, completeLength, shellQuote,
 import { buildEnv } from '../../src/engines/transport/env.js';
 import { rejection } from '../support/async.js';
 import { testRunEnv } from '../support/orphan-check.js';
+import { findProcesses, waitUntilNone } from '../support/processes.js';
 
 const MARK_VAR = 'ACP_TERMINAL_TEST_MARK';
 let mark: string;
@@ -44,30 +45,15 @@ function manager(options: Partial<TerminalManagerOptions> = {}): TerminalManager
 /** Live (non-zombie) pids whose environment carries this test's marker. */
 function markedProcesses(): number[] {
   const needle = `${MARK_VAR}=${mark}`;
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(needle)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state !== 'Z' && state !== 'X') pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
+  return findProcesses((proc) => {
+    if (!proc.environ().split('\0').includes(needle)) return false;
+    const stat = proc.stat();
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  });
 }
 
-async function markedProcessesAfter(ms: number): Promise<number[]> {
-  const deadline = Date.now() + ms;
-  let pids = markedProcesses();
-  while (pids.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 25));
-    pids = markedProcesses();
-  }
-  return pids;
-}
+const markedProcessesAfter = (ms: number): Promise<number[]> => waitUntilNone(markedProcesses, ms, 25);
 
 /** Polls output() until `predicate` holds (the process writes asynchronously). */
 async function outputWhen(m: TerminalManager, terminalId: string, predicate: (output: string) => boolean, ms = 5000): Promise<string> {
