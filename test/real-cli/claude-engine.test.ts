@@ -3,7 +3,7 @@
  * Claude Code CLI against our mock Messages API on 127.0.0.1, with a hermetic environment passed
  * through `engineOptions.env` and the binary through `bin`.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +15,11 @@ import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { FixtureRecorder } from '../support/engine-fixture.js';
 import { claudeFixtureVars } from '../support/claude-fixture.js';
+import { capturing } from '../support/capturing-factory.js';
 import { testRunEnv } from '../support/orphan-check.js';
+import { findProcesses } from '../support/processes.js';
+import { agentEvent, waitForNotice } from '../support/session-notices.js';
 
-const WAIT_MS = 30_000;
 const fixtureDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'claude', 'engine');
 
 /**
@@ -25,57 +27,12 @@ const fixtureDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtu
  * `binary` with `marker` in its environment (the hermetic HOME/CLAUDE_CONFIG_DIR live under it).
  */
 function processesOf(binary: string, marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    let cmdline: string;
-    let environ = '';
-    try {
-      cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.includes(binary)) environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
-    } catch {
-      continue;
-    }
-    if (cmdline.includes(marker) || (cmdline.includes(binary) && environ.includes(marker))) found.push(Number(entry));
-  }
-  return found;
-}
-
-/** Resolves with the first notice matching `pred` (from now on). */
-function next<T extends SessionNotice>(session: Session, pred: (n: SessionNotice) => n is T, what: string): Promise<T>;
-function next(session: Session, pred: (n: SessionNotice) => boolean, what: string): Promise<SessionNotice>;
-function next(session: Session, pred: (n: SessionNotice) => boolean, what: string): Promise<SessionNotice> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, WAIT_MS);
-    const off = session.on('*', (n) => {
-      if (!pred(n)) return;
-      clearTimeout(timer);
-      off();
-      resolve(n);
-    });
+  return findProcesses((proc) => {
+    const cmdline = proc.cmdline();
+    const environ = cmdline.includes(binary) ? proc.environ() : '';
+    return cmdline.includes(marker) || (cmdline.includes(binary) && environ.includes(marker));
   });
 }
-
-/** A claude engine factory that also hands out the engines it created (for engine-specific calls). */
-function capturingClaude(inner: EngineFactory = claudeEngine()): { factory: EngineFactory; engines: ClaudeEngine[] } {
-  const engines: ClaudeEngine[] = [];
-  return {
-    engines,
-    factory: {
-      ...inner,
-      create: (context) => {
-        const engine = inner.create(context) as ClaudeEngine;
-        engines.push(engine);
-        return engine;
-      },
-    },
-  };
-}
-
-const agentEvent = (type: AgentEvent['type']) => (n: SessionNotice) => n.type === 'agent' && n.event.type === type;
 
 describe('claude engine with the real CLI', () => {
   let root: string;
@@ -134,14 +91,14 @@ describe('claude engine with the real CLI', () => {
     });
     session.on('agent', (n) => events.push(n.event));
     session.on('error', (n) => console.log(`[claude-engine] session error: ${n.error.code} ${n.error.message}`));
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
     timings.spawnToReadyMs = Math.round(performance.now() - t0);
 
     // --- turn 1: text ---
     const text1 = 'Hello from the mock, via the engine.';
     mock.enqueue({ kind: 'text', text: text1, chunks: 4 });
     let t = performance.now();
-    let done = next(session, agentEvent('turn_complete'), 'turn 1 complete');
+    let done = waitForNotice(session, agentEvent('turn_complete'), 'turn 1 complete');
     session.send('first prompt');
     const tc1 = (await done) as Extract<SessionNotice, { type: 'agent' }>;
     timings.turn1Ms = Math.round(performance.now() - t);
@@ -156,8 +113,8 @@ describe('claude engine with the real CLI', () => {
     const target = join(root, 'made-by-tool.txt');
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${target}`, description: 'Create a file' } }, { kind: 'text', text: 'File created.' });
     t = performance.now();
-    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
-    done = next(session, agentEvent('turn_complete'), 'turn 2 complete');
+    const prompt = waitForNotice(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    done = waitForNotice(session, agentEvent('turn_complete'), 'turn 2 complete');
     session.send('please create the file');
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
     timings.turn2ToPromptMs = Math.round(performance.now() - t);
@@ -193,12 +150,12 @@ describe('claude engine with the real CLI', () => {
     const fixture = recorded('abort-mid-stream');
     session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
 
     mock.enqueue({ kind: 'text', text: 'a slow answer that will be interrupted long before it ends', chunks: 40, delayMs: 100 });
     const t = performance.now();
-    const firstDelta = next(session, agentEvent('text_delta'), 'first text_delta');
-    let done = next(session, agentEvent('turn_complete'), 'cancelled turn');
+    const firstDelta = waitForNotice(session, agentEvent('text_delta'), 'first text_delta');
+    let done = waitForNotice(session, agentEvent('turn_complete'), 'cancelled turn');
     session.send('slow please');
     await firstDelta;
     session.abort();
@@ -211,7 +168,7 @@ describe('claude engine with the real CLI', () => {
     expect(streamed.length).toBeGreaterThan(0);
     expect(streamed).not.toBe('a slow answer that will be interrupted long before it ends');
 
-    done = next(session, agentEvent('turn_complete'), 'turn after abort');
+    done = waitForNotice(session, agentEvent('turn_complete'), 'turn after abort');
     session.send('again');
     const again = (await done) as Extract<SessionNotice, { type: 'agent' }>;
     expect(again.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
@@ -227,11 +184,11 @@ describe('claude engine with the real CLI', () => {
     const events: AgentEvent[] = [];
     session = await createSession({ agent: 'claude', engines: [claudeEngine({ bin })], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
 
     // Without the interrupt rung, stdin EOF lets the CLI finish this 20 s answer (turn `completed`).
     mock.enqueue({ kind: 'text', text: 'an answer far too slow to wait for at stop time', chunks: 40, delayMs: 500 });
-    const firstDelta = next(session, agentEvent('text_delta'), 'first text_delta');
+    const firstDelta = waitForNotice(session, agentEvent('text_delta'), 'first text_delta');
     session.send('slow please');
     await firstDelta;
     const t = performance.now();
@@ -251,8 +208,8 @@ describe('claude engine with the real CLI', () => {
     const base = { agent: 'claude', engines: [claudeEngine()], store, journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env }, sessionId: 'resume-me' } as const;
 
     session = await createSession({ ...base, engines: [claudeEngine()] });
-    await next(session, agentEvent('ready'), 'ready');
-    let done = next(session, agentEvent('turn_complete'), 'turn 1');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
+    let done = waitForNotice(session, agentEvent('turn_complete'), 'turn 1');
     session.send('remember the word pineapple');
     await done;
     const token = session.snapshot().resumeToken;
@@ -264,9 +221,9 @@ describe('claude engine with the real CLI', () => {
     const resumed = recorded('resume');
     session = await createSession({ ...base, engines: [resumed.factory] });
     session.on('agent', (n) => events.push(n.event));
-    await next(session, agentEvent('ready'), 'ready after resume');
+    await waitForNotice(session, agentEvent('ready'), 'ready after resume');
     const readyMs = Math.round(performance.now() - t);
-    done = next(session, agentEvent('turn_complete'), 'turn after resume');
+    done = waitForNotice(session, agentEvent('turn_complete'), 'turn after resume');
     session.send('what was the word?');
     const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;
     expect(tc.event).toMatchObject({ status: 'completed' });
@@ -285,13 +242,13 @@ describe('claude engine with the real CLI', () => {
     session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     const prompts: string[] = [];
     session.on('permission_prompt', (p) => prompts.push(p.requestId));
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
     // Inside the working directory: a path outside it is asked about whatever the rules say.
     const first = join(work, 'first.txt');
     const second = join(work, 'second.txt');
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${first}`, description: 'Create a file' } }, { kind: 'text', text: 'One.' });
-    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
-    let done = next(session, agentEvent('turn_complete'), 'turn 1');
+    const prompt = waitForNotice(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    let done = waitForNotice(session, agentEvent('turn_complete'), 'turn 1');
     session.send('create the first file');
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
     session.decide(p.requestId, 'allow', {
@@ -303,7 +260,7 @@ describe('claude engine with the real CLI', () => {
     session.on('permission_prompt', (again) => session?.decide(again.requestId, 'allow'));
 
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${second}`, description: 'Create a file' } }, { kind: 'text', text: 'Two.' });
-    done = next(session, agentEvent('turn_complete'), 'turn 2');
+    done = waitForNotice(session, agentEvent('turn_complete'), 'turn 2');
     session.send('create the second file');
     const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;
     expect(tc.event).toMatchObject({ status: 'completed' });
@@ -321,11 +278,11 @@ describe('claude engine with the real CLI', () => {
     const fixture = recorded('tool-denied');
     session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
     const target = join(root, 'must-not-exist.txt');
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${target}`, description: 'Create a file' } }, { kind: 'text', text: 'Understood.' });
-    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
-    const done = next(session, agentEvent('turn_complete'), 'turn complete');
+    const prompt = waitForNotice(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    const done = waitForNotice(session, agentEvent('turn_complete'), 'turn complete');
     session.send('create it');
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
     session.decide(p.requestId, 'deny', { message: 'Host policy says no.' });
@@ -352,11 +309,11 @@ describe('claude engine with the real CLI', () => {
       session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
       session.on('agent', (n) => events.push(n.event));
       session.on('transcript', (n) => transcript.push(n.entry));
-      await next(session, agentEvent('ready'), 'ready');
+      await waitForNotice(session, agentEvent('ready'), 'ready');
 
       mock.enqueue({ kind: 'error', status });
       const t = performance.now();
-      let done = next(session, agentEvent('turn_complete'), 'failed turn');
+      let done = waitForNotice(session, agentEvent('turn_complete'), 'failed turn');
       session.send('this will hit an API error');
       const failed = (await done) as Extract<SessionNotice, { type: 'agent' }>;
       const failMs = Math.round(performance.now() - t);
@@ -369,7 +326,7 @@ describe('claude engine with the real CLI', () => {
 
       if (status === 529) {
         mock.enqueue({ kind: 'text', text: 'Recovered.' });
-        done = next(session, agentEvent('turn_complete'), 'turn after the API error');
+        done = waitForNotice(session, agentEvent('turn_complete'), 'turn after the API error');
         session.send('try again');
         const again = (await done) as Extract<SessionNotice, { type: 'agent' }>;
         expect(again.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
@@ -386,16 +343,16 @@ describe('claude engine with the real CLI', () => {
     const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];
     const fixture = recorded('abort-at-permission-prompt');
-    const { factory, engines } = capturingClaude(fixture.factory);
+    const { factory, engines } = capturing<ClaudeEngine>(fixture.factory);
     session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
     session.on('agent', (n) => events.push(n.event));
     session.on('error', (n) => console.log(`[claude-engine] session error: ${n.error.code} ${n.error.message}`));
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
 
     const target = join(root, 'never-created.txt');
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${target}`, description: 'Create a file' } });
-    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
-    let done = next(session, agentEvent('turn_complete'), 'cancelled turn');
+    const prompt = waitForNotice(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    let done = waitForNotice(session, agentEvent('turn_complete'), 'cancelled turn');
     session.send('create the file');
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
     expect(session.snapshot().requests[p.requestId]).toBeDefined();
@@ -415,7 +372,7 @@ describe('claude engine with the real CLI', () => {
     if (engine.cancelledByCli.length > 0) expect(engine.cancelledByCli).toEqual([p.requestId]);
     expect(engine.skipped.some((s) => JSON.stringify(s.raw ?? '').includes('control_cancel_request'))).toBe(false);
 
-    done = next(session, agentEvent('turn_complete'), 'turn after abort');
+    done = waitForNotice(session, agentEvent('turn_complete'), 'turn after abort');
     session.send('hello again');
     const again = (await done) as Extract<SessionNotice, { type: 'agent' }>;
     expect(again.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
@@ -429,13 +386,13 @@ describe('claude engine with the real CLI', () => {
 
   it('setPermissionMode("acceptEdits") on the live engine returns the new mode', async () => {
     const { bin, work, env } = hermetic();
-    const { factory, engines } = capturingClaude();
+    const { factory, engines } = capturing<ClaudeEngine>(claudeEngine());
     session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
     const t = performance.now();
     await expect(engines[0]!.setPermissionMode('acceptEdits')).resolves.toEqual({ mode: 'acceptEdits' });
     const ms = Math.round(performance.now() - t);
-    const done = next(session, agentEvent('turn_complete'), 'turn after mode switch');
+    const done = waitForNotice(session, agentEvent('turn_complete'), 'turn after mode switch');
     session.send('still there?');
     expect(((await done) as Extract<SessionNotice, { type: 'agent' }>).event).toMatchObject({ status: 'completed' });
     await session.stop();
