@@ -9,7 +9,7 @@
  */
 import { AseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
-import { AgentEventSchema, type AgentEventBody } from '../../events/agent-event.js';
+import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
 import { EventOutbox } from '../event-outbox.js';
 import { buildEnv } from '../transport/env.js';
@@ -51,6 +51,8 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   #resolveExited!: () => void;
   readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
   readonly #queue: UserMessage[] = [];
+  /** When the session last heard from us (any event), to throttle `activity`. */
+  #lastEmitAt = Number.NEGATIVE_INFINITY;
 
   /** Upstream messages that were skipped (unknown, malformed, stale), newest last. */
   readonly skipped: InvalidMessage[] = [];
@@ -139,7 +141,10 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
         ...(this.options.shutdown && { shutdown: this.options.shutdown }),
         ...(this.options.maxLineBytes !== undefined && { maxLineBytes: this.options.maxLineBytes }),
         onMessage: (value) => this.#onMessage(value),
-        onInvalidLine: (reason, line) => this.noteSkipped(reason, line),
+        onInvalidLine: (reason, line) => {
+          this.noteSkipped(reason, line);
+          this.#signOfLife(); // junk on stdout still shows the process alive
+        },
         onProtocolFailure: (error) => this.#onProtocolFailure(error),
         ...(tap && { onLine: (direction: TrafficRecord['direction'], line: string) => tapTraffic(tap, { at: this.context.now(), direction, line }) }),
       });
@@ -232,7 +237,9 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
 
   protected emit(body: AgentEventBody): void {
     if (this.#dead || !this.spec) return;
-    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.spec.gen, at: this.context.now() });
+    const at = this.context.now();
+    this.#lastEmitAt = at;
+    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.spec.gen, at });
     if (!parsed.success) {
       this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
       return;
@@ -276,7 +283,16 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
 
   #onMessage(value: unknown): void {
     if (this.#dead) return;
+    const emittedBefore = this.#lastEmitAt;
     this.peer.receive(value);
+    // A message that produced no event (a status notification, a response whose effect follows
+    // later) still shows the server alive: the stall watchdog hears of it.
+    if (this.#lastEmitAt === emittedBefore) this.#signOfLife();
+  }
+
+  /** Reports `activity`, at most once per ACTIVITY_INTERVAL_MS and only after `ready`. */
+  #signOfLife(): void {
+    if (this.#ready && !this.#dead && this.context.now() - this.#lastEmitAt >= ACTIVITY_INTERVAL_MS) this.emit({ type: 'activity' });
   }
 
   #onProtocolFailure(error: Error): void {
