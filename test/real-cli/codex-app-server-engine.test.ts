@@ -6,55 +6,33 @@
  * Set UPDATE_CODEX_FIXTURES=1 to re-record test/fixtures/codex/app-server-*.jsonl (replayed by
  * test/unit/codex-replay.test.ts).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CodexAppServerEngine, type CodexAppServerEngineOptions } from '../../src/engines/codex/index.js';
-import { applyPatchCall, execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
-import { hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
-import { EventLog, processesMentioning, realEngineContext, recordTraffic, saveFixture, type FixtureHeader, type TrafficEntry } from '../support/codex-engine-kit.js';
+import { applyPatchCall, execCommandCall, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import type { HermeticCodex } from '../support/codex-hermetic.js';
+import { realEngineContext } from '../support/codex-engine-kit.js';
+import { CodexEngineBench } from '../support/codex-engine-bench.js';
+import { stopDuringCommand } from '../support/codex-stop-scenario.js';
 
 const VERSION = '0.169.0';
 
 describe('codex engine (app-server) with the real codex 0.169.0', () => {
+  let bench: CodexEngineBench<CodexAppServerEngine>;
   let mock: OpenAIResponsesMock;
   let root: string;
-  let engines: CodexAppServerEngine[];
   let h: HermeticCodex;
 
   beforeEach(async () => {
-    mock = await startOpenAIResponsesMock();
-    root = mkdtempSync(join(tmpdir(), 'ase-codex-as-'));
-    h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl });
-    engines = [];
+    bench = await CodexEngineBench.open({ prefix: 'ase-codex-as-', fixturePrefix: 'app-server', engine: 'codex', codexVersion: VERSION });
+    ({ mock, root, h } = bench);
   });
 
-  afterEach(async () => {
-    await Promise.all(engines.map((e) => e.stop().catch(() => undefined)));
-    await mock.close();
-    expect(processesMentioning(root)).toEqual([]);
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterEach(() => bench.close());
 
   function launch(gen: number, options: CodexAppServerEngineOptions = {}, resumeToken?: string) {
-    const traffic: TrafficEntry[] = [];
-    const engine = new CodexAppServerEngine(realEngineContext(), {
-      bin: h.bin,
-      env: h.env,
-      approvalPolicy: 'on-request',
-      onTraffic: recordTraffic(traffic),
-      ...options,
-    });
-    engines.push(engine);
-    const log = new EventLog(engine);
-    const started = performance.now();
-    const startPromise = engine.start({ gen, mode: 'remote', workDir: h.workDir, options: {}, ...(resumeToken && { resumeToken }) });
-    return { engine, log, traffic, started, startPromise };
-  }
-
-  function record(name: string, traffic: TrafficEntry[], extra: Partial<FixtureHeader> = {}): void {
-    saveFixture(`app-server-${name}`, { scenario: name, engine: 'codex', codexVersion: VERSION, workDir: h.workDir, recordedAt: new Date().toISOString(), ...extra }, traffic);
+    return bench.launch((defaults) => new CodexAppServerEngine(realEngineContext(), { ...defaults, ...options }), gen, resumeToken);
   }
 
   it('runs two text turns on one thread with per-turn usage, then stops cleanly', async () => {
@@ -99,7 +77,7 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
     expect(new Set(log.events.map((e) => e.gen))).toEqual(new Set([1]));
     expect(engine.invalidEvents).toEqual([]);
-    record('text-two-turns', traffic);
+    bench.record('text-two-turns', traffic);
     console.log(`[codex app-server] spawn→ready ${readyMs} ms, text turn ${turn1Ms} ms, second turn ${turn2Ms} ms`);
   });
 
@@ -139,7 +117,7 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     // Each call reported once (item/started + approval + item/completed collapse to one call/result).
     expect(log.of('tool_call').map((c) => c.callId)).toEqual([ask.callId, ask2.callId]);
     await engine.stop();
-    record('shell-allow-deny', traffic, { decisions: [{ behavior: 'allow' }, { behavior: 'deny', message: 'not this one', interrupt: false }] });
+    bench.record('shell-allow-deny', traffic, { decisions: [{ behavior: 'allow' }, { behavior: 'deny', message: 'not this one', interrupt: false }] });
     console.log(`[codex app-server] shell turn with approval ${allowMs} ms`);
   });
 
@@ -158,7 +136,7 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     expect(readFileSync(target, 'utf8')).toBe('hello from patch\n');
     expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask.callId, status: 'completed' })]);
     await engine.stop();
-    record('patch-allow', traffic, { decisions: [{ behavior: 'allow' }] });
+    bench.record('patch-allow', traffic, { decisions: [{ behavior: 'allow' }] });
   });
 
   it('interrupts a turn mid-stream (turn/interrupt) and takes the next turn', async () => {
@@ -180,7 +158,7 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
     expect(log.of('message', mark).at(-1)?.blocks[0]).toEqual({ type: 'text', text: 'Echo: after the interrupt' });
     await engine.stop();
-    record('interrupt', traffic, { abortAfter: 'text_delta' });
+    bench.record('interrupt', traffic, { abortAfter: 'text_delta' });
     console.log(`[codex app-server] send→cancelled ${abortMs} ms`);
   });
 
@@ -211,29 +189,12 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     const rollout = readFileSync(transcript!, 'utf8');
     expect(rollout).toContain('what was the word?');
     await second.engine.stop();
-    record('resume-after-kill', second.traffic, { resumeToken: token });
+    bench.record('resume-after-kill', second.traffic, { resumeToken: token });
     console.log(`[codex app-server] resume: spawn→ready ${resumeReadyMs} ms`);
   });
 
-  it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', async () => {
-    const { engine, log } = launch(1, { approvalPolicy: 'never' });
-    await log.waitFor('ready');
-    mock.enqueue(execCommandCall('sleep 30; echo finished'));
-    await engine.send({ localId: 'm1', text: 'sleep a while' });
-    await log.waitFor('tool_call');
-    // The command runs: codex plus its sandbox helper / bwrap / bash / sleep, all carrying our root.
-    const deadline = Date.now() + 5_000;
-    while (processesMentioning(root).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const running = processesMentioning(root);
-    expect(running.length).toBeGreaterThanOrEqual(3);
-    const t = performance.now();
-    await engine.stop();
-    const stopMs = Math.round(performance.now() - t);
-    expect(log.of('turn_complete')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
-    expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
-    expect(processesMentioning(root)).toEqual([]);
-    console.log(`[codex app-server] stop during a command: ${stopMs} ms (${running.length} processes before)`);
-  });
+  it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', () =>
+    stopDuringCommand(bench, launch(1, { approvalPolicy: 'never' }), 'codex app-server'));
 
   it('fails cleanly with a typed start error when the binary is missing', async () => {
     const { engine, log, startPromise } = launch(1, { bin: join(root, 'no-such-codex') });

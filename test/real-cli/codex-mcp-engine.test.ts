@@ -6,56 +6,34 @@
  * 'new-thread' fallback), the version check. Set UPDATE_CODEX_FIXTURES=1 to re-record
  * test/fixtures/codex/mcp-*.jsonl.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CodexMcpEngine, type CodexMcpEngineOptions } from '../../src/engines/codex/index.js';
-import { applyPatchCall, execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
-import { codexBinary, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
-import { EventLog, processesMentioning, realEngineContext, recordTraffic, saveFixture, type FixtureHeader, type TrafficEntry } from '../support/codex-engine-kit.js';
+import { applyPatchCall, execCommandCall, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { codexBinary, type HermeticCodex } from '../support/codex-hermetic.js';
+import { realEngineContext } from '../support/codex-engine-kit.js';
+import { CodexEngineBench } from '../support/codex-engine-bench.js';
+import { stopDuringCommand } from '../support/codex-stop-scenario.js';
 
 const VERSION = '0.153.4';
 const escalated = { sandbox_permissions: 'require_escalated', justification: 'need it' };
 
 describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
+  let bench: CodexEngineBench<CodexMcpEngine>;
   let mock: OpenAIResponsesMock;
   let root: string;
-  let engines: CodexMcpEngine[];
   let h: HermeticCodex;
 
   beforeEach(async () => {
-    mock = await startOpenAIResponsesMock();
-    root = mkdtempSync(join(tmpdir(), 'ase-codex-mcp-'));
-    h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, target: VERSION });
-    engines = [];
+    bench = await CodexEngineBench.open({ prefix: 'ase-codex-mcp-', target: VERSION, fixturePrefix: 'mcp', engine: 'codex-mcp', codexVersion: VERSION });
+    ({ mock, root, h } = bench);
   });
 
-  afterEach(async () => {
-    await Promise.all(engines.map((e) => e.stop().catch(() => undefined)));
-    await mock.close();
-    expect(processesMentioning(root)).toEqual([]);
-    rmSync(root, { recursive: true, force: true });
-  });
+  afterEach(() => bench.close());
 
   function launch(gen: number, options: CodexMcpEngineOptions = {}, resumeToken?: string) {
-    const traffic: TrafficEntry[] = [];
-    const engine = new CodexMcpEngine(realEngineContext(), {
-      bin: h.bin,
-      env: h.env,
-      approvalPolicy: 'on-request',
-      onTraffic: recordTraffic(traffic),
-      ...options,
-    });
-    engines.push(engine);
-    const log = new EventLog(engine);
-    const started = performance.now();
-    const startPromise = engine.start({ gen, mode: 'remote', workDir: h.workDir, options: {}, ...(resumeToken && { resumeToken }) });
-    return { engine, log, traffic, started, startPromise };
-  }
-
-  function record(name: string, traffic: TrafficEntry[], extra: Partial<FixtureHeader> = {}): void {
-    saveFixture(`mcp-${name}`, { scenario: name, engine: 'codex-mcp', codexVersion: VERSION, workDir: h.workDir, recordedAt: new Date().toISOString(), ...extra }, traffic);
+    return bench.launch((defaults) => new CodexMcpEngine(realEngineContext(), { ...defaults, ...options }), gen, resumeToken);
   }
 
   it('runs two text turns on one thread (codex, then codex-reply); each message once; per-turn usage', async () => {
@@ -99,7 +77,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     await engine.stop();
     expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
     expect(engine.invalidEvents).toEqual([]);
-    record('text-two-turns', traffic);
+    bench.record('text-two-turns', traffic);
     console.log(`[codex-mcp] spawn→ready ${readyMs} ms (incl. --version), first turn ${turn1Ms} ms, codex-reply turn ${turn2Ms} ms`);
   });
 
@@ -149,7 +127,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     await engine.send({ localId: 'm4', text: 'still there?' });
     expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
     await engine.stop();
-    record('shell-allow-deny-abort', traffic, {
+    bench.record('shell-allow-deny-abort', traffic, {
       decisions: [{ behavior: 'allow' }, { behavior: 'deny', message: 'not this one', interrupt: false }, { behavior: 'deny', interrupt: true }],
     });
     console.log(`[codex-mcp] shell turn with approval ${allowMs} ms`);
@@ -170,7 +148,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     expect(log.of('tool_call', mark)).toHaveLength(1);
     expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask.callId, status: 'completed' })]);
     await engine.stop();
-    record('patch-allow', traffic, { decisions: [{ behavior: 'allow' }] });
+    bench.record('patch-allow', traffic, { decisions: [{ behavior: 'allow' }] });
   });
 
   it('interrupts a turn mid-stream (notifications/cancelled → turn_aborted) and takes the next turn', async () => {
@@ -203,7 +181,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     const t2 = performance.now();
     await engine.stop();
     const stopMs = Math.round(performance.now() - t2);
-    record('interrupt', traffic, { abortAfter: 'text_delta' });
+    bench.record('interrupt', traffic, { abortAfter: 'text_delta' });
     console.log(`[codex-mcp] send→cancelled ${abortMs} ms; stop after a cancelled call ${stopMs} ms`);
   });
 
@@ -223,7 +201,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     expect(second.engine.lastSessionNotFound).toMatchObject({ name: 'CodexSessionNotFoundError', code: 'CODEX_SESSION_NOT_FOUND', threadId: token });
     expect(second.log.of('error')[0]).toMatchObject({ kind: 'fatal', message: expect.stringContaining('onSessionNotFound') });
     await second.engine.stop();
-    record('session-not-found', second.traffic, { resumeToken: token });
+    bench.record('session-not-found', second.traffic, { resumeToken: token });
 
     const third = launch(3, { onSessionNotFound: 'new-thread' }, token);
     await third.log.waitFor('ready');
@@ -237,25 +215,8 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     await third.engine.stop();
   });
 
-  it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', async () => {
-    const { engine, log } = launch(1, { approvalPolicy: 'never' });
-    await log.waitFor('ready');
-    mock.enqueue(execCommandCall('sleep 30; echo finished'));
-    await engine.send({ localId: 'm1', text: 'sleep a while' });
-    await log.waitFor('tool_call');
-    // The command runs: codex plus its sandbox helper / bwrap / bash / sleep, all carrying our root.
-    const deadline = Date.now() + 5_000;
-    while (processesMentioning(root).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const running = processesMentioning(root);
-    expect(running.length).toBeGreaterThanOrEqual(3);
-    const t = performance.now();
-    await engine.stop();
-    const stopMs = Math.round(performance.now() - t);
-    expect(log.of('turn_complete')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
-    expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
-    expect(processesMentioning(root)).toEqual([]);
-    console.log(`[codex mcp] stop during a command: ${stopMs} ms (${running.length} processes before)`);
-  });
+  it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', () =>
+    stopDuringCommand(bench, launch(1, { approvalPolicy: 'never' }), 'codex mcp'));
 
   it('refuses a binary that is not 0.153.4 (mcp-server was removed in 0.154.0)', async () => {
     const { engine, log, startPromise } = launch(1, { bin: codexBinary('0.169.0').bin });
