@@ -15,26 +15,10 @@ import type { EngineFactory } from '../../src/engines/engine.js';
 import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex, type CodexVersion } from '../support/codex-hermetic.js';
-import { processesMentioning, recordTraffic, type TrafficEntry } from '../support/codex-engine-kit.js';
+import { recordTraffic, type TrafficEntry } from '../support/codex-engine-kit.js';
+import { processesUnder } from '../support/processes.js';
+import { agentEvent, waitForNotice } from '../support/session-notices.js';
 
-const WAIT_MS = 30_000;
-
-function next(session: Session, pred: (n: SessionNotice) => boolean, what: string): Promise<SessionNotice> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, WAIT_MS);
-    const off = session.on('*', (n) => {
-      if (!pred(n)) return;
-      clearTimeout(timer);
-      off();
-      resolve(n);
-    });
-  });
-}
-
-const agentEvent = (type: AgentEvent['type']) => (n: SessionNotice) => n.type === 'agent' && n.event.type === type;
 const escalated = { sandbox_permissions: 'require_escalated', justification: 'need it' };
 
 const cases: { agent: string; version: CodexVersion; factory: (onTraffic: TrafficTap) => EngineFactory; forSession: unknown }[] = [
@@ -73,14 +57,14 @@ describe.each(cases)('$agent engine under a SessionActor (real codex $version)',
       engineOptions: { bin: h.bin, env: h.env, approvalPolicy: 'on-request' },
     });
     session.on('agent', (n) => events.push(n.event));
-    await next(session, agentEvent('ready'), 'ready');
+    await waitForNotice(session, agentEvent('ready'), 'ready');
     const readyMs = Math.round(performance.now() - t0);
 
     const target = join(h.workDir, 'approved.txt');
     mock.enqueue(execCommandCall(`echo approved > ${target}`, escalated), { kind: 'text', text: 'File written.' });
     const t = performance.now();
-    const prompt = next(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
-    let done = next(session, agentEvent('turn_complete'), 'turn complete');
+    const prompt = waitForNotice(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    let done = waitForNotice(session, agentEvent('turn_complete'), 'turn complete');
     session.send('write the file');
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
     expect(p.tool).toBe('shell');
@@ -98,8 +82,8 @@ describe.each(cases)('$agent engine under a SessionActor (real codex $version)',
     // allow + updatedPermissions → approved/accept "for the session"
     const second = join(h.workDir, 'second.txt');
     mock.enqueue(execCommandCall(`echo again > ${second}`, escalated), { kind: 'text', text: 'Again.' });
-    const prompt2 = next(session, (n) => n.type === 'permission_prompt', 'second permission_prompt');
-    done = next(session, agentEvent('turn_complete'), 'second turn complete');
+    const prompt2 = waitForNotice(session, (n) => n.type === 'permission_prompt', 'second permission_prompt');
+    done = waitForNotice(session, agentEvent('turn_complete'), 'second turn complete');
     session.send('write another');
     const p2 = (await prompt2) as Extract<SessionNotice, { type: 'permission_prompt' }>;
     expect(p2.requestId).not.toBe(p.requestId);
@@ -112,7 +96,7 @@ describe.each(cases)('$agent engine under a SessionActor (real codex $version)',
     await session.stop();
     session = undefined;
     expect(events.at(-1)?.type).toBe('exited');
-    expect(processesMentioning(root)).toEqual([]);
+    expect(processesUnder(root)).toEqual([]);
     console.log(`[${agent} session] createSession→ready ${readyMs} ms, approved turn ${turnMs} ms`);
   });
 });
