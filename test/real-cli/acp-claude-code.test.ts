@@ -3,38 +3,35 @@
  * our Anthropic Messages mock on 127.0.0.1. This agent routes its tools through the client: Bash
  * runs in OUR terminals (terminal/*), Read/Write go through OUR confined fs (fs/*).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acpEngine, type AcpEngine } from '../../src/engines/acp/index.js';
 import { TrafficRecorder } from '../support/acp-traffic.js';
-import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
+import type { Session } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
-import { EventLog, hermeticClaudeCodeAcp, isMainClaudeRequest, waitNoProcessesUnder } from '../support/acp-hermetic.js';
-import { realContext, runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
+import { AcpAgentBench, acpSession, sessionReady } from '../support/acp-agent-bench.js';
+import { hermeticClaudeCodeAcp, isMainClaudeRequest } from '../support/acp-hermetic.js';
+import { runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
 import { nextNotice } from '../support/acp-session.js';
+import { waitNoProcessesUnder } from '../support/processes.js';
 
 const BASH = 'mcp__acp__Bash';
 
 describe('acp engine with claude-code-acp', () => {
+  let bench: AcpAgentBench<AnthropicMock>;
   let root: string;
   let mock: AnthropicMock;
   let session: Session | undefined;
-  /** Engines driven directly: stopped after each test even when an assertion failed. */
-  const engines: AcpEngine[] = [];
 
   beforeEach(async () => {
-    root = mkdtempSync(join(tmpdir(), 'ase-acp-claude-'));
-    mock = await startAnthropicMock({ consumesQueue: isMainClaudeRequest });
+    bench = await AcpAgentBench.open('ase-acp-claude-', () => startAnthropicMock({ consumesQueue: isMainClaudeRequest }));
+    ({ root, mock } = bench);
   });
 
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
-    await Promise.allSettled(engines.splice(0).map((e) => e.stop()));
-    await mock.close();
-    rmSync(root, { recursive: true, force: true });
+    await bench.close();
   });
 
   /** fs and terminals enabled: claude-code-acp then runs Bash/Read/Write through us. */
@@ -65,17 +62,10 @@ describe('acp engine with claude-code-acp', () => {
   it('a SessionActor in remote mode completes permissioned Bash (our terminal) and Write (our fs) turns through decide()', async () => {
     const h = hermeticClaudeCodeAcp({ port: mock.port, root });
     const recorder = new TrafficRecorder();
-    session = await createSession({
-      agent: 'acp',
-      engines: [acpEngine({ preset: 'claude-code-acp', onTraffic: recorder.tap })],
-      store: new MemoryStore(),
-      journal: new MemoryJournal(),
-      workDir: h.work,
-      engineOptions: options(h.env),
-    });
-    const log = new EventLog();
-    session.on('agent', (n) => log.push(n.event));
-    await log.next('ready', 'ready', 60_000);
+    const started = await acpSession({ preset: 'claude-code-acp', onTraffic: recorder.tap }, h.work, options(h.env));
+    session = started.session;
+    const { log } = started;
+    await sessionReady(log);
 
     // Bash through terminal/create → wait_for_exit → output → release
     mock.enqueue({ kind: 'tool_use', name: BASH, input: { command: 'echo made-by-terminal > bash.txt && echo ok', description: 'write a file', timeout: 10_000 } }, { kind: 'text', text: 'Ran it.' });
@@ -122,12 +112,7 @@ describe('acp engine with claude-code-acp', () => {
 
   it('session/load replays the history into engine.history (not as a live turn), then the session goes on', async () => {
     const h = hermeticClaudeCodeAcp({ port: mock.port, root });
-    const first = new EventLog();
-    const a = acpEngine({ preset: 'claude-code-acp', env: h.env }).create(realContext()) as AcpEngine;
-    engines.push(a);
-    a.onEvent(first.push);
-    await a.start({ gen: 1, mode: 'remote', workDir: h.work, options: {} });
-    await first.next('ready', 'ready', 60_000);
+    const { engine: a, log: first } = await bench.startEngine({ preset: 'claude-code-acp', env: h.env }, { gen: 1, workDir: h.work });
     mock.enqueue({ kind: 'text', text: 'I will remember pineapple.' });
     let done = first.next('turn_complete');
     await a.send({ localId: 'a', text: 'remember the word pineapple' });
@@ -135,13 +120,8 @@ describe('acp engine with claude-code-acp', () => {
     await a.stop();
     const token = first.of('session_identified')[0]!.resumeToken;
 
-    const second = new EventLog();
-    const b = acpEngine({ preset: 'claude-code-acp', env: h.env }).create(realContext()) as AcpEngine;
-    engines.push(b);
-    b.onEvent(second.push);
     const t = performance.now();
-    await b.start({ gen: 2, mode: 'remote', workDir: h.work, resumeToken: token, options: {} });
-    await second.next('ready', 'ready', 60_000);
+    const { engine: b, log: second } = await bench.startEngine({ preset: 'claude-code-acp', env: h.env }, { gen: 2, workDir: h.work, resumeToken: token });
     const loadMs = Math.round(performance.now() - t);
     expect(second.of('session_identified')).toEqual([expect.objectContaining({ resumeToken: token })]);
     expect(second.of('error')).toEqual([]);

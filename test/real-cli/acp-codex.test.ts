@@ -3,37 +3,32 @@
  * our OpenAI Responses mock on 127.0.0.1, with a temp CODEX_HOME (config.toml: mock provider,
  * approval_policy "untrusted" so shell commands ask first).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acpEngine, type AcpEngine } from '../../src/engines/acp/index.js';
-import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
+import type { Session } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
-import { EventLog } from '../support/acp-hermetic.js';
-import { realContext, runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
+import { AcpAgentBench, acpSession, sessionReady } from '../support/acp-agent-bench.js';
+import { runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
 import { nextNotice } from '../support/acp-session.js';
 import { hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
 import { waitNoProcessesUnder } from '../support/processes.js';
 
 describe('acp engine with codex-acp', () => {
+  let bench: AcpAgentBench<OpenAIResponsesMock>;
   let root: string;
   let mock: OpenAIResponsesMock;
   let session: Session | undefined;
-  /** Engines driven directly: stopped after each test even when an assertion failed. */
-  const engines: AcpEngine[] = [];
 
   beforeEach(async () => {
-    root = mkdtempSync(join(tmpdir(), 'ase-acp-codex-'));
-    mock = await startOpenAIResponsesMock();
+    bench = await AcpAgentBench.open('ase-acp-codex-', startOpenAIResponsesMock);
+    ({ root, mock } = bench);
   });
 
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
-    await Promise.allSettled(engines.splice(0).map((e) => e.stop()));
-    await mock.close();
-    rmSync(root, { recursive: true, force: true });
+    await bench.close();
   });
 
   function codex(): HermeticCodex {
@@ -62,17 +57,10 @@ describe('acp engine with codex-acp', () => {
 
   it('a SessionActor in remote mode completes a permissioned shell turn through decide()', async () => {
     const h = codex();
-    session = await createSession({
-      agent: 'acp',
-      engines: [acpEngine({ preset: 'codex-acp' })],
-      store: new MemoryStore(),
-      journal: new MemoryJournal(),
-      workDir: h.workDir,
-      engineOptions: { env: h.env },
-    });
-    const log = new EventLog();
-    session.on('agent', (n) => log.push(n.event));
-    await log.next('ready', 'ready', 60_000);
+    const started = await acpSession({ preset: 'codex-acp' }, h.workDir, { env: h.env });
+    session = started.session;
+    const { log } = started;
+    await sessionReady(log);
     mock.enqueue(execCommandCall('touch from-session.txt && echo created'), { kind: 'text', text: 'Created.' });
     const prompt = nextNotice(session, 'permission_prompt');
     const done = log.next('turn_complete');
@@ -90,12 +78,7 @@ describe('acp engine with codex-acp', () => {
 
   it('session/load replays the history into engine.history, then the session goes on', async () => {
     const h = codex();
-    const first = new EventLog();
-    const a = acpEngine({ preset: 'codex-acp', env: h.env }).create(realContext()) as AcpEngine;
-    engines.push(a);
-    a.onEvent(first.push);
-    await a.start({ gen: 1, mode: 'remote', workDir: h.workDir, options: {} });
-    await first.next('ready', 'ready', 60_000);
+    const { engine: a, log: first } = await bench.startEngine({ preset: 'codex-acp', env: h.env }, { gen: 1, workDir: h.workDir });
     mock.enqueue({ kind: 'text', text: 'I will remember pineapple.' });
     let done = first.next('turn_complete');
     await a.send({ localId: 'a', text: 'remember the word pineapple' });
@@ -103,13 +86,8 @@ describe('acp engine with codex-acp', () => {
     await a.stop();
     const token = first.of('session_identified')[0]!.resumeToken;
 
-    const second = new EventLog();
-    const b = acpEngine({ preset: 'codex-acp', env: h.env }).create(realContext()) as AcpEngine;
-    engines.push(b);
-    b.onEvent(second.push);
     const t = performance.now();
-    await b.start({ gen: 2, mode: 'remote', workDir: h.workDir, resumeToken: token, options: {} });
-    await second.next('ready', 'ready', 60_000);
+    const { engine: b, log: second } = await bench.startEngine({ preset: 'codex-acp', env: h.env }, { gen: 2, workDir: h.workDir, resumeToken: token });
     const loadMs = Math.round(performance.now() - t);
     expect(second.events.map((e) => e.type)).toEqual(['session_identified', 'ready']);
     expect(second.of('session_identified')[0]!.resumeToken).toBe(token);

@@ -2,36 +2,32 @@
  * The acp engine with the REAL pinned gemini-cli 0.61.0 (`--acp`) against our Gemini API mock on
  * 127.0.0.1 (`GOOGLE_GEMINI_BASE_URL`), hermetic HOME per test.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acpEngine, type AcpEngine } from '../../src/engines/acp/index.js';
-import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
+import type { Session } from '../../src/index.js';
 import { startGeminiMock, type GeminiMock } from '../mocks/gemini-mock.js';
-import { EventLog, hermeticGemini } from '../support/acp-hermetic.js';
-import { realContext, runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
+import { AcpAgentBench, acpSession, sessionReady } from '../support/acp-agent-bench.js';
+import { hermeticGemini } from '../support/acp-hermetic.js';
+import { runScenarioSuite, type AgentSetup } from '../support/acp-scenarios.js';
 import { nextNotice } from '../support/acp-session.js';
 import { waitNoProcessesUnder } from '../support/processes.js';
 
 describe('acp engine with gemini-cli --acp', () => {
+  let bench: AcpAgentBench<GeminiMock>;
   let root: string;
   let mock: GeminiMock;
   let session: Session | undefined;
-  /** Engines driven directly: stopped after each test even when an assertion failed. */
-  const engines: AcpEngine[] = [];
 
   beforeEach(async () => {
-    root = mkdtempSync(join(tmpdir(), 'ase-acp-gemini-'));
-    mock = await startGeminiMock();
+    bench = await AcpAgentBench.open('ase-acp-gemini-', startGeminiMock);
+    ({ root, mock } = bench);
   });
 
   afterEach(async () => {
     await session?.stop().catch(() => undefined);
     session = undefined;
-    await Promise.allSettled(engines.splice(0).map((e) => e.stop()));
-    await mock.close();
-    rmSync(root, { recursive: true, force: true });
+    await bench.close();
   });
 
   function setup(): AgentSetup {
@@ -57,17 +53,10 @@ describe('acp engine with gemini-cli --acp', () => {
   it('a SessionActor in remote mode completes a permissioned write_file turn through decide() (fs through the client)', async () => {
     const h = hermeticGemini({ port: mock.port, root });
     const target = join(h.work, 'notes', 'hello.txt');
-    session = await createSession({
-      agent: 'acp',
-      engines: [acpEngine({ preset: 'gemini' })],
-      store: new MemoryStore(),
-      journal: new MemoryJournal(),
-      workDir: h.work,
-      engineOptions: { env: h.env, fs: { enabled: true } },
-    });
-    const log = new EventLog();
-    session.on('agent', (n) => log.push(n.event));
-    await log.next('ready', 'ready', 60_000);
+    const started = await acpSession({ preset: 'gemini' }, h.work, { env: h.env, fs: { enabled: true } });
+    session = started.session;
+    const { log } = started;
+    await sessionReady(log);
     mock.enqueue({ kind: 'function_call', name: 'write_file', args: { file_path: target, content: 'hello from gemini\n' } }, { kind: 'text', text: 'Written.' });
     const prompt = nextNotice(session, 'permission_prompt');
     const done = log.next('turn_complete');
@@ -87,17 +76,10 @@ describe('acp engine with gemini-cli --acp', () => {
 
   it('a SessionActor abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
     const h = hermeticGemini({ port: mock.port, root });
-    session = await createSession({
-      agent: 'acp',
-      engines: [acpEngine({ preset: 'gemini' })],
-      store: new MemoryStore(),
-      journal: new MemoryJournal(),
-      workDir: h.work,
-      engineOptions: { env: h.env },
-    });
-    const log = new EventLog();
-    session.on('agent', (n) => log.push(n.event));
-    await log.next('ready', 'ready', 60_000);
+    const started = await acpSession({ preset: 'gemini' }, h.work, { env: h.env });
+    session = started.session;
+    const { log } = started;
+    await sessionReady(log);
     mock.enqueue({ kind: 'function_call', name: 'run_shell_command', args: { command: 'touch aborted.txt', description: 'never' } });
     const prompt = nextNotice(session, 'permission_prompt');
     let done = log.next('turn_complete');
@@ -122,12 +104,7 @@ describe('acp engine with gemini-cli --acp', () => {
 
   it('session/load: gemini 0.61.0 refuses to load (-32603); the engine reports it and starts a new session', async () => {
     const h = hermeticGemini({ port: mock.port, root });
-    const first = new EventLog();
-    const a = acpEngine({ preset: 'gemini', env: h.env }).create(realContext()) as AcpEngine;
-    engines.push(a);
-    a.onEvent(first.push);
-    await a.start({ gen: 1, mode: 'remote', workDir: h.work, options: {} });
-    await first.next('ready', 'ready', 60_000);
+    const { engine: a, log: first } = await bench.startEngine({ preset: 'gemini', env: h.env }, { gen: 1, workDir: h.work });
     mock.enqueue({ kind: 'text', text: 'Remember pineapple.' });
     const done = first.next('turn_complete');
     await a.send({ localId: 'a', text: 'remember the word pineapple' });
@@ -135,12 +112,7 @@ describe('acp engine with gemini-cli --acp', () => {
     await a.stop();
     const token = first.of('session_identified')[0]!.resumeToken;
 
-    const second = new EventLog();
-    const b = acpEngine({ preset: 'gemini', env: h.env }).create(realContext()) as AcpEngine;
-    engines.push(b);
-    b.onEvent(second.push);
-    await b.start({ gen: 2, mode: 'remote', workDir: h.work, resumeToken: token, options: {} });
-    await second.next('ready', 'ready', 60_000);
+    const { engine: b, log: second } = await bench.startEngine({ preset: 'gemini', env: h.env }, { gen: 2, workDir: h.work, resumeToken: token });
     expect(second.of('error')).toEqual([expect.objectContaining({ kind: 'protocol', retryable: true })]);
     expect(second.of('error')[0]!.message).toContain('-32603');
     const identified = second.of('session_identified');
