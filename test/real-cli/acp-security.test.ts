@@ -25,10 +25,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcpEngine } from '../../src/engines/acp/index.js';
 import { TrafficRecorder, type TrafficEntry } from '../support/acp-traffic.js';
-import type { EngineContext } from '../../src/engines/engine.js';
 import { startAnthropicMock, type AnthropicMock, type MockResponse } from '../mocks/anthropic-mock.js';
-import { EventLog, hermeticClaudeCodeAcp, isMainClaudeRequest, processesUnder, waitNoProcessesUnder, type AcpHermetic } from '../support/acp-hermetic.js';
+import { EventLog, hermeticClaudeCodeAcp, isMainClaudeRequest, type AcpHermetic } from '../support/acp-hermetic.js';
+import { realContext } from '../support/acp-scenarios.js';
 import { testRunEnv } from '../support/orphan-check.js';
+import { processesUnder, waitNoProcessesUnder } from '../support/processes.js';
 
 const SECRET = 'TOP-SECRET-OUTSIDE';
 const fixturePath = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'acp-client', 'claude-code-acp-security.jsonl');
@@ -46,12 +47,6 @@ const TREE = {
     'work/leak.txt': '$ROOT/outside/secret.txt',
     'work/dangling.txt': '$ROOT/outside/created-by-agent.txt',
   } as Record<string, string>,
-};
-
-const context: EngineContext = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => ({ id: setTimeout(fn, ms) as unknown as number }),
-  clearTimeout: (handle) => clearTimeout(handle.id as unknown as NodeJS.Timeout),
 };
 
 /** Everything below `root` except the agent's own state dirs and workDir: path → content/link. */
@@ -114,7 +109,7 @@ describe('ACP client confinement against the real claude-code-acp 0.16.2', () =>
     for (const dir of TREE.dirs) mkdirSync(join(root, dir), { recursive: true });
     for (const [path, content] of Object.entries(TREE.files)) writeFileSync(join(root, path), content);
     for (const [path, target] of Object.entries(TREE.symlinks)) symlinkSync(target.replace('$ROOT', root), join(root, path));
-    engine = new AcpEngine(context, {
+    engine = new AcpEngine(realContext(), {
       preset: 'claude-code-acp',
       env: hermetic.env,
       onTraffic: recorder.tap,
@@ -191,7 +186,9 @@ describe('ACP client confinement against the real claude-code-acp 0.16.2', () =>
     const before = outsideSnapshot(root);
     const { entries, events } = await turn('escaping-reads', paths.map((p, i) => read(`toolu_read_out_${i}`, p)));
     const reads = exchanges(entries, ['fs/read_text_file']);
-    expect(reads.map((r) => r.params.path)).toEqual(paths);
+    // On a mismatch, say what became of each call (the agent's own tool results).
+    const outcomes = events.filter((e) => e.type === 'tool_result').map((e) => JSON.stringify(e).slice(0, 400));
+    expect(reads.map((r) => r.params.path), outcomes.join('\n')).toEqual(paths);
     for (const r of reads) {
       expect(r.error?.code, r.params.path).toBe(-32602);
       expect(r.error?.message).toMatch(/outside the allowed directories/);

@@ -66,9 +66,6 @@ export function isMainClaudeRequest(request: { body?: { model?: unknown } }): bo
   return !String(request.body?.model ?? '').includes('haiku');
 }
 
-/** The /proc scans moved to processes.ts; re-exported while callers still import them from here. */
-export { processesUnder, waitNoProcessesUnder } from './processes.js';
-
 /** Collects an engine's events and resolves waits on them. */
 export class EventLog {
   readonly events: AgentEvent[] = [];

@@ -16,7 +16,8 @@ import { AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js
 import type { EngineContext } from '../../src/engines/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import type { PermissionDecision } from '../../src/effects/effect.js';
-import { EventLog, waitNoProcessesUnder } from './acp-hermetic.js';
+import { EventLog } from './acp-hermetic.js';
+import { waitNoProcessesUnder } from './processes.js';
 import { toTrafficEntry, type TrafficEntry } from './acp-traffic.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
