@@ -21,9 +21,9 @@ import { Readable, Writable } from 'node:stream';
 import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
 import { AseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
-import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
+import type { AgentEventBody, ErrorKind, TurnUsage } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
-import { EventOutbox } from '../event-outbox.js';
+import { EngineEvents, type InvalidEvent } from '../engine-events.js';
 import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
@@ -116,7 +116,7 @@ export class AcpEngine implements AgentEngine {
   readonly capabilities = ACP_CAPABILITIES;
   readonly #context: EngineContext;
   readonly #factoryOptions: AcpEngineOptions;
-  readonly #outbox = new EventOutbox();
+  readonly #events: EngineEvents;
   #options: AcpEngineOptions = {};
   #spec: EngineStartSpec | undefined;
   #proc: AgentProcess | undefined;
@@ -128,13 +128,10 @@ export class AcpEngine implements AgentEngine {
   #terminals: TerminalManager | undefined;
   #spawning: Promise<void> | undefined;
   #ready = false;
-  #dead = false;
   #stopRequested = false;
   /** Why we are taking the agent down ourselves (cancel timeout, failed handshake, …). */
   #killReason: string | undefined;
   #stopping: Promise<void> | undefined;
-  #resolveExited!: () => void;
-  readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
   #stdoutEnded!: () => void;
   readonly #stdoutEnd = new Promise<void>((resolve) => (this.#stdoutEnded = resolve));
   readonly #queue: UserMessage[] = [];
@@ -144,7 +141,6 @@ export class AcpEngine implements AgentEngine {
   /** The id key of our `session/load` while its history replays. */
   #loadKey: string | undefined;
   #loading = false;
-  #lastEmitAt = Number.NEGATIVE_INFINITY;
   #processExited = false;
 
   /** The ACP session id (the resume token). */
@@ -160,7 +156,6 @@ export class AcpEngine implements AgentEngine {
   readonly history: AgentEventBody[] = [];
   /** Updates and permission requests that arrived while no turn was running (attached to the last). */
   lateMessages = 0;
-  readonly invalidEvents: SkippedInput[] = [];
   /** Requests/notifications without a handler, and observer failures. */
   readonly unhandled: SkippedInput[] = [];
   /** Milestones (epoch ms of the context clock). */
@@ -168,6 +163,7 @@ export class AcpEngine implements AgentEngine {
 
   constructor(context: EngineContext, options: AcpEngineOptions = {}) {
     this.#context = context;
+    this.#events = new EngineEvents(context);
     this.#factoryOptions = options;
   }
 
@@ -176,7 +172,12 @@ export class AcpEngine implements AgentEngine {
   }
 
   get listenerErrors(): readonly unknown[] {
-    return this.#outbox.listenerErrors;
+    return this.#events.listenerErrors;
+  }
+
+  /** Bodies that failed AgentEvent validation (a bug if ever non-empty). */
+  get invalidEvents(): readonly InvalidEvent[] {
+    return this.#events.invalidEvents;
   }
 
   /** Session updates the translator could not use (logged and skipped). */
@@ -200,14 +201,15 @@ export class AcpEngine implements AgentEngine {
   }
 
   onEvent(listener: AgentEventListener): () => void {
-    return this.#outbox.subscribe(listener);
+    return this.#events.subscribe(listener);
   }
 
   async start(spec: EngineStartSpec): Promise<void> {
     if (this.#spec || this.#stopRequested) throw new AseError('INVALID_INPUT', 'acp engine: already started or stopped');
     this.#spec = spec;
+    this.#events.bind(spec.gen);
     const fail = (error: unknown): never => {
-      this.#emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
+      this.#events.emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
       this.#emitExited({ code: null, signal: null }, 'start failed');
       throw error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', errorMessage(error), { cause: error });
     };
@@ -314,7 +316,7 @@ export class AcpEngine implements AgentEngine {
       throw new AseError('INVALID_INPUT', `acp engine: ${error.message}`, { cause: error });
     }
     // A host's deny ends the call `denied`; an interrupt (timeout, turn stopping) leaves it to the cancelled turn.
-    if (decision.behavior === 'deny' && !decision.interrupt) for (const body of this.#translator!.deny(pending.toolCallId)) this.#emit(body);
+    if (decision.behavior === 'deny' && !decision.interrupt) for (const body of this.#translator!.deny(pending.toolCallId)) this.#events.emit(body);
     if (outcome.outcome === 'cancelled') {
       // deny+interrupt, or a deny the agent offers no reject_once for: cancel the turn (ACP only
       // allows `cancelled` after session/cancel), which answers this request too.
@@ -339,7 +341,7 @@ export class AcpEngine implements AgentEngine {
     this.#stopRequested = true;
     this.#stopping ??= (async () => {
       await this.#spawning;
-      if (!this.#proc || this.#dead) return;
+      if (!this.#proc || this.#events.exited) return;
       const turn = this.#turn;
       if (this.#ready && turn && !turn.ended) {
         await this.#cancelTurn().catch(() => undefined);
@@ -348,7 +350,7 @@ export class AcpEngine implements AgentEngine {
       this.#permissions?.cancelAll('session closed');
       await this.#terminals?.closeAll().catch(() => undefined);
       await this.#proc.stop();
-      await this.#exitedEmitted;
+      await this.#events.exitedEmitted;
     })();
     return this.#stopping;
   }
@@ -431,7 +433,7 @@ export class AcpEngine implements AgentEngine {
           if (this.#gone()) return;
           this.sessionId = undefined;
           if ((o.loadFallback ?? 'new') === 'fail') throw error;
-          this.#emit({ type: 'error', kind: 'protocol', message: `acp engine: session/load of ${token} failed (${errorMessage(error)}); started a new session`, retryable: true });
+          this.#events.emit({ type: 'error', kind: 'protocol', message: `acp engine: session/load of ${token} failed (${errorMessage(error)}); started a new session`, retryable: true });
         } finally {
           this.#endHistory();
         }
@@ -446,15 +448,15 @@ export class AcpEngine implements AgentEngine {
       }
     } catch (error) {
       if (this.#gone()) return; // the exit path reports it, with the exit status and stderr
-      this.#emit({ type: 'error', kind: error instanceof RequestError && error.code === -32000 ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
+      this.#events.emit({ type: 'error', kind: error instanceof RequestError && error.code === -32000 ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
       this.#kill('start-up failed');
       return;
     }
     if (this.#gone()) return;
-    this.#emit({ type: 'session_identified', resumeToken: this.sessionId! });
+    this.#events.emit({ type: 'session_identified', resumeToken: this.sessionId! });
     this.#ready = true;
     this.timings.ready = this.#context.now();
-    this.#emit({ type: 'ready' });
+    this.#events.emit({ type: 'ready' });
     this.#pump();
   }
 
@@ -474,7 +476,7 @@ export class AcpEngine implements AgentEngine {
   // ------------------------------------------------------------------------------ turns
 
   #pump(): void {
-    if (!this.#ready || this.#turn || this.#dead || this.#stopRequested || this.#killReason) return;
+    if (!this.#ready || this.#turn || this.#events.exited || this.#stopRequested || this.#killReason) return;
     const message = this.#queue.shift();
     if (!message) return;
     let markDone!: () => void;
@@ -499,13 +501,13 @@ export class AcpEngine implements AgentEngine {
     if (response.error && !turn.cancelled) {
       const { code, message, data } = response.error;
       const { kind, retryable } = classifyRpcError(code, message, data);
-      this.#emit({ type: 'error', kind, message: `acp agent: session/prompt failed: ${message} (JSON-RPC ${code})${data === undefined ? '' : ` ${JSON.stringify(data)}`}`, retryable });
-      this.#emit({ type: 'turn_complete', status: 'failed', usage: turnUsage(undefined) });
+      this.#events.emit({ type: 'error', kind, message: `acp agent: session/prompt failed: ${message} (JSON-RPC ${code})${data === undefined ? '' : ` ${JSON.stringify(data)}`}`, retryable });
+      this.#events.emit({ type: 'turn_complete', status: 'failed', usage: turnUsage(undefined) });
     } else {
       const usage = turnUsage(response.result);
       const cost = this.#translator!.info.cost;
       if (turn.costAtStart !== undefined && cost?.currency === 'USD') usage.costUsd = Math.max(0, cost.amount - turn.costAtStart);
-      this.#emit({ type: 'turn_complete', status: cancelled ? 'cancelled' : 'completed', ...(stopReason !== undefined && { stopReason }), usage });
+      this.#events.emit({ type: 'turn_complete', status: cancelled ? 'cancelled' : 'completed', ...(stopReason !== undefined && { stopReason }), usage });
     }
     this.#pump();
   }
@@ -515,7 +517,7 @@ export class AcpEngine implements AgentEngine {
     turn.ended = true;
     if (this.#turn === turn) this.#turn = undefined;
     if (turn.cancelTimer) this.#context.clearTimeout(turn.cancelTimer);
-    for (const body of this.#translator!.endTurn({ cancelled })) this.#emit(body);
+    for (const body of this.#translator!.endTurn({ cancelled })) this.#events.emit(body);
     this.#permissions!.expireLater('turn ended');
     turn.markDone();
   }
@@ -542,11 +544,11 @@ export class AcpEngine implements AgentEngine {
   }
 
   #cancelTimedOut(turn: Turn): void {
-    if (turn.ended || this.#dead) return;
+    if (turn.ended || this.#events.exited) return;
     const ms = this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs;
-    this.#emit({ type: 'error', kind: 'protocol', message: `acp agent did not end the cancelled turn within ${ms} ms; stopping it`, retryable: true });
+    this.#events.emit({ type: 'error', kind: 'protocol', message: `acp agent did not end the cancelled turn within ${ms} ms; stopping it`, retryable: true });
     this.#endTurn(turn, true);
-    this.#emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
+    this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
     this.#kill('cancel timed out');
   }
 
@@ -570,8 +572,12 @@ export class AcpEngine implements AgentEngine {
 
   #onInbound(message: AnyMessage): void {
     this.#tapMessage('from_agent', message);
-    if (this.#dead) return;
-    const emittedBefore = this.#lastEmitAt;
+    if (this.#events.exited) return;
+    // Traffic that produced no event still shows the agent alive (stall watchdog).
+    this.#events.observe(() => this.#interpret(message));
+  }
+
+  #interpret(message: AnyMessage): void {
     const wire = classifyWire(message);
     if (wire.kind === 'notification' && wire.method === 'session/update') this.#onUpdate(wire.params);
     else if (wire.kind === 'request' && wire.method === 'session/request_permission') this.#onPermissionRequest(rpcKey(wire.id), wire.params);
@@ -588,8 +594,6 @@ export class AcpEngine implements AgentEngine {
         this.sessionId = wire.result['sessionId']; // updates right behind the response are routed already
       }
     }
-    // Traffic that produced no event still shows the agent alive (stall watchdog).
-    if (this.#ready && this.#lastEmitAt === emittedBefore && this.#context.now() - this.#lastEmitAt >= ACTIVITY_INTERVAL_MS) this.#emit({ type: 'activity' });
   }
 
   #onUpdate(params: unknown): void {
@@ -607,7 +611,7 @@ export class AcpEngine implements AgentEngine {
       return;
     }
     if (!this.#turn) this.lateMessages++;
-    for (const body of this.#translator!.update(update)) this.#emit(body);
+    for (const body of this.#translator!.update(update)) this.#events.emit(body);
   }
 
   #onPermissionRequest(key: string, params: unknown): void {
@@ -619,14 +623,14 @@ export class AcpEngine implements AgentEngine {
     }
     const permissions = this.#permissions!;
     const pending = permissions.open(key, request.toolCall.toolCallId, request.options);
-    for (const body of this.#translator!.permissionToolCall(request.toolCall)) this.#emit(body);
+    for (const body of this.#translator!.permissionToolCall(request.toolCall)) this.#events.emit(body);
     const turn = this.#turn;
     if (turn?.cancelled) {
       permissions.settle(pending.requestId, { outcome: 'cancelled' }, 'turn cancelled');
       return;
     }
     const call = request.toolCall;
-    this.#emit({
+    this.#events.emit({
       type: 'permission_request',
       requestId: pending.requestId,
       toolName: call.name ?? this.#translator!.toolName(call.toolCallId) ?? call.kind ?? 'tool',
@@ -650,9 +654,9 @@ export class AcpEngine implements AgentEngine {
    */
   #onConnectionClosed(): void {
     this.#context.setTimeout(() => {
-      if (this.#processExited || this.#dead || this.#stopRequested || this.#killReason) return;
+      if (this.#processExited || this.#events.exited || this.#stopRequested || this.#killReason) return;
       const reason = this.#conn?.signal.reason;
-      this.#emit({ type: 'error', kind: 'protocol', message: `acp engine: the connection to the agent closed: ${errorMessage(reason ?? 'unknown reason')}`, retryable: true });
+      this.#events.emit({ type: 'error', kind: 'protocol', message: `acp engine: the connection to the agent closed: ${errorMessage(reason ?? 'unknown reason')}`, retryable: true });
       this.#kill('connection closed');
     }, EXIT_DRAIN_MS);
   }
@@ -663,19 +667,19 @@ export class AcpEngine implements AgentEngine {
     this.#conn?.close(new Error(`agent exited (code ${exit.code}, signal ${exit.signal})`));
     this.#permissions?.cancelAll('agent exited');
     await this.#terminals?.closeAll().catch(() => undefined);
-    if (this.#dead) return;
+    if (this.#events.exited) return;
     const expected = this.#stopRequested || this.#killReason !== undefined;
     const turn = this.#turn;
     if (turn && !turn.ended) {
       this.#endTurn(turn, true);
       if (this.#stopRequested || turn.cancelled) {
-        this.#emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
+        this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
       } else {
-        this.#emit({ type: 'error', kind: 'fatal', message: `acp agent exited during a turn (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
-        this.#emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO } });
+        this.#events.emit({ type: 'error', kind: 'fatal', message: `acp agent exited during a turn (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
+        this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO } });
       }
     } else if (!expected && (!this.#ready || exit.code !== 0 || exit.signal !== null)) {
-      this.#emit({ type: 'error', kind: 'fatal', message: `acp agent exited unexpectedly (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
+      this.#events.emit({ type: 'error', kind: 'fatal', message: `acp agent exited unexpectedly (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
     }
     this.#emitExited(exit, this.#stopRequested ? 'stopped' : (this.#killReason ?? 'process exited'));
   }
@@ -689,7 +693,7 @@ export class AcpEngine implements AgentEngine {
   }
 
   #gone(): boolean {
-    return this.#dead || this.#stopRequested || this.#killReason !== undefined || this.#conn?.signal.aborted === true;
+    return this.#events.exited || this.#stopRequested || this.#killReason !== undefined || this.#conn?.signal.aborted === true;
   }
 
   #stderrSuffix(): string {
@@ -719,29 +723,15 @@ export class AcpEngine implements AgentEngine {
   }
 
   #emitExited(exit: ProcessExit, reason: string): void {
-    this.#emit({ type: 'exited', code: exit.code, signal: exit.signal, reason });
+    this.#events.emit({ type: 'exited', code: exit.code, signal: exit.signal, reason });
   }
 
   #assertRunning(what: string): void {
-    if (!this.#spec || !this.#proc || this.#dead || this.#stopRequested) {
+    if (!this.#spec || !this.#proc || this.#events.exited || this.#stopRequested) {
       throw new AseError('ENGINE_NOT_RUNNING', `acp engine: ${what}() while the engine is not running`);
     }
   }
 
-  #emit(body: AgentEventBody): void {
-    if (this.#dead || !this.#spec) return;
-    const at = this.#context.now();
-    this.#lastEmitAt = at;
-    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#spec.gen, at });
-    if (!parsed.success) {
-      this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
-      return;
-    }
-    const event = parsed.data;
-    if (event.type === 'exited') this.#dead = true;
-    this.#outbox.push(event);
-    if (event.type === 'exited') this.#resolveExited();
-  }
 }
 
 /** `<tmp>/ase-acp-<uid>/<agent>`: private to this user, stable across generations (for session/load). */

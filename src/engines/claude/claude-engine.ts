@@ -13,7 +13,6 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
-import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
 import { buildEnv } from '../transport/env.js';
 import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
@@ -22,7 +21,7 @@ import { spawnSupervised, type ProcessExit, type ShutdownOptions, type Supervise
 import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './control.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
-import { EventOutbox } from '../event-outbox.js';
+import { EngineEvents, type InvalidEvent } from '../engine-events.js';
 
 export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: true,
@@ -105,7 +104,7 @@ export class ClaudeEngine implements AgentEngine {
   readonly capabilities = CLAUDE_CAPABILITIES;
   readonly #context: EngineContext;
   readonly #options: ClaudeEngineOptions;
-  readonly #outbox = new EventOutbox();
+  readonly #events: EngineEvents;
   #spec: EngineStartSpec | undefined;
   #proc: SupervisedProcess | undefined;
   #writer: NdjsonWriter | undefined;
@@ -114,25 +113,23 @@ export class ClaudeEngine implements AgentEngine {
   readonly #splitter: LineSplitter;
   #spawning: Promise<void> | undefined;
   #ready = false;
-  #dead = false;
   #stopRequested = false;
   #stopping: Promise<void> | undefined;
-  #resolveExited!: () => void;
-  readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
   #stdoutEnded!: () => void;
   readonly #stdoutEnd = new Promise<void>((resolve) => (this.#stdoutEnded = resolve));
   readonly #pendingSends: UserMessage[] = [];
   /** Turns written to the CLI whose `result` has not arrived yet. */
   #turnsRunning = 0;
   #protocolFailure = false;
-  /** When the session last heard from us (any event), to throttle `activity`. */
-  #lastEmitAt = Number.NEGATIVE_INFINITY;
   /** Session id passed via `--session-id` (new sessions). */
   sessionId: string | undefined;
   get listenerErrors(): readonly unknown[] {
-    return this.#outbox.listenerErrors;
+    return this.#events.listenerErrors;
   }
-  readonly invalidEvents: SkippedInput[] = [];
+  /** Bodies that failed AgentEvent validation (a bug if ever non-empty). */
+  get invalidEvents(): readonly InvalidEvent[] {
+    return this.#events.invalidEvents;
+  }
   /** Ids of `can_use_tool` requests the CLI withdrew (`control_cancel_request`), for diagnostics. */
   readonly cancelledByCli: string[] = [];
   /** Milestones (epoch ms from the context clock), for diagnostics and timing. */
@@ -141,6 +138,7 @@ export class ClaudeEngine implements AgentEngine {
   constructor(context: EngineContext, options: ClaudeEngineOptions = {}) {
     this.#context = context;
     this.#options = options;
+    this.#events = new EngineEvents(context);
     this.#splitter = new LineSplitter(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {});
   }
 
@@ -154,14 +152,15 @@ export class ClaudeEngine implements AgentEngine {
   }
 
   onEvent(listener: AgentEventListener): () => void {
-    return this.#outbox.subscribe(listener);
+    return this.#events.subscribe(listener);
   }
 
   async start(spec: EngineStartSpec): Promise<void> {
     if (this.#spec || this.#stopRequested) throw new AseError('INVALID_INPUT', 'claude engine: already started or stopped');
     this.#spec = spec;
+    this.#events.bind(spec.gen);
     const fail = (error: unknown): never => {
-      this.#emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
+      this.#events.emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
       this.#emitExited({ code: null, signal: null }, 'start failed');
       throw error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', errorMessage(error), { cause: error });
     };
@@ -204,7 +203,7 @@ export class ClaudeEngine implements AgentEngine {
       idPrefix: `ase-${spec.gen}`,
       timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), clearTimeout: (h) => ctx.clearTimeout(h as { readonly id: number }) },
       onPermissionRequest: (ask) =>
-        this.#emit({
+        this.#events.emit({
           type: 'permission_request',
           requestId: ask.requestId,
           toolName: ask.toolName,
@@ -280,14 +279,14 @@ export class ClaudeEngine implements AgentEngine {
     this.#stopRequested = true;
     this.#stopping ??= (async () => {
       await this.#spawning; // a start in progress finishes spawning first, so its process is stopped too
-      if (!this.#proc || this.#dead) return; // never spawned (or already gone)
+      if (!this.#proc || this.#events.exited) return; // never spawned (or already gone)
       // First rung: interrupt a running turn, so stdin EOF does not wait for it to finish (the CLI
       // completes a turn in progress before it exits on EOF). Then the supervisor's ladder.
       if (this.#ready && this.#turnsRunning > 0) {
         await this.#control?.request('interrupt', {}, { timeoutMs: STOP_INTERRUPT_TIMEOUT_MS }).catch(() => undefined);
       }
       await this.#proc.stop();
-      await this.#exitedEmitted;
+      await this.#events.exitedEmitted;
     })();
     return this.#stopping;
   }
@@ -305,15 +304,15 @@ export class ClaudeEngine implements AgentEngine {
     try {
       await this.#control!.request('initialize', {}, { timeoutMs: this.#options.initializeTimeoutMs ?? 60_000 });
     } catch (error) {
-      if (this.#dead || this.#stopRequested) return;
-      this.#emit({ type: 'error', kind: 'fatal', message: `claude engine: initialize failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
+      if (this.#events.exited || this.#stopRequested) return;
+      this.#events.emit({ type: 'error', kind: 'fatal', message: `claude engine: initialize failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
       void this.stop();
       return;
     }
-    if (this.#dead || this.#stopRequested) return;
+    if (this.#events.exited || this.#stopRequested) return;
     this.#ready = true;
     this.timings.ready = this.#context.now();
-    this.#emit({ type: 'ready' });
+    this.#events.emit({ type: 'ready' });
     for (const message of this.#pendingSends.splice(0)) {
       this.#writeUser(message).catch(() => undefined); // a dead stdin is reported by the exit path
     }
@@ -362,8 +361,13 @@ export class ClaudeEngine implements AgentEngine {
   }
 
   #onLine(line: string): void {
-    if (this.#dead) return;
+    if (this.#events.exited) return;
     tapTraffic(this.#options.onTraffic, { at: this.#context.now(), direction: 'from_agent', line });
+    // Every line counts for the stall watchdog, keep-alives and control traffic included (reference §10).
+    this.#events.observe(() => this.#handleLine(line));
+  }
+
+  #handleLine(line: string): void {
     const parsed = parseLine(line);
     const type = parsed?.ok ? (parsed.value as { type?: unknown } | null)?.type : undefined;
     if (parsed?.ok && typeof type === 'string' && type.startsWith('control_')) {
@@ -372,26 +376,21 @@ export class ClaudeEngine implements AgentEngine {
       if (v.type === 'control_request' && v.request?.subtype === 'can_use_tool' && typeof v.request.tool_use_id === 'string' && v.request_id) {
         this.#askCalls.set(v.request_id, v.request.tool_use_id);
       }
-      if (this.#control!.handle(parsed.value)) {
-        this.#signOfLife();
-        return;
-      }
+      if (this.#control!.handle(parsed.value)) return;
     }
     const bodies = parsed?.ok ? this.#translator!.translate(parsed.value) : this.#translator!.translateLine(line);
-    // Every line counts for the stall watchdog, keep-alives included (reference §10).
-    if (bodies.length === 0) this.#signOfLife();
     for (const body of bodies) {
       if (body.type === 'turn_complete') this.#turnsRunning = Math.max(0, this.#turnsRunning - 1);
-      this.#emit(body);
+      this.#events.emit(body);
     }
   }
 
   #onLineTooLong(error: LineTooLongError): void {
     this.#protocolFailure = true;
-    this.#emit({ type: 'error', kind: 'protocol', message: `claude engine: ${error.message}`, retryable: false });
+    this.#events.emit({ type: 'error', kind: 'protocol', message: `claude engine: ${error.message}`, retryable: false });
     if (this.#turnsRunning > 0) {
       this.#turnsRunning = 0;
-      this.#emit({ type: 'turn_complete', status: 'failed', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+      this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } });
     }
     void this.stop();
   }
@@ -401,11 +400,11 @@ export class ClaudeEngine implements AgentEngine {
     // a grandchild holding the pipe.
     await Promise.race([this.#stdoutEnd, new Promise<void>((r) => setTimeout(r, 500).unref())]);
     this.#control?.close(`claude CLI exited (code ${exit.code}, signal ${exit.signal})`);
-    if (this.#dead) return;
+    if (this.#events.exited) return;
     if (!this.#stopRequested && !this.#protocolFailure) {
       if (this.#turnsRunning > 0 || (exit.code !== 0 && exit.code !== null) || exit.signal !== null || !this.#ready) {
         const what = this.#turnsRunning > 0 ? 'exited without a result for the running turn' : 'exited unexpectedly';
-        this.#emit({
+        this.#events.emit({
           type: 'error',
           kind: 'fatal',
           message: `claude CLI ${what} (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`,
@@ -422,33 +421,13 @@ export class ClaudeEngine implements AgentEngine {
   }
 
   #emitExited(exit: ProcessExit, reason: string): void {
-    this.#emit({ type: 'exited', code: exit.code, signal: exit.signal, reason });
+    this.#events.emit({ type: 'exited', code: exit.code, signal: exit.signal, reason });
   }
 
   #assertRunning(what: string): void {
-    if (!this.#spec || !this.#proc || this.#dead || this.#stopRequested) {
+    if (!this.#spec || !this.#proc || this.#events.exited || this.#stopRequested) {
       throw new AseError('ENGINE_NOT_RUNNING', `claude engine: ${what}() while the engine is not running`);
     }
   }
 
-  /** A line that produced no event still proves the CLI alive: say so, at most once a second. */
-  #signOfLife(): void {
-    // Before `ready` the session runs no turn to watch, and `ready` itself follows.
-    if (this.#ready && this.#context.now() - this.#lastEmitAt >= ACTIVITY_INTERVAL_MS) this.#emit({ type: 'activity' });
-  }
-
-  #emit(body: AgentEventBody): void {
-    if (this.#dead || !this.#spec) return;
-    const at = this.#context.now();
-    this.#lastEmitAt = at;
-    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#spec.gen, at });
-    if (!parsed.success) {
-      this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
-      return;
-    }
-    const event = parsed.data;
-    if (event.type === 'exited') this.#dead = true;
-    this.#outbox.push(event);
-    if (event.type === 'exited') this.#resolveExited();
-  }
 }

@@ -9,9 +9,9 @@
  */
 import { AseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
-import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEventBody } from '../../events/agent-event.js';
+import type { AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
-import { EventOutbox } from '../event-outbox.js';
+import { EngineEvents, type InvalidEvent } from '../engine-events.js';
 import { buildEnv } from '../transport/env.js';
 import type { ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
@@ -40,29 +40,23 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   protected spec!: EngineStartSpec;
   protected peer!: JsonRpcPeer;
   #transport: CodexTransport | undefined;
-  readonly #outbox = new EventOutbox();
+  readonly #events: EngineEvents;
   #spawning: Promise<void> | undefined;
   #started = false;
   #ready = false;
-  #dead = false;
   #stopRequested = false;
   #stopping: Promise<void> | undefined;
   #protocolFailure = false;
-  #resolveExited!: () => void;
-  readonly #exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
   readonly #queue: UserMessage[] = [];
-  /** When the session last heard from us (any event), to throttle `activity`. */
-  #lastEmitAt = Number.NEGATIVE_INFINITY;
 
   /** Upstream messages that were skipped (unknown, malformed, stale), newest last. */
   readonly skipped: InvalidMessage[] = [];
-  /** Bodies that failed AgentEvent validation (a bug if ever non-empty). */
-  readonly invalidEvents: InvalidMessage[] = [];
   /** Milestones (epoch ms from the context clock). */
   readonly timings: { spawned?: number; ready?: number } = {};
 
   constructor(context: EngineContext, options: O) {
     this.context = context;
+    this.#events = new EngineEvents(context);
     this.#factoryOptions = options;
   }
 
@@ -71,11 +65,16 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   }
 
   get listenerErrors(): readonly unknown[] {
-    return this.#outbox.listenerErrors;
+    return this.#events.listenerErrors;
+  }
+
+  /** Bodies that failed AgentEvent validation (a bug if ever non-empty). */
+  get invalidEvents(): readonly InvalidEvent[] {
+    return this.#events.invalidEvents;
   }
 
   onEvent(listener: AgentEventListener): () => void {
-    return this.#outbox.subscribe(listener);
+    return this.#events.subscribe(listener);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -109,6 +108,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     if (this.#started || this.#stopRequested) throw new AseError('INVALID_INPUT', `${this.engineName} engine: already started or stopped`);
     this.#started = true;
     this.spec = spec;
+    this.#events.bind(spec.gen);
     const fail = (error: unknown): never => {
       this.emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
       this.#emitExited({ code: null, signal: null }, 'start failed');
@@ -143,7 +143,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
         onMessage: (value) => this.#onMessage(value),
         onInvalidLine: (reason, line) => {
           this.noteSkipped(reason, line);
-          this.#signOfLife(); // junk on stdout still shows the process alive
+          this.#events.signOfLife(); // junk on stdout still shows the process alive
         },
         onProtocolFailure: (error) => this.#onProtocolFailure(error),
         ...(tap && { onLine: (direction: TrafficRecord['direction'], line: string) => tapTraffic(tap, { at: this.context.now(), direction, line }) }),
@@ -168,7 +168,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
       timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), clearTimeout: (h) => ctx.clearTimeout(h as { readonly id: number }) },
       defaultTimeoutMs: this.options.requestTimeoutMs ?? 60_000,
       onNotification: (method, params) => {
-        if (!this.#dead) this.onNotification(method, params);
+        if (!this.#events.exited) this.onNotification(method, params);
       },
       onInvalid: (invalid) => this.noteSkipped(invalid.reason, invalid.raw),
     });
@@ -200,11 +200,11 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     this.#stopRequested = true;
     this.#stopping ??= (async () => {
       await this.#spawning; // a start in progress finishes spawning first, so its process is stopped too
-      if (!this.#transport || this.#dead) return;
+      if (!this.#transport || this.#events.exited) return;
       // Interrupt a running turn first: both servers keep working on it after stdin EOF.
       if (this.#ready && this.turnActive) await this.interruptTurn(STOP_INTERRUPT_MS).catch(() => undefined);
       await this.#transport.stop();
-      await this.#exitedEmitted;
+      await this.#events.exitedEmitted;
     })();
     return this.#stopping;
   }
@@ -217,12 +217,12 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   }
 
   protected get isStopping(): boolean {
-    return this.#stopRequested || this.#dead;
+    return this.#stopRequested || this.#events.exited;
   }
 
   /** Starts the next queued message when the engine is ready and no turn is running. */
   protected dispatchQueued(): void {
-    if (!this.#ready || this.#dead || this.#stopRequested || this.turnActive) return;
+    if (!this.#ready || this.#events.exited || this.#stopRequested || this.turnActive) return;
     const next = this.#queue.shift();
     if (!next) return;
     void this.startTurn(next).catch((error: unknown) => this.noteSkipped(`startTurn failed: ${errorMessage(error)}`, next));
@@ -230,28 +230,17 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
 
   /** A fatal protocol/handshake problem: reports it and stops the process. */
   protected fail(message: string): void {
-    if (this.#dead) return;
+    if (this.#events.exited) return;
     this.emit({ type: 'error', kind: 'fatal', message: `${message}${this.stderrSuffix()}`, retryable: false });
     void this.stop();
   }
 
   protected emit(body: AgentEventBody): void {
-    if (this.#dead || !this.spec) return;
-    const at = this.context.now();
-    this.#lastEmitAt = at;
-    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.spec.gen, at });
-    if (!parsed.success) {
-      this.invalidEvents.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
-      return;
-    }
-    const event = parsed.data;
-    if (event.type === 'exited') this.#dead = true;
-    this.#outbox.push(event);
-    if (event.type === 'exited') this.#resolveExited();
+    this.#events.emit(body);
   }
 
   protected emitAll(bodies: readonly AgentEventBody[]): void {
-    for (const body of bodies) this.emit(body);
+    this.#events.emitAll(bodies);
   }
 
   protected noteSkipped(reason: string, raw: unknown): void {
@@ -270,11 +259,11 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     try {
       await this.handshake();
     } catch (error) {
-      if (this.#dead || this.#stopRequested) return;
+      if (this.#events.exited || this.#stopRequested) return;
       this.fail(`${this.engineName} engine: handshake failed: ${errorMessage(error)}`);
       return;
     }
-    if (this.#dead || this.#stopRequested) return;
+    if (this.#events.exited || this.#stopRequested) return;
     this.#ready = true;
     this.timings.ready = this.context.now();
     this.emit({ type: 'ready' });
@@ -282,17 +271,10 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   }
 
   #onMessage(value: unknown): void {
-    if (this.#dead) return;
-    const emittedBefore = this.#lastEmitAt;
-    this.peer.receive(value);
+    if (this.#events.exited) return;
     // A message that produced no event (a status notification, a response whose effect follows
     // later) still shows the server alive: the stall watchdog hears of it.
-    if (this.#lastEmitAt === emittedBefore) this.#signOfLife();
-  }
-
-  /** Reports `activity`, at most once per ACTIVITY_INTERVAL_MS and only after `ready`. */
-  #signOfLife(): void {
-    if (this.#ready && !this.#dead && this.context.now() - this.#lastEmitAt >= ACTIVITY_INTERVAL_MS) this.emit({ type: 'activity' });
+    this.#events.observe(() => this.peer.receive(value));
   }
 
   #onProtocolFailure(error: Error): void {
@@ -304,7 +286,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
 
   #onExit(exit: ProcessExit): void {
     this.peer.close(`${this.engineName} process exited (code ${exit.code}, signal ${exit.signal})`);
-    if (this.#dead) return;
+    if (this.#events.exited) return;
     if (!this.#stopRequested && !this.#protocolFailure) {
       const what = this.turnActive ? 'exited during a turn' : 'exited unexpectedly';
       this.emit({ type: 'error', kind: 'fatal', message: `${this.engineName} process ${what} (code ${exit.code}, signal ${exit.signal})${this.stderrSuffix()}`, retryable: false });
@@ -317,7 +299,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   }
 
   #assertRunning(what: string): void {
-    if (!this.#started || !this.#transport || this.#dead || this.#stopRequested) {
+    if (!this.#started || !this.#transport || this.#events.exited || this.#stopRequested) {
       throw new AseError('ENGINE_NOT_RUNNING', `${this.engineName} engine: ${what}() while the engine is not running`);
     }
   }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AseError } from '../../errors.js';
-import { AgentEventSchema, ZERO_USAGE, type AgentEvent, type AgentEventBody } from '../../events/agent-event.js';
+import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
 import type {
   AgentEngine,
@@ -15,7 +15,7 @@ import type {
   EngineStartSpec,
 } from '../engine.js';
 import { echoTurn, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
-import { EventOutbox } from '../event-outbox.js';
+import { EngineEvents } from '../engine-events.js';
 
 type Timer = { readonly id: number };
 type AskStep = Extract<FakeStep, { ask: unknown }>;
@@ -49,7 +49,6 @@ export class FakeEngine implements AgentEngine {
   readonly #timers = new Set<Timer>();
   #spec: EngineStartSpec | undefined;
   #ready = false;
-  #dead = false;
   #stopping: Promise<void> | undefined;
   #resolveStop: (() => void) | undefined;
   /** Sends waiting for the current turn to end (streamingInput). */
@@ -59,7 +58,7 @@ export class FakeEngine implements AgentEngine {
   /** permission_requests emitted via `inject()`; answering them only records the answer. */
   readonly #injectedAsks = new Set<string>();
   #nextId = 1;
-  readonly #outbox = new EventOutbox();
+  readonly #events: EngineEvents;
 
   readonly #sent: UserMessage[] = [];
   readonly #answers: { requestId: string; decision: PermissionDecision }[] = [];
@@ -68,6 +67,8 @@ export class FakeEngine implements AgentEngine {
 
   constructor(context: EngineContext, script: FakeScript = {}) {
     this.#context = context;
+    // Invalid bodies throw, so a bad scripted body fails loudly where it was produced.
+    this.#events = new EngineEvents(context, { onInvalid: 'throw' });
     this.#script = script;
   }
 
@@ -89,21 +90,22 @@ export class FakeEngine implements AgentEngine {
   }
   /** Whether `exited` was emitted (by a stop, crash, start failure or `inject`). */
   get exitedEmitted(): boolean {
-    return this.#dead;
+    return this.#events.exited;
   }
   /** Errors thrown by listeners; they are caught so a broken listener cannot break the engine. */
   get listenerErrors(): readonly unknown[] {
-    return this.#outbox.listenerErrors;
+    return this.#events.listenerErrors;
   }
 
   onEvent(listener: AgentEventListener): () => void {
-    return this.#outbox.subscribe(listener);
+    return this.#events.subscribe(listener);
   }
 
   async start(spec: EngineStartSpec): Promise<void> {
     // One engine instance is one process for one generation: it is never restarted.
     if (this.#spec || this.#stopped) throw new AseError('INVALID_INPUT', 'fake engine: already started or stopped');
     this.#spec = spec;
+    this.#events.bind(spec.gen);
     if (this.#script.manual) return;
     this.#schedule(this.#script.startDelayMs ?? 0, () => {
       const fail = this.#script.failStart;
@@ -166,7 +168,7 @@ export class FakeEngine implements AgentEngine {
    */
   inject(body: AgentEventBody): void {
     if (!this.#spec) throw new AseError('INVALID_INPUT', 'fake engine: inject() before start()');
-    if (this.#dead) throw new AseError('ENGINE_NOT_RUNNING', 'fake engine: inject() after exited');
+    if (this.#events.exited) throw new AseError('ENGINE_NOT_RUNNING', 'fake engine: inject() after exited');
     if (body.type === 'permission_request') this.#injectedAsks.add(body.requestId);
     this.#emit(body);
   }
@@ -174,7 +176,7 @@ export class FakeEngine implements AgentEngine {
   async #stop(): Promise<void> {
     this.#stopped = true;
     // Never started: there is no process and no generation to stamp an `exited` with.
-    if (this.#dead || !this.#spec) return;
+    if (this.#events.exited || !this.#spec) return;
     // Manual mode: the test decides when (and whether) the process "exits", by injecting `exited`.
     if (this.#script.manual) return;
     this.#clearTimers();
@@ -194,13 +196,13 @@ export class FakeEngine implements AgentEngine {
   }
 
   #assertRunning(what: string): void {
-    if (!this.#spec || this.#dead || this.#stopped) {
+    if (!this.#spec || this.#events.exited || this.#stopped) {
       throw new AseError('ENGINE_NOT_RUNNING', `fake engine: ${what}() while the engine is not running`);
     }
   }
 
   #startNextTurn(): void {
-    if (this.#turn || !this.#ready || this.#dead || this.#stopped) return;
+    if (this.#turn || !this.#ready || this.#events.exited || this.#stopped) return;
     const message = this.#queue.shift();
     if (!message) return;
     const turns = this.#script.turns ?? [];
@@ -264,17 +266,13 @@ export class FakeEngine implements AgentEngine {
   }
 
   #emit(body: AgentEventBody): void {
-    if (this.#dead || !this.#spec) return;
-    // Parse (not just check) so a bad scripted body fails loudly here, where it was produced.
-    const event = AgentEventSchema.parse({ ...body, gen: this.#spec.gen, at: this.#context.now() });
-    if (event.type === 'exited') {
-      this.#dead = true;
-      this.#clearTimers();
-      this.#turn = undefined;
-      this.#queue.length = 0;
-    }
-    this.#outbox.push(event);
-    if (event.type === 'exited') this.#resolveStop?.();
+    const event = this.#events.emit(body);
+    if (event?.type !== 'exited') return;
+    // A dead engine plays nothing more.
+    this.#clearTimers();
+    this.#turn = undefined;
+    this.#queue.length = 0;
+    this.#resolveStop?.();
   }
 
   #schedule(ms: number, fn: () => void): Timer {

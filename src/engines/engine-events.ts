@@ -1,0 +1,112 @@
+/**
+ * The emitting side every engine shares, so the contract's event rules live in one place: a body
+ * is stamped with the generation and the context clock's time, validated against
+ * AgentEventSchema, delivered in order through an EventOutbox, and nothing follows `exited`. It
+ * also knows when the session last heard from the engine, which is what throttles `activity`.
+ */
+import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEvent, type AgentEventBody } from '../events/agent-event.js';
+import type { AgentEventListener, EngineContext } from './engine.js';
+import { EventOutbox } from './event-outbox.js';
+
+/** A body that failed AgentEvent validation (an engine bug if it ever happens), kept for diagnostics. */
+export interface InvalidEvent {
+  reason: string;
+  raw: unknown;
+}
+
+export interface EngineEventsOptions {
+  /**
+   * What an invalid body does: `'record'` (default) keeps it in `invalidEvents` and emits nothing,
+   * so a translation bug cannot break a session; `'throw'` raises the zod error where the body was
+   * produced (the fake engine's scripts).
+   */
+  onInvalid?: 'record' | 'throw';
+}
+
+export class EngineEvents {
+  readonly #clock: Pick<EngineContext, 'now'>;
+  readonly #onInvalid: 'record' | 'throw';
+  readonly #outbox = new EventOutbox();
+  readonly #invalid: InvalidEvent[] = [];
+  #gen: number | undefined;
+  #ready = false;
+  #exited = false;
+  /** Events delivered so far, to tell whether handling one upstream message produced any. */
+  #count = 0;
+  /** When the session last heard from the engine (any event). */
+  #lastAt = Number.NEGATIVE_INFINITY;
+  #resolveExited!: () => void;
+  /** Resolves once `exited` has been delivered. */
+  readonly exitedEmitted = new Promise<void>((resolve) => (this.#resolveExited = resolve));
+
+  constructor(clock: Pick<EngineContext, 'now'>, options: EngineEventsOptions = {}) {
+    this.#clock = clock;
+    this.#onInvalid = options.onInvalid ?? 'record';
+  }
+
+  /** The generation every event is stamped with. Until it is set (no start yet) bodies are dropped. */
+  bind(gen: number): void {
+    this.#gen = gen;
+  }
+
+  /** True once `exited` was emitted: the engine is dead and emits nothing more. */
+  get exited(): boolean {
+    return this.#exited;
+  }
+
+  get invalidEvents(): readonly InvalidEvent[] {
+    return this.#invalid;
+  }
+
+  /** Errors thrown by listeners (caught, so a broken listener cannot break the engine). */
+  get listenerErrors(): readonly unknown[] {
+    return this.#outbox.listenerErrors;
+  }
+
+  subscribe(listener: AgentEventListener): () => void {
+    return this.#outbox.subscribe(listener);
+  }
+
+  /** Stamps, validates and delivers one body; returns the event, or undefined when none was emitted. */
+  emit(body: AgentEventBody): AgentEvent | undefined {
+    if (this.#exited || this.#gen === undefined) return undefined;
+    const at = this.#clock.now();
+    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#gen, at });
+    if (!parsed.success) {
+      if (this.#onInvalid === 'throw') throw parsed.error;
+      this.#invalid.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
+      return undefined;
+    }
+    const event = parsed.data;
+    this.#count++;
+    this.#lastAt = at;
+    if (event.type === 'ready') this.#ready = true;
+    if (event.type === 'exited') this.#exited = true;
+    this.#outbox.push(event);
+    if (event.type === 'exited') this.#resolveExited();
+    return event;
+  }
+
+  emitAll(bodies: readonly AgentEventBody[]): void {
+    for (const body of bodies) this.emit(body);
+  }
+
+  /**
+   * Upstream traffic that produced no event still proves the agent alive: `activity`, only after
+   * `ready` (before it the session watches no turn, and `ready` itself follows), at most once per
+   * ACTIVITY_INTERVAL_MS since the last event of any kind.
+   */
+  signOfLife(): void {
+    if (this.#ready && this.#clock.now() - this.#lastAt >= ACTIVITY_INTERVAL_MS) this.emit({ type: 'activity' });
+  }
+
+  /** Runs the handling of one upstream message; if it emitted nothing, that is a {@link signOfLife}. */
+  observe(handle: () => void): void {
+    const before = this.#count;
+    try {
+      handle();
+    } finally {
+      if (this.#count === before) this.signOfLife();
+    }
+  }
+}
