@@ -3,52 +3,18 @@
  * the engine picked from the default registry by name, engine options from `--option`, the agent
  * pointed at our mock with `--env`, against the REAL pinned agents.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AgentEventSchema, type AgentEvent } from '../../src/events/agent-event.js';
 import { startGeminiMock } from '../mocks/gemini-mock.js';
 import { execCommandCall, startOpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticGemini } from '../support/acp-hermetic.js';
-import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
+import { aseRun, processesMarked } from '../support/ase-run.js';
+import { ensureBuiltCli } from '../support/built-cli.js';
 import { hermeticCodex } from '../support/codex-hermetic.js';
-import { testRunEnv } from '../support/orphan-check.js';
 
 beforeAll(ensureBuiltCli, 120_000);
-
-/** pids whose environment mentions `marker` (the ase process and the agent it started). */
-function processesMarked(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(marker)) found.push(Number(entry));
-    } catch {
-      // gone, or not ours
-    }
-  }
-  return found;
-}
-
-/** Runs `ase run <args>` in `cwd` with a throwaway HOME; returns the exit code, stderr and parsed NDJSON events. */
-async function aseRun(root: string, cwd: string, args: string[], agentEnv: Record<string, string>) {
-  const envArgs = Object.entries(agentEnv).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
-  const run = await execa(process.execPath, [ASE_BIN, 'run', '--json', '--data-dir', join(root, 'data'), ...envArgs, ...args], {
-    cwd,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: join(root, 'ase-home'), NO_COLOR: '1', ...testRunEnv() },
-    extendEnv: false,
-    stdin: 'ignore',
-    reject: false,
-    timeout: 60_000,
-  });
-  const events: AgentEvent[] = run.stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => AgentEventSchema.parse(JSON.parse(line)));
-  return { exitCode: run.exitCode, stderr: run.stderr, events };
-}
 
 describe('ase run with the codex and acp engines (real agents, mock APIs)', () => {
   let root: string;
