@@ -112,13 +112,7 @@ describe('acp engine with claude-code-acp', () => {
 
   it('session/load replays the history into engine.history (not as a live turn), then the session goes on', async () => {
     const h = hermeticClaudeCodeAcp({ port: mock.port, root });
-    const { engine: a, log: first } = await bench.startEngine({ preset: 'claude-code-acp', env: h.env }, { gen: 1, workDir: h.work });
-    mock.enqueue({ kind: 'text', text: 'I will remember pineapple.' });
-    let done = first.next('turn_complete');
-    await a.send({ localId: 'a', text: 'remember the word pineapple' });
-    await done;
-    await a.stop();
-    const token = first.of('session_identified')[0]!.resumeToken;
+    const token = await bench.rememberPineapple({ preset: 'claude-code-acp', env: h.env }, h.work, 'I will remember pineapple.');
 
     const t = performance.now();
     const { engine: b, log: second } = await bench.startEngine({ preset: 'claude-code-acp', env: h.env }, { gen: 2, workDir: h.work, resumeToken: token });
@@ -132,7 +126,7 @@ describe('acp engine with claude-code-acp', () => {
     expect(history).toContain('remember the word pineapple');
     expect(history).toContain('I will remember pineapple.');
     mock.enqueue({ kind: 'text', text: 'Pineapple.' });
-    done = second.next('turn_complete');
+    const done = second.next('turn_complete');
     await b.send({ localId: 'b', text: 'what was the word?' });
     expect(await done).toMatchObject({ status: 'completed' });
     expect(JSON.stringify(mock.requests.filter(isMainClaudeRequest).at(-1)?.body?.messages)).toContain('pineapple');

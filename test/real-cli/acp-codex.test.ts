@@ -78,13 +78,7 @@ describe('acp engine with codex-acp', () => {
 
   it('session/load replays the history into engine.history, then the session goes on', async () => {
     const h = codex();
-    const { engine: a, log: first } = await bench.startEngine({ preset: 'codex-acp', env: h.env }, { gen: 1, workDir: h.workDir });
-    mock.enqueue({ kind: 'text', text: 'I will remember pineapple.' });
-    let done = first.next('turn_complete');
-    await a.send({ localId: 'a', text: 'remember the word pineapple' });
-    await done;
-    await a.stop();
-    const token = first.of('session_identified')[0]!.resumeToken;
+    const token = await bench.rememberPineapple({ preset: 'codex-acp', env: h.env }, h.workDir, 'I will remember pineapple.');
 
     const t = performance.now();
     const { engine: b, log: second } = await bench.startEngine({ preset: 'codex-acp', env: h.env }, { gen: 2, workDir: h.workDir, resumeToken: token });
@@ -95,7 +89,7 @@ describe('acp engine with codex-acp', () => {
     expect(history).toContain('remember the word pineapple');
     expect(history).toContain('I will remember pineapple.');
     mock.enqueue({ kind: 'text', text: 'Pineapple.' });
-    done = second.next('turn_complete');
+    const done = second.next('turn_complete');
     await b.send({ localId: 'b', text: 'what was the word?' });
     expect(await done).toMatchObject({ status: 'completed' });
     expect(JSON.stringify(mock.responsesRequests().at(-1)?.body?.input)).toContain('pineapple');

@@ -104,13 +104,7 @@ describe('acp engine with gemini-cli --acp', () => {
 
   it('session/load: gemini 0.61.0 refuses to load (-32603); the engine reports it and starts a new session', async () => {
     const h = hermeticGemini({ port: mock.port, root });
-    const { engine: a, log: first } = await bench.startEngine({ preset: 'gemini', env: h.env }, { gen: 1, workDir: h.work });
-    mock.enqueue({ kind: 'text', text: 'Remember pineapple.' });
-    const done = first.next('turn_complete');
-    await a.send({ localId: 'a', text: 'remember the word pineapple' });
-    await done;
-    await a.stop();
-    const token = first.of('session_identified')[0]!.resumeToken;
+    const token = await bench.rememberPineapple({ preset: 'gemini', env: h.env }, h.work, 'Remember pineapple.');
 
     const { engine: b, log: second } = await bench.startEngine({ preset: 'gemini', env: h.env }, { gen: 2, workDir: h.work, resumeToken: token });
     expect(second.of('error')).toEqual([expect.objectContaining({ kind: 'protocol', retryable: true })]);

@@ -16,7 +16,13 @@ import { realContext } from './acp-scenarios.js';
 /** Agents take a while to come up (gemini-cli loads its bundle, claude-code-acp starts Claude Code). */
 const READY_MS = 60_000;
 
-export class AcpAgentBench<M extends { close(): Promise<void> }> {
+/** What the bench needs of a mock: every mock here takes a plain scripted text answer. */
+export interface AgentMock {
+  enqueue(...scripts: { kind: 'text'; text: string }[]): void;
+  close(): Promise<void>;
+}
+
+export class AcpAgentBench<M extends AgentMock> {
   readonly #engines: AcpEngine[] = [];
 
   private constructor(
@@ -25,7 +31,7 @@ export class AcpAgentBench<M extends { close(): Promise<void> }> {
   ) {}
 
   /** The root first, then the mock. */
-  static async open<M extends { close(): Promise<void> }>(prefix: string, startMock: () => Promise<M>): Promise<AcpAgentBench<M>> {
+  static async open<M extends AgentMock>(prefix: string, startMock: () => Promise<M>): Promise<AcpAgentBench<M>> {
     const root = mkdtempSync(join(tmpdir(), prefix));
     return new AcpAgentBench(root, await startMock());
   }
@@ -39,6 +45,20 @@ export class AcpAgentBench<M extends { close(): Promise<void> }> {
     await engine.start({ ...start, mode: 'remote', options: {} });
     await log.next('ready', 'ready', READY_MS);
     return { engine, log };
+  }
+
+  /**
+   * Generation 1 of a session/load test: the user asks to remember the word pineapple, the model
+   * answers `answer`, the engine stops. Returns the session's resume token.
+   */
+  async rememberPineapple(options: AcpEngineOptions, workDir: string, answer: string): Promise<string> {
+    const { engine, log } = await this.startEngine(options, { gen: 1, workDir });
+    this.mock.enqueue({ kind: 'text', text: answer });
+    const done = log.next('turn_complete');
+    await engine.send({ localId: 'a', text: 'remember the word pineapple' });
+    await done;
+    await engine.stop();
+    return log.of('session_identified')[0]!.resumeToken;
   }
 
   /** Stops the directly driven engines, closes the mock, removes the root. */
