@@ -22,7 +22,7 @@ import {
 import { shellJoin } from '../../src/engines/codex/mcp/messages.js';
 import { mergeCodexOptions } from '../../src/engines/codex/options.js';
 import { ToolCallLedger } from '../../src/engines/codex/tool-ledger.js';
-import { addUsage, turnUsageOf } from '../../src/engines/codex/usage.js';
+import { addUsage, turnUsageFromCodex, turnUsageOf } from '../../src/engines/codex/usage.js';
 
 const allow: PermissionDecision = { behavior: 'allow' };
 const allowSession: PermissionDecision = { behavior: 'allow', updatedPermissions: [{ any: 'rule' }] };
@@ -173,6 +173,18 @@ describe('per-turn usage', () => {
     const a = turnUsageOf({ inputTokens: 120, cachedInputTokens: 20, outputTokens: 7, cacheWriteInputTokens: 3 });
     expect(a).toEqual({ inputTokens: 100, outputTokens: 7, cacheReadTokens: 20, cacheWriteTokens: 3 });
     expect(addUsage(a, turnUsageOf({ inputTokens: 100, cachedInputTokens: 0, outputTokens: 1 }))).toEqual({ inputTokens: 200, outputTokens: 8, cacheReadTokens: 20, cacheWriteTokens: 3 });
+  });
+
+  it('the snake_case reports (MCP token_count, rollout lines) follow the same convention as app-server camelCase', () => {
+    const count = fc.oneof(fc.nat(), fc.constant(undefined), fc.constant(-5), fc.constant(Number.NaN));
+    fc.assert(
+      fc.property(count, count, count, count, (input, cached, write, output) => {
+        const snake = turnUsageFromCodex({ input_tokens: input, cached_input_tokens: cached, cache_write_input_tokens: write, output_tokens: output });
+        const camel = turnUsageOf({ inputTokens: input as number, cachedInputTokens: cached as number, cacheWriteInputTokens: write as number, outputTokens: output as number });
+        expect(snake).toEqual(camel);
+        for (const value of Object.values(snake)) expect(value).toBeGreaterThanOrEqual(0);
+      }),
+    );
   });
 
   it('app-server: sums `last` over the turn and ignores `total`; other threads and retried errors are not ours', () => {

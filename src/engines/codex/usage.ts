@@ -1,18 +1,21 @@
 /**
- * Per-turn token usage from Codex's counters.
+ * Per-turn token usage from Codex's counters: one convention for both engines and the rollout
+ * tailer.
  *
- * Both protocols report, after every model request, the thread's running `total` and the `last`
- * request's usage (app-server `thread/tokenUsage/updated {total, last}`, MCP `token_count
- * {total_token_usage, last_token_usage}`). A turn with a tool call makes several requests, so the
- * turn's usage is the SUM of the `last` values reported during the turn; `total` is cumulative
- * over the thread (and restarts at 0 in a resumed process) and is never used.
+ * Codex reports, after every model request, the thread's running `total` and the `last` request's
+ * usage (app-server `thread/tokenUsage/updated {total, last}` in camelCase; MCP `token_count` and
+ * rollout `event_msg token_count` `{total_token_usage, last_token_usage}` in snake_case). A turn
+ * with a tool call makes several requests, so the turn's usage is the SUM of the `last` values
+ * reported during the turn; `total` is cumulative over the thread (and restarts at 0 in a resumed
+ * process) and is never reported.
  *
  * OpenAI counts cached tokens inside `input_tokens`; our TurnUsage (like Anthropic's) keeps them
- * apart: inputTokens = input − cached, cacheReadTokens = cached.
+ * apart: inputTokens = input − cached, cacheReadTokens = cached, cacheWriteTokens = cache writes;
+ * outputTokens includes reasoning tokens. Missing, negative or non-numeric counts read as 0.
  */
-import type { TurnUsage } from '../../events/agent-event.js';
+import { ZERO_USAGE, type TurnUsage } from '../../events/agent-event.js';
 
-/** The numbers both protocols carry (camelCase here; MCP's snake_case is mapped by the caller). */
+/** The numbers every Codex usage report carries, in app-server's camelCase. */
 export interface CodexTokenCounts {
   inputTokens: number;
   cachedInputTokens: number;
@@ -20,8 +23,9 @@ export interface CodexTokenCounts {
   outputTokens: number;
 }
 
-const n = (value: number | undefined): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
+const n = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0);
 
+/** One request's counts (camelCase, as app-server reports them) as TurnUsage. */
 export function turnUsageOf(counts: CodexTokenCounts): TurnUsage {
   const cached = n(counts.cachedInputTokens);
   return {
@@ -32,6 +36,16 @@ export function turnUsageOf(counts: CodexTokenCounts): TurnUsage {
   };
 }
 
+/** One request's snake_case counts (MCP `token_count`, rollout lines) as TurnUsage. */
+export function turnUsageFromCodex(usage: Record<string, unknown>): TurnUsage {
+  return turnUsageOf({
+    inputTokens: n(usage['input_tokens']),
+    cachedInputTokens: n(usage['cached_input_tokens']),
+    cacheWriteInputTokens: n(usage['cache_write_input_tokens']),
+    outputTokens: n(usage['output_tokens']),
+  });
+}
+
 export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
   return {
     inputTokens: a.inputTokens + b.inputTokens,
@@ -39,4 +53,39 @@ export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
     cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
     cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
   };
+}
+
+/**
+ * Sums `last_token_usage` over a turn from rollout `token_count` payloads. Codex also re-writes
+ * the previous snapshot unchanged (observed in rollout files on a failed turn in 0.153.4 and
+ * 0.169.0: totals equal to the previous line's, `last` = the previous request's). Such a repeat
+ * carries no new request, so a snapshot only counts when its `total_token_usage` differs from the
+ * last one seen.
+ */
+export class TurnUsageAccumulator {
+  private turn: TurnUsage = ZERO_USAGE;
+  private lastTotal: string | undefined;
+
+  /** Starts a new turn (totals seen so far are kept to recognise repeats). */
+  reset(): void {
+    this.turn = ZERO_USAGE;
+  }
+
+  /** Feeds one `token_count` payload; `info: null` (rate-limit-only updates) is ignored. */
+  add(tokenCount: Record<string, unknown>): void {
+    const info = tokenCount['info'];
+    if (!isRecord(info) || !isRecord(info['last_token_usage'])) return;
+    const total = JSON.stringify(info['total_token_usage'] ?? null);
+    if (total === this.lastTotal) return; // a repeated snapshot, not a new request
+    this.lastTotal = total;
+    this.turn = addUsage(this.turn, turnUsageFromCodex(info['last_token_usage']));
+  }
+
+  current(): TurnUsage {
+    return { ...this.turn };
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -17,7 +17,7 @@ import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/ag
 import { ZERO_USAGE } from '../../../events/agent-event.js';
 import { classifyCodexError } from '../errors.js';
 import { ToolCallLedger } from '../tool-ledger.js';
-import { addUsage, turnUsageOf } from '../usage.js';
+import { addUsage, turnUsageFromCodex } from '../usage.js';
 import {
   AgentMessageItemSchema,
   DeltaSchema,
@@ -234,10 +234,7 @@ export class McpTranslator {
         if (!parsed.success) return this.#skip('malformed token_count', msg);
         const last = parsed.data.info?.last_token_usage;
         if (last && this.#running) {
-          this.#usage = addUsage(
-            this.#usage,
-            turnUsageOf({ inputTokens: last.input_tokens, cachedInputTokens: last.cached_input_tokens, outputTokens: last.output_tokens, ...(last.cache_write_input_tokens !== undefined && { cacheWriteInputTokens: last.cache_write_input_tokens }) }),
-          );
+          this.#usage = addUsage(this.#usage, turnUsageFromCodex(last));
         }
         return [];
       }

@@ -10,5 +10,5 @@ export { initialCursor, type RolloutCursor, type TailedEvent, type RolloutDiagno
 export { EventDeduper, dedupeKeyString, type DedupeKey, type DedupeKind, type DeduperOptions, type DeduperTimers } from './dedupe.js';
 export { dialectOf, type RolloutDialect } from './dialect.js';
 export { RolloutTranslator, type TranslatedEvent, type Translation } from './translator.js';
-export { TurnUsageAccumulator, turnUsageFromCodex } from './turn-usage.js';
+export { TurnUsageAccumulator, turnUsageFromCodex } from '../usage.js';
 export { parseRolloutLine, type RolloutLine } from './rollout-line.js';

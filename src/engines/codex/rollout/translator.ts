@@ -12,7 +12,7 @@
  * - `event_msg task_started` → (no event) sets the current turn, resets its usage
  * - messages → message (see message-events.ts; legacy user ids are `<turnId>#user<n>`)
  * - `response_item function_call|custom_tool_call` → tool_call; results → tool_result (tool-events.ts)
- * - `event_msg token_count` → (no event) adds `last_token_usage` to the turn (turn-usage.ts)
+ * - `event_msg token_count` → (no event) adds `last_token_usage` to the turn (../usage.ts)
  * - `event_msg task_complete` → [error (if `error`)] + turn_complete completed|failed
  * - `event_msg turn_aborted` → turn_complete cancelled (stopReason = reason)
  * - `event_msg error` → error (once per turn)
@@ -24,7 +24,7 @@ import { assistantMessageFromResponseItem, messageFromItem, reasoningFromRespons
 import { isObject, str, type Json, type RolloutLine } from './rollout-line.js';
 import { toolCallFromResponseItem, toolResultFromItem, toolResultFromOutput, toolResultFromPatchApplyEnd } from './tool-events.js';
 import { turnErrorOf } from './turn-error.js';
-import { TurnUsageAccumulator } from './turn-usage.js';
+import { TurnUsageAccumulator } from '../usage.js';
 
 export interface TranslatedEvent {
   event: AgentEventBody;
