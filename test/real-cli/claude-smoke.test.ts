@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { CLAUDE_PINNED_VERSION, claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
+import { LineCarry, Wakeup } from '../support/ndjson-stream.js';
 import { testRunEnv } from '../support/orphan-check.js';
 import { findProcesses } from '../support/processes.js';
 
@@ -38,20 +39,15 @@ class Driver {
   readonly traffic: TrafficEntry[] = [];
   stderr = '';
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private buffer = '';
+  private readonly carry = new LineCarry();
   private cursor = 0;
-  private waiters: Array<() => void> = [];
+  private readonly wakeup = new Wakeup();
   private readonly t0 = performance.now();
 
   constructor(readonly child: ChildProcessWithoutNullStreams) {
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
-      this.buffer += chunk;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        if (line.trim() === '') continue;
+      for (const line of this.carry.push(chunk)) {
         let msg: Json;
         try {
           msg = JSON.parse(line) as Json;
@@ -61,7 +57,7 @@ class Driver {
         this.lines.push(msg);
         this.traffic.push({ t: this.now(), dir: 'cli->host', msg });
       }
-      this.wake();
+      this.wakeup.wake();
     });
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
@@ -70,7 +66,7 @@ class Driver {
     this.exited = new Promise((resolveExit) => {
       child.on('exit', (code, signal) => {
         this.traffic.push({ t: this.now(), dir: 'cli->host', exit: { code, signal } });
-        this.wake();
+        this.wakeup.wake();
         resolveExit({ code, signal });
       });
     });
@@ -83,12 +79,6 @@ class Driver {
   write(msg: Json): void {
     this.traffic.push({ t: this.now(), dir: 'host->cli', msg });
     this.child.stdin.write(`${JSON.stringify(msg)}\n`);
-  }
-
-  private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w();
   }
 
   /** Next line (after the cursor) matching `pred`; lines before it are consumed too. */
@@ -104,13 +94,7 @@ class Driver {
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for ${what}; stderr: ${this.stderr}`);
-      await new Promise<void>((r) => {
-        const timer = setTimeout(r, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          r();
-        });
-      });
+      await this.wakeup.sleep(left);
     }
   }
 

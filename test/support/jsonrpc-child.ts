@@ -6,6 +6,7 @@
  * of the group (codex does not exit on stdin EOF while a command runs: reference codex.md §4.8).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { LineCarry, Wakeup } from './ndjson-stream.js';
 
 type Json = Record<string, any>;
 
@@ -34,9 +35,9 @@ export class JsonRpcChild {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly t0 = performance.now();
-  private buffer = '';
+  private readonly lines = new LineCarry();
   private nextId = 1;
-  private waiters: Array<() => void> = [];
+  private readonly wakeup = new Wakeup();
   private exitedFlag = false;
 
   constructor(bin: string, args: string[], private readonly options: JsonRpcChildOptions) {
@@ -47,7 +48,7 @@ export class JsonRpcChild {
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {
         this.exitedFlag = true;
-        this.wake();
+        this.wakeup.wake();
         resolve({ code, signal });
       });
     });
@@ -62,12 +63,7 @@ export class JsonRpcChild {
   }
 
   private onData(chunk: string): void {
-    this.buffer += chunk;
-    let nl: number;
-    while ((nl = this.buffer.indexOf('\n')) >= 0) {
-      const line = this.buffer.slice(0, nl);
-      this.buffer = this.buffer.slice(nl + 1);
-      if (line.trim() === '') continue;
+    for (const line of this.lines.push(chunk)) {
       let msg: Json;
       try {
         msg = JSON.parse(line) as Json;
@@ -82,11 +78,7 @@ export class JsonRpcChild {
         if (result !== undefined) this.write({ jsonrpc: '2.0', id: msg.id, result });
       }
     }
-    this.wake();
-  }
-
-  private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
+    this.wakeup.wake();
   }
 
   write(msg: Json): void {
@@ -124,13 +116,7 @@ export class JsonRpcChild {
       if (this.exitedFlag) throw new Error(`process exited while waiting for ${what}; stderr: ${this.stderr}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for ${what}; stderr: ${this.stderr}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await this.wakeup.sleep(left);
     }
   }
 
