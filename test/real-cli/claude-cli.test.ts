@@ -11,7 +11,6 @@ import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.
 import { aseRun, processesMarked } from '../support/ase-run.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
-import { testRunEnv } from '../support/orphan-check.js';
 
 beforeAll(ensureBuiltCli, 120_000);
 
@@ -32,7 +31,7 @@ describe('ase run --agent claude (real CLI, mock API)', () => {
     mkdirSync(work);
     const target = join(work, 'from-ase-run.txt');
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${target}`, description: 'Create a file' } }, { kind: 'text', text: 'Created it.' });
-    const agentEnv = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const agentEnv = hermeticClaudeEnv({ port: mock.port, root });
 
     const t = performance.now();
     const run = await aseRun(root, work, ['--agent', 'claude', '--bin', claudeBinary(), '--yes', 'create the file please'], agentEnv);

@@ -16,7 +16,6 @@ import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { FixtureRecorder } from '../support/engine-fixture.js';
 import { claudeFixtureVars } from '../support/claude-fixture.js';
 import { capturing } from '../support/capturing-factory.js';
-import { testRunEnv } from '../support/orphan-check.js';
 import { findProcesses } from '../support/processes.js';
 import { agentEvent, waitForNotice } from '../support/session-notices.js';
 
@@ -48,7 +47,7 @@ describe('claude engine with the real CLI', () => {
   function hermetic() {
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
-    return { bin: claudeBinary(), work, env: { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() } };
+    return { bin: claudeBinary(), work, env: hermeticClaudeEnv({ port: mock.port, root }) };
   }
 
   /**

@@ -16,7 +16,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { CLAUDE_PINNED_VERSION, claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { LineCarry, Wakeup } from '../support/ndjson-stream.js';
-import { testRunEnv } from '../support/orphan-check.js';
 import { findProcesses } from '../support/processes.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -153,7 +152,7 @@ describe('real Claude Code CLI against the mock Messages API', () => {
     const sessionId = randomUUID();
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = { ...hermeticClaudeEnv({ port: mock.port, root }), ...testRunEnv() };
+    const env = hermeticClaudeEnv({ port: mock.port, root });
     const args = [
       '-p',
       '--input-format', 'stream-json',

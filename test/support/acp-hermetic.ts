@@ -54,7 +54,7 @@ export function hermeticGemini({ port, root }: { port: number; root: string }): 
 /** claude-code-acp 0.16.2 against the Anthropic mock (the agent passes its env on to Claude Code). */
 export function hermeticClaudeCodeAcp({ port, root }: { port: number; root: string }): AcpHermetic {
   const { work } = dirs(root);
-  const env = { ...hermeticClaudeEnv({ port, root }), ...testRunEnv() };
+  const env = hermeticClaudeEnv({ port, root });
   return { root, home: env['HOME']!, work, env };
 }
 

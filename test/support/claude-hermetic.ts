@@ -5,6 +5,7 @@
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testRunEnv } from './orphan-check.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -46,7 +47,8 @@ export interface HermeticClaudeEnvOptions {
 
 /**
  * Creates `home`, `config`, `tmp` and `xdg/{config,cache,data,state}` under `root` and returns
- * the complete environment for the CLI — built from scratch, never a copy of `process.env`.
+ * the complete environment for the CLI — built from scratch, never a copy of `process.env` — with
+ * the suite's orphan-check marker.
  */
 export function hermeticClaudeEnv({ port, root }: HermeticClaudeEnvOptions): Record<string, string> {
   const dirs = {
@@ -79,5 +81,5 @@ export function hermeticClaudeEnv({ port, root }: HermeticClaudeEnvOptions): Rec
     CLAUDE_CODE_MAX_RETRIES: '0',
   };
   if (typeof process.getuid === 'function' && process.getuid() === 0) env.IS_SANDBOX = '1';
-  return env;
+  return { ...env, ...testRunEnv() };
 }
