@@ -14,6 +14,7 @@
  * Never throws; input it cannot use is recorded in `skipped`.
  */
 import type { AgentEventBody, ContentBlock } from '../../events/agent-event.js';
+import { ThinkingIndicator } from '../thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
 
 export interface SkippedInput {
@@ -75,7 +76,7 @@ export class AcpTranslator {
   #turn = 0;
   #segment = 0;
   #message: OpenMessage | undefined;
-  #thinking = false;
+  readonly #thinking = new ThinkingIndicator();
 
   constructor(options: AcpTranslatorOptions) {
     this.#options = options;
@@ -133,7 +134,7 @@ export class AcpTranslator {
   /** The `toolCall` of a permission request: creates or updates the call (never a result). */
   permissionToolCall(fields: AcpToolCallFields): AgentEventBody[] {
     const { status: _ignored, ...withoutStatus } = fields;
-    return [...this.#stopThinking(), ...this.#flushMessage(), ...this.#upsert(withoutStatus)];
+    return [...this.#thinking.off(), ...this.#flushMessage(), ...this.#upsert(withoutStatus)];
   }
 
   /**
@@ -141,7 +142,7 @@ export class AcpTranslator {
    * when the turn was cancelled, every other open call ends `cancelled` (nothing will finish it).
    */
   endTurn({ cancelled }: { cancelled: boolean }): AgentEventBody[] {
-    const out = [...this.#stopThinking(), ...this.#flushMessage()];
+    const out = [...this.#thinking.off(), ...this.#flushMessage()];
     for (const tool of this.#tools.values()) {
       if (tool.emitted === undefined || tool.resultEmitted) continue;
       if (tool.denied) out.push(this.#result(tool, 'denied'));
@@ -166,7 +167,7 @@ export class AcpTranslator {
           this.skipped.push({ reason: `${u.kind} without a toolCallId`, raw: update });
           return [];
         }
-        return [...this.#stopThinking(), ...this.#flushMessage(), ...this.#upsert(fields)];
+        return [...this.#thinking.off(), ...this.#flushMessage(), ...this.#upsert(fields)];
       }
       case 'plan':
         if (Array.isArray(update['entries'])) this.info.plan = update['entries'];
@@ -204,7 +205,7 @@ export class AcpTranslator {
       return [];
     }
     if (text === '') return [];
-    const out: AgentEventBody[] = block === 'thinking' ? this.#startThinking() : this.#stopThinking();
+    const out: AgentEventBody[] = block === 'thinking' ? this.#thinking.on() : this.#thinking.off();
     const messageId = typeof update['messageId'] === 'string' ? update['messageId'] : undefined;
     if (this.#message && (this.#message.role !== role || (messageId !== undefined && messageId !== this.#message.id))) {
       out.push(...this.#flushMessage());
@@ -215,18 +216,6 @@ export class AcpTranslator {
     else this.#message.blocks.push({ type: block, text });
     if (block === 'text' && role === 'assistant') out.push({ type: 'text_delta', messageId: this.#message.id, text });
     return out;
-  }
-
-  #startThinking(): AgentEventBody[] {
-    if (this.#thinking) return [];
-    this.#thinking = true;
-    return [{ type: 'thinking', active: true }];
-  }
-
-  #stopThinking(): AgentEventBody[] {
-    if (!this.#thinking) return [];
-    this.#thinking = false;
-    return [{ type: 'thinking', active: false }];
   }
 
   #flushMessage(): AgentEventBody[] {

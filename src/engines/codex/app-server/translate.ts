@@ -14,6 +14,7 @@
  */
 import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/agent-event.js';
 import { ZERO_USAGE } from '../../../events/agent-event.js';
+import { ThinkingIndicator } from '../../thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { addUsage, turnUsageOf } from '../usage.js';
@@ -87,7 +88,7 @@ export class AppServerTranslator {
   #running = false;
   #turnId: string | undefined;
   #usage: TurnUsage = ZERO_USAGE;
-  #thinking = false;
+  readonly #thinking = new ThinkingIndicator();
   #errorReported = false;
   /** Usage reported before our turn id was known, by turn id (a resumed thread replays the last turn's). */
   #earlyUsage: { turnId: string; usage: TurnUsage }[] = [];
@@ -192,14 +193,14 @@ export class AppServerTranslator {
         const parsed = DeltaSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
         if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
-        return [...this.#thinkingOff(), { type: 'text_delta', messageId: parsed.data.itemId, text: parsed.data.delta }];
+        return [...this.#thinking.off(), { type: 'text_delta', messageId: parsed.data.itemId, text: parsed.data.delta }];
       }
       case 'item/reasoning/summaryTextDelta':
       case 'item/reasoning/textDelta': {
         const parsed = DeltaSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
         if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
-        return this.#thinkingOn();
+        return this.#thinking.on();
       }
       case 'thread/tokenUsage/updated': {
         const parsed = TokenUsageUpdatedSchema.safeParse(params);
@@ -243,7 +244,7 @@ export class AppServerTranslator {
   #itemStarted(item: { type: string; id: string }): AgentEventBody[] {
     switch (item.type) {
       case 'reasoning':
-        return this.#thinkingOn();
+        return this.#thinking.on();
       case 'commandExecution': {
         const parsed = CommandExecutionItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed commandExecution', 'item/started', item);
@@ -278,13 +279,13 @@ export class AppServerTranslator {
       case 'agentMessage': {
         const parsed = AgentMessageItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed agentMessage', 'item/completed', item);
-        return [...this.#thinkingOff(), { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'text', text: parsed.data.text }] }];
+        return [...this.#thinking.off(), { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'text', text: parsed.data.text }] }];
       }
       case 'reasoning': {
         const parsed = ReasoningItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed reasoning', 'item/completed', item);
         const text = (parsed.data.summary.length > 0 ? parsed.data.summary : parsed.data.content).join('\n\n');
-        const off = this.#thinkingOff();
+        const off = this.#thinking.off();
         return text === '' ? off : [...off, { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'thinking', text }] }];
       }
       case 'commandExecution': {
@@ -331,24 +332,12 @@ export class AppServerTranslator {
   }
 
   #finish(status: 'completed' | 'failed' | 'cancelled', stopReason: string): AgentEventBody[] {
-    const out: AgentEventBody[] = [...this.#thinkingOff(), ...this.#ledger.closeTurn()];
+    const out: AgentEventBody[] = [...this.#thinking.off(), ...this.#ledger.closeTurn()];
     out.push({ type: 'turn_complete', status, stopReason, usage: this.#usage });
     this.#running = false;
     this.#turnId = undefined;
     this.#usage = ZERO_USAGE;
     this.#changes.clear();
     return out;
-  }
-
-  #thinkingOn(): AgentEventBody[] {
-    if (this.#thinking) return [];
-    this.#thinking = true;
-    return [{ type: 'thinking', active: true }];
-  }
-
-  #thinkingOff(): AgentEventBody[] {
-    if (!this.#thinking) return [];
-    this.#thinking = false;
-    return [{ type: 'thinking', active: false }];
   }
 }

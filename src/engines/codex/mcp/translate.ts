@@ -15,6 +15,7 @@
  */
 import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/agent-event.js';
 import { ZERO_USAGE } from '../../../events/agent-event.js';
+import { ThinkingIndicator } from '../../thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { addUsage, turnUsageFromCodex } from '../usage.js';
@@ -85,7 +86,7 @@ export class McpTranslator {
   readonly #ledger = new ToolCallLedger();
   #running = false;
   #usage: TurnUsage = ZERO_USAGE;
-  #thinking = false;
+  readonly #thinking = new ThinkingIndicator();
   #errorReported = false;
   #session: SessionInfo | undefined;
   /** Messages of this turn already reported: a late delta for one (see the engine's listener quirk) is dropped. */
@@ -137,7 +138,7 @@ export class McpTranslator {
     if (!this.#running) return [];
     const out: AgentEventBody[] = [];
     if (error && !this.#errorReported) out.push(this.#error(error.message, error.info));
-    out.push(...this.#thinkingOff(), ...this.#ledger.closeTurn());
+    out.push(...this.#thinking.off(), ...this.#ledger.closeTurn());
     out.push({ type: 'turn_complete', status, stopReason, usage: this.#usage });
     this.#running = false;
     this.#usage = ZERO_USAGE;
@@ -174,7 +175,7 @@ export class McpTranslator {
       case 'item_started': {
         const parsed = ItemEventSchema.safeParse(msg);
         if (!parsed.success) return this.#skip('malformed item_started', msg);
-        return parsed.data.item.type === 'Reasoning' ? this.#thinkingOn() : [];
+        return parsed.data.item.type === 'Reasoning' ? this.#thinking.on() : [];
       }
       case 'item_completed':
         return this.#itemCompleted(msg);
@@ -183,13 +184,13 @@ export class McpTranslator {
         const parsed = DeltaSchema.safeParse(msg);
         if (!parsed.success) return this.#skip(`malformed ${msg.type}`, msg);
         if (this.#completedMessages.has(parsed.data.item_id)) return this.#skip('delta after its message completed', msg);
-        if (!this.streamDeltas) return this.#thinkingOff();
-        return [...this.#thinkingOff(), { type: 'text_delta', messageId: parsed.data.item_id, text: parsed.data.delta }];
+        if (!this.streamDeltas) return this.#thinking.off();
+        return [...this.#thinking.off(), { type: 'text_delta', messageId: parsed.data.item_id, text: parsed.data.delta }];
       }
       case 'reasoning_content_delta':
       case 'reasoning_raw_content_delta':
       case 'agent_reasoning_delta':
-        return this.#thinkingOn();
+        return this.#thinking.on();
       case 'exec_approval_request': {
         const parsed = ExecApprovalRequestSchema.safeParse(msg);
         if (!parsed.success) return this.#skip('malformed exec_approval_request', msg);
@@ -270,13 +271,13 @@ export class McpTranslator {
         const p = AgentMessageItemSchema.safeParse(item);
         if (!p.success) return this.#skip('malformed AgentMessage item', msg);
         this.#completedMessages.add(p.data.id);
-        return [...this.#thinkingOff(), { type: 'message', role: 'assistant', id: p.data.id, blocks: textBlocks(p.data.content) }];
+        return [...this.#thinking.off(), { type: 'message', role: 'assistant', id: p.data.id, blocks: textBlocks(p.data.content) }];
       }
       case 'Reasoning': {
         const p = ReasoningItemSchema.safeParse(item);
         if (!p.success) return this.#skip('malformed Reasoning item', msg);
         const text = (p.data.summary_text.length > 0 ? p.data.summary_text : (p.data.raw_content ?? [])).join('\n\n');
-        const off = this.#thinkingOff();
+        const off = this.#thinking.off();
         return text === '' ? off : [...off, { type: 'message', role: 'assistant', id: p.data.id, blocks: [{ type: 'thinking', text }] }];
       }
       default:
@@ -289,18 +290,6 @@ export class McpTranslator {
     this.#errorReported = true;
     const { kind, retryable } = classifyCodexError(info);
     return { type: 'error', kind, message, retryable };
-  }
-
-  #thinkingOn(): AgentEventBody[] {
-    if (this.#thinking) return [];
-    this.#thinking = true;
-    return [{ type: 'thinking', active: true }];
-  }
-
-  #thinkingOff(): AgentEventBody[] {
-    if (!this.#thinking) return [];
-    this.#thinking = false;
-    return [{ type: 'thinking', active: false }];
   }
 }
 
