@@ -4,6 +4,7 @@
  * AgentEventSchema, delivered in order through an EventOutbox, and nothing follows `exited`. It
  * also knows when the session last heard from the engine, which is what throttles `activity`.
  */
+import { AseError } from '../errors.js';
 import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEvent, type AgentEventBody } from '../events/agent-event.js';
 import type { AgentEventListener, EngineContext } from './engine.js';
 import { EventOutbox } from './event-outbox.js';
@@ -89,6 +90,17 @@ export class EngineEvents {
 
   emitAll(bodies: readonly AgentEventBody[]): void {
     for (const body of bodies) this.emit(body);
+  }
+
+  /**
+   * A start that failed before the agent ran (bad options, no binary, spawn error): reports
+   * `error` + `exited {reason: 'start failed'}` as the contract asks, and returns the typed error
+   * `start()` rejects with (an AseError as it is, anything else as ENGINE_START_FAILED).
+   */
+  startFailed(error: unknown, message: string = error instanceof Error ? error.message : String(error)): AseError {
+    this.emit({ type: 'error', kind: 'fatal', message, retryable: false });
+    this.emit({ type: 'exited', code: null, signal: null, reason: 'start failed' });
+    return error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', message, { cause: error });
   }
 
   /**

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EngineEvents } from '../../src/engines/engine-events.js';
+import { AseError } from '../../src/errors.js';
 import { ACTIVITY_INTERVAL_MS, type AgentEvent, type AgentEventBody } from '../../src/events/agent-event.js';
 
 function setup(options?: ConstructorParameters<typeof EngineEvents>[1]) {
@@ -46,6 +47,20 @@ describe('EngineEvents', () => {
     expect(events.exited).toBe(true);
     expect(seen.map((e) => e.type)).toEqual(['exited']);
     await events.exitedEmitted;
+  });
+
+  it('a failed start is error + exited {reason: start failed}, and a typed error to reject with', () => {
+    const { events, seen } = setup();
+    events.bind(1);
+    const thrown = events.startFailed(new Error('spawn ENOENT'));
+    expect(thrown).toBeInstanceOf(AseError);
+    expect(thrown).toMatchObject({ code: 'ENGINE_START_FAILED', message: 'spawn ENOENT' });
+    expect(seen.map(({ gen: _g, at: _a, ...body }) => body)).toEqual([
+      { type: 'error', kind: 'fatal', message: 'spawn ENOENT', retryable: false },
+      { type: 'exited', code: null, signal: null, reason: 'start failed' },
+    ]);
+    const options = new AseError('INVALID_OPTIONS', 'bad option');
+    expect(setup().events.startFailed(options)).toBe(options);
   });
 
   it('delivers in order even when a listener emits while it is being called, and keeps listener errors', () => {

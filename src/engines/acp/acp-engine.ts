@@ -209,9 +209,7 @@ export class AcpEngine implements AgentEngine {
     this.#spec = spec;
     this.#events.bind(spec.gen);
     const fail = (error: unknown): never => {
-      this.#events.emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
-      this.#emitExited({ code: null, signal: null }, 'start failed');
-      throw error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', errorMessage(error), { cause: error });
+      throw this.#events.startFailed(error, errorMessage(error));
     };
     let argv: { file: string; args: string[] };
     let env: Record<string, string>;

@@ -48,6 +48,8 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   #stopping: Promise<void> | undefined;
   #protocolFailure = false;
   readonly #queue: UserMessage[] = [];
+  /** The local fallback of a pending interrupt (cleared when the turn ends). */
+  #interruptGuard: { readonly id: number } | undefined;
 
   /** Upstream messages that were skipped (unknown, malformed, stale), newest last. */
   readonly skipped: InvalidMessage[] = [];
@@ -110,9 +112,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     this.spec = spec;
     this.#events.bind(spec.gen);
     const fail = (error: unknown): never => {
-      this.emit({ type: 'error', kind: 'fatal', message: errorMessage(error), retryable: false });
-      this.#emitExited({ code: null, signal: null }, 'start failed');
-      throw error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', errorMessage(error), { cause: error });
+      throw this.#events.startFailed(error);
     };
     let file: string;
     let env: Record<string, string>;
@@ -226,6 +226,25 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     const next = this.#queue.shift();
     if (!next) return;
     void this.startTurn(next).catch((error: unknown) => this.noteSkipped(`startTurn failed: ${errorMessage(error)}`, next));
+  }
+
+  /**
+   * Arms the local fallback of an interrupt: neither server is bound to end an interrupted turn, so
+   * if it has not ended within `timeoutMs`, `onTimeout` closes it here and the session does not
+   * wait forever. Replaces a fallback already armed.
+   */
+  protected armInterruptGuard(timeoutMs: number, onTimeout: () => void): void {
+    this.clearInterruptGuard();
+    this.#interruptGuard = this.context.setTimeout(() => {
+      this.#interruptGuard = undefined;
+      onTimeout();
+    }, timeoutMs);
+  }
+
+  /** The turn ended (or the interrupt failed): its fallback timer must not outlive it. */
+  protected clearInterruptGuard(): void {
+    if (this.#interruptGuard) this.context.clearTimeout(this.#interruptGuard);
+    this.#interruptGuard = undefined;
   }
 
   /** A fatal protocol/handshake problem: reports it and stops the process. */

@@ -56,8 +56,6 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   readonly #approvals = new Map<string, PendingApproval>();
   /** Resolves with the running turn's id once `turn/start` answered (interrupt needs it). */
   #turnIdReady: Promise<string | undefined> = Promise.resolve(undefined);
-  /** The local fallback of a pending interrupt (cleared when the turn ends). */
-  #interruptGuard: { readonly id: number } | undefined;
   /** Thread id of this generation (= the resume token). */
   threadId: string | undefined;
   /** Rollout file of the thread (`thread.path`). */
@@ -160,20 +158,17 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     const params: TurnInterruptParams = { threadId: this.threadId!, turnId };
     // The interrupted turn ends with `turn/completed {status: interrupted}`; if that never comes,
     // the turn is closed here so the session does not wait forever.
-    this.#clearInterruptGuard();
-    const guard = this.context.setTimeout(() => {
-      this.#interruptGuard = undefined;
+    this.armInterruptGuard(timeoutMs, () => {
       if (this.#translator.turnRunning && this.#translator.turnId === turnId) {
         this.noteSkipped('turn/interrupt: no turn/completed in time; turn closed locally', { turnId });
         this.emitAll(this.#translator.endTurn('cancelled'));
         this.dispatchQueued();
       }
-    }, timeoutMs);
-    this.#interruptGuard = guard;
+    });
     try {
       await this.peer.request('turn/interrupt', params, { timeoutMs });
     } catch (error) {
-      this.#clearInterruptGuard();
+      this.clearInterruptGuard();
       if (this.#translator.turnRunning && this.#translator.turnId === turnId && !this.isStopping) {
         this.noteSkipped(`turn/interrupt failed: ${errorMessage(error)}`, params);
         this.emitAll(this.#translator.endTurn('cancelled'));
@@ -199,14 +194,9 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     const bodies = this.#translator.translate(method, params);
     this.emitAll(bodies);
     if (bodies.some((b) => b.type === 'turn_complete')) {
-      this.#clearInterruptGuard();
+      this.clearInterruptGuard();
       this.dispatchQueued();
     }
-  }
-
-  #clearInterruptGuard(): void {
-    if (this.#interruptGuard) this.context.clearTimeout(this.#interruptGuard);
-    this.#interruptGuard = undefined;
   }
 
   /** Ids of permission requests still waiting for `answerPermission`. */

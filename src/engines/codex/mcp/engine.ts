@@ -84,8 +84,6 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
   #call: RunningCall | undefined;
   /** Ids of our tools/call requests not answered yet: their server-side listeners still forward events. */
   readonly #listeners = new Set<number>();
-  /** The local fallback of a pending interrupt (cleared when the turn ends). */
-  #interruptGuard: { readonly id: number } | undefined;
   /** task_complete events seen whose call has not been answered yet. */
   #completionsToAnswer = 0;
   #identified = false;
@@ -181,13 +179,11 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
     if (!call || !this.#translator.turnRunning) return;
     // The server answers a cancel with `turn_aborted` and never responds to the call. If even the
     // event does not come, the turn is closed here so the session does not wait forever.
-    if (this.#interruptGuard) this.context.clearTimeout(this.#interruptGuard);
-    this.#interruptGuard = this.context.setTimeout(() => {
-      this.#interruptGuard = undefined;
+    this.armInterruptGuard(timeoutMs, () => {
       if (this.#call !== call || !this.#translator.turnRunning) return;
       this.noteSkipped('notifications/cancelled: no turn_aborted in time; turn closed locally', { requestId: call.id });
       this.#finishTurn(this.#translator.endTurn('cancelled', 'interrupt timeout'));
-    }, timeoutMs);
+    });
     await this.peer.notify('notifications/cancelled', { requestId: call.id, reason: 'interrupted by the host' });
   }
 
@@ -259,8 +255,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
 
   /** Emits the turn's last events; the next queued message may start. */
   #finishTurn(bodies: Parameters<CodexMcpEngine['emitAll']>[0]): void {
-    if (this.#interruptGuard) this.context.clearTimeout(this.#interruptGuard);
-    this.#interruptGuard = undefined;
+    this.clearInterruptGuard();
     this.#call = undefined;
     this.#approvals.clear();
     this.emitAll(bodies);
