@@ -216,6 +216,44 @@ describe('per-turn usage', () => {
   });
 });
 
+describe('a failed turn is not billed for the request before it', () => {
+  // Recorded on both live protocols (test/fixtures/codex/rollout/*.traffic.jsonl): when a turn
+  // fails, Codex re-sends the previous usage snapshot unchanged (same thread total, `last` = the
+  // previous turn's request).
+  const breakdown = (input: number, output: number) => ({ inputTokens: input, cachedInputTokens: 0, cacheWriteInputTokens: 0, outputTokens: output, totalTokens: input + output, reasoningOutputTokens: 0 });
+  const snake = (input: number, output: number) => ({ input_tokens: input, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: output, reasoning_output_tokens: 0, total_tokens: input + output });
+
+  it('app-server: the repeated thread/tokenUsage/updated of the failed turn counts nothing', () => {
+    const t = new AppServerTranslator();
+    t.setThread('T');
+    const usages: unknown[] = [];
+    for (const [turnId, failed] of [['U1', false], ['U2', true]] as const) {
+      t.beginTurn();
+      t.adoptTurnId(turnId);
+      t.translate('thread/tokenUsage/updated', { threadId: 'T', turnId, tokenUsage: { last: breakdown(100, 5), total: breakdown(600, 62) } });
+      const turn = { id: turnId, status: failed ? 'failed' : 'completed', error: failed ? { message: 'mock exploded', codexErrorInfo: 'other', additionalDetails: null } : null };
+      usages.push(t.translate('turn/completed', { threadId: 'T', turn }).find((e) => e.type === 'turn_complete'));
+    }
+    expect(usages).toEqual([
+      expect.objectContaining({ status: 'completed', usage: { inputTokens: 100, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 } }),
+      expect.objectContaining({ status: 'failed', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } }),
+    ]);
+  });
+
+  it('mcp-server: the repeated token_count of the failed turn counts nothing', () => {
+    const t = new McpTranslator();
+    const tokenCount = { type: 'token_count', info: { last_token_usage: snake(100, 5), total_token_usage: snake(600, 62) } };
+    t.beginTurn();
+    t.translate(tokenCount);
+    const first = t.translate({ type: 'task_complete', last_agent_message: 'ok' } as { type: string }).find((e) => e.type === 'turn_complete');
+    t.beginTurn();
+    t.translate(tokenCount);
+    const second = t.endTurn('failed', 'error', { message: 'mock exploded' }).find((e) => e.type === 'turn_complete');
+    expect(first).toMatchObject({ usage: { inputTokens: 100, outputTokens: 5 } });
+    expect(second).toMatchObject({ status: 'failed', usage: { inputTokens: 0, outputTokens: 0 } });
+  });
+});
+
 describe('AppServerTranslator turn identity', () => {
   it('does not take a replayed usage report of the previous turn (thread/resume) for the new turn', () => {
     const t = new AppServerTranslator();

@@ -56,15 +56,28 @@ export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
 }
 
 /**
- * Sums `last_token_usage` over a turn from rollout `token_count` payloads. Codex also re-writes
- * the previous snapshot unchanged (observed in rollout files on a failed turn in 0.153.4 and
- * 0.169.0: totals equal to the previous line's, `last` = the previous request's). Such a repeat
- * carries no new request, so a snapshot only counts when its `total_token_usage` differs from the
- * last one seen.
+ * Codex re-sends its previous usage snapshot unchanged when a turn fails (observed on both live
+ * protocols and in rollout files, 0.153.4 and 0.169.0: the thread total equals the previous
+ * report's, `last` is the previous request's). Such a repeat is no new request, and counting it
+ * would bill the failed turn for the request before it. A snapshot counts only when the thread's
+ * total differs from the last one seen.
  */
+export class UsageSnapshots {
+  private lastTotal: string | undefined;
+
+  /** True for a new snapshot (a new request); false for a repeat of the previous one. */
+  isNew(total: unknown): boolean {
+    const key = JSON.stringify(total ?? null);
+    if (key === this.lastTotal) return false;
+    this.lastTotal = key;
+    return true;
+  }
+}
+
+/** Sums `last_token_usage` over a turn from rollout `token_count` payloads, skipping repeated snapshots. */
 export class TurnUsageAccumulator {
   private turn: TurnUsage = ZERO_USAGE;
-  private lastTotal: string | undefined;
+  private readonly snapshots = new UsageSnapshots();
 
   /** Starts a new turn (totals seen so far are kept to recognise repeats). */
   reset(): void {
@@ -75,9 +88,7 @@ export class TurnUsageAccumulator {
   add(tokenCount: Record<string, unknown>): void {
     const info = tokenCount['info'];
     if (!isRecord(info) || !isRecord(info['last_token_usage'])) return;
-    const total = JSON.stringify(info['total_token_usage'] ?? null);
-    if (total === this.lastTotal) return; // a repeated snapshot, not a new request
-    this.lastTotal = total;
+    if (!this.snapshots.isNew(info['total_token_usage'])) return;
     this.turn = addUsage(this.turn, turnUsageFromCodex(info['last_token_usage']));
   }
 

@@ -17,7 +17,7 @@ import { ZERO_USAGE } from '../../../events/agent-event.js';
 import { ThinkingIndicator } from '../../thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
 import { ToolCallLedger } from '../tool-ledger.js';
-import { addUsage, turnUsageOf } from '../usage.js';
+import { addUsage, turnUsageOf, UsageSnapshots } from '../usage.js';
 import {
   AgentMessageItemSchema,
   CommandExecutionItemSchema,
@@ -88,6 +88,7 @@ export class AppServerTranslator {
   #running = false;
   #turnId: string | undefined;
   #usage: TurnUsage = ZERO_USAGE;
+  readonly #snapshots = new UsageSnapshots();
   readonly #thinking = new ThinkingIndicator();
   #errorReported = false;
   /** Usage reported before our turn id was known, by turn id (a resumed thread replays the last turn's). */
@@ -205,6 +206,8 @@ export class AppServerTranslator {
       case 'thread/tokenUsage/updated': {
         const parsed = TokenUsageUpdatedSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        // A repeat of the previous snapshot (sent when a turn fails) is no new request.
+        if (!this.#snapshots.isNew(parsed.data.tokenUsage.total)) return this.#skip('repeated usage snapshot', method, params);
         if (!this.#running || !this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('usage outside our turn', method, params);
         const usage = turnUsageOf(parsed.data.tokenUsage.last);
         if (this.#turnId === undefined) this.#earlyUsage.push({ turnId: parsed.data.turnId, usage });

@@ -18,7 +18,7 @@ import { ZERO_USAGE } from '../../../events/agent-event.js';
 import { ThinkingIndicator } from '../../thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
 import { ToolCallLedger } from '../tool-ledger.js';
-import { addUsage, turnUsageFromCodex } from '../usage.js';
+import { addUsage, turnUsageFromCodex, UsageSnapshots } from '../usage.js';
 import {
   AgentMessageItemSchema,
   DeltaSchema,
@@ -86,6 +86,7 @@ export class McpTranslator {
   readonly #ledger = new ToolCallLedger();
   #running = false;
   #usage: TurnUsage = ZERO_USAGE;
+  readonly #snapshots = new UsageSnapshots();
   readonly #thinking = new ThinkingIndicator();
   #errorReported = false;
   #session: SessionInfo | undefined;
@@ -234,7 +235,8 @@ export class McpTranslator {
         const parsed = TokenCountSchema.safeParse(msg);
         if (!parsed.success) return this.#skip('malformed token_count', msg);
         const last = parsed.data.info?.last_token_usage;
-        if (last && this.#running) {
+        // Every snapshot is checked, in a turn or not, so a repeat is recognised whenever it comes.
+        if (last && this.#snapshots.isNew(parsed.data.info?.total_token_usage) && this.#running) {
           this.#usage = addUsage(this.#usage, turnUsageFromCodex(last));
         }
         return [];
