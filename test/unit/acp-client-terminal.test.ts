@@ -349,4 +349,14 @@ describe('kill, release, wall clock, cap, closeAll', () => {
     await closing;
     expect(markedProcesses()).toEqual([]);
   });
+
+  it('closeAll while a create checks its cwd stops that terminal too (the engine calls closeAll once, at exit)', async () => {
+    const m = manager();
+    const creating = m.create({ sessionId, command: 'sleep 300', cwd: join(work, 'sub') });
+    const closing = m.closeAll();
+    await expectRequestError(creating, -32603, /closed while this one was starting/);
+    await closing;
+    expect(m.size).toBe(0);
+    expect(markedProcesses()).toEqual([]);
+  });
 });

@@ -183,6 +183,8 @@ export class TerminalManager {
     cwd?: string | null;
     outputByteLimit?: number | null;
   }): Promise<{ terminalId: string }> {
+    // Taken before the first await: a closeAll() while the cwd is being checked must stop this one too.
+    const epoch = this.epoch;
     if (typeof params.sessionId !== 'string' || params.sessionId.length === 0) throw denied('sessionId must be a non-empty string');
     const { command, args } = checkArgs(params.command, params.args);
     const envEntries = checkEnv(params.env);
@@ -193,7 +195,7 @@ export class TerminalManager {
     }
     const env = { ...this.baseEnv };
     for (const { name, value } of envEntries) env[name] = value;
-    const epoch = this.epoch;
+    if (epoch !== this.epoch) throw RequestError.internalError({}, 'the terminals were closed while this one was starting');
     this.creating++;
     let child: SupervisedProcess;
     try {
