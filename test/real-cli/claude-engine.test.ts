@@ -54,11 +54,12 @@ describe('claude engine with the real CLI', () => {
    * A claude engine factory whose traffic and events are recorded as test/fixtures/claude/engine/
    * <name>.jsonl by `save()` (when UPDATE_CLAUDE_FIXTURES=1 or the file is missing); unit tests replay them.
    */
-  function recorded(name: string): { factory: EngineFactory; save(): void } {
+  function recorded(name: string): { factory: EngineFactory; records: FixtureRecorder['records']; save(): void } {
     const recorder = new FixtureRecorder(claudeFixtureVars(root));
     const path = join(fixtureDir, `${name}.jsonl`);
     return {
       factory: recorder.wrap(claudeEngine({ onTraffic: recorder.tap })),
+      records: recorder.records,
       save: () => {
         if (process.env.UPDATE_CLAUDE_FIXTURES === '1' || !existsSync(path)) recorder.write(path);
       },
@@ -213,6 +214,8 @@ describe('claude engine with the real CLI', () => {
     await done;
     const token = session.snapshot().resumeToken;
     expect(token).toBeTruthy();
+    const firstCost = session.snapshot().usage.costUsd;
+    expect(firstCost).toBeGreaterThan(0);
     await session.stop();
 
     const t = performance.now();
@@ -229,6 +232,13 @@ describe('claude engine with the real CLI', () => {
     expect(events.find((e) => e.type === 'session_identified')).toMatchObject({ resumeToken: token });
     expect(session.snapshot().resumeToken).toBe(token);
     expect(JSON.stringify(mock.requests.at(-1)?.body.messages)).toContain('pineapple');
+    // The resumed CLI's total_cost_usd counts the first process's turn again (it restores the
+    // session total): the resumed turn is billed only for itself.
+    const result = resumed.records.find((r) => r.dir === 'from_agent' && 'msg' in r && (r.msg as { type?: string }).type === 'result');
+    const sessionTotal = (result as { msg: { total_cost_usd: number } }).msg.total_cost_usd;
+    const resumedCost = (tc.event as { usage: { costUsd?: number } }).usage.costUsd ?? 0;
+    expect(resumedCost).toBeGreaterThan(0);
+    expect(resumedCost).toBeCloseTo(sessionTotal - firstCost, 12);
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);

@@ -156,6 +156,29 @@ describe('ClaudeTranslator hand-written cases', () => {
     expect(costs[2]).toBeCloseTo(0.2, 12);
   });
 
+  it('a resumed process bills only its own turn: total_cost_usd there starts from the resumed session total', () => {
+    // Recorded (resume.jsonl): the first result of a `--resume`d CLI reports total_cost_usd
+    // 0.000396 = the earlier process's turn (0.000228) + this turn (0.000168); the CLI restores the
+    // session's cost total from its transcript. Only model_usage_since_last_result is this turn.
+    const recorded = readFileSync(join(repoRoot, 'test', 'fixtures', 'claude', 'engine', 'resume.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { dir: string; msg?: Json })
+      .find((r) => r.dir === 'from_agent' && r.msg?.type === 'result')!.msg!;
+    expect(recorded.total_cost_usd).toBeCloseTo(0.000396, 12);
+    const t = new ClaudeTranslator();
+    const done = t.translate(recorded).at(-1) as { type: string; usage: { costUsd: number } };
+    expect(done.type).toBe('turn_complete');
+    expect(done.usage.costUsd).toBeCloseTo(0.000168, 12);
+    // A later turn of the same process: since-last-result again (the total only grows by it).
+    const next = t.translate({ ...recorded, total_cost_usd: 0.000396 + 0.0002, model_usage_since_last_result: { m: { costUSD: 0.0002 } } }).at(-1) as { usage: { costUsd: number } };
+    expect(next.usage.costUsd).toBeCloseTo(0.0002, 12);
+    // Without the field (older CLIs): the delta of total_cost_usd, as before.
+    const { model_usage_since_last_result: _dropped, ...bare } = recorded;
+    const older = t.translate({ ...bare, total_cost_usd: 0.000596 + 0.0001 }).at(-1) as { usage: { costUsd: number } };
+    expect(older.usage.costUsd).toBeCloseTo(0.0001, 12);
+  });
+
   it('emits session_identified again only when the id changes; thinking once per block', () => {
     const t = new ClaudeTranslator();
     const init = (id: string) => ({ type: 'system', subtype: 'init', session_id: id, cwd: '/w' });

@@ -52,6 +52,24 @@ export function classifyResultError(result: ResultMessage): { kind: ErrorKind; r
   return { kind: 'fatal', retryable: false };
 }
 
+/**
+ * This turn's cost from `model_usage_since_last_result` (per model, `costUSD`), or undefined when
+ * the CLI did not send it. Preferred over the delta of `total_cost_usd`: a `--resume`d CLI restores
+ * the session's cost total from its transcript, so its first `total_cost_usd` already contains the
+ * earlier processes' turns (recorded in resume.jsonl) and a delta from 0 would bill them again.
+ */
+export function costSinceLastResult(result: ResultMessage): number | undefined {
+  const since = (result as { model_usage_since_last_result?: unknown }).model_usage_since_last_result;
+  if (typeof since !== 'object' || since === null || Array.isArray(since)) return undefined;
+  let sum = 0;
+  for (const perModel of Object.values(since)) {
+    const cost = (perModel as { costUSD?: unknown } | null)?.costUSD;
+    if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) return undefined;
+    sum += cost;
+  }
+  return sum;
+}
+
 function resultMessageText(result: ResultMessage): string {
   if (typeof result.result === 'string' && result.result !== '') return result.result;
   const errors = (result.errors ?? []).map((e) => (typeof e === 'string' ? e : JSON.stringify(e)));
@@ -204,10 +222,10 @@ export class ClaudeTranslator {
       cacheWriteTokens: result.usage?.cache_creation_input_tokens ?? 0,
     };
     const total = result.total_cost_usd;
-    if (typeof total === 'number' && Number.isFinite(total)) {
-      usage.costUsd = Math.max(0, total - this.#lastTotalCost);
-      this.#lastTotalCost = Math.max(this.#lastTotalCost, total);
-    }
+    const sinceLast = costSinceLastResult(result);
+    if (sinceLast !== undefined) usage.costUsd = sinceLast;
+    else if (typeof total === 'number' && Number.isFinite(total)) usage.costUsd = Math.max(0, total - this.#lastTotalCost);
+    if (typeof total === 'number' && Number.isFinite(total)) this.#lastTotalCost = Math.max(this.#lastTotalCost, total);
     const terminal = result.terminal_reason ?? '';
     const status = result.is_error === false ? 'completed' : terminal.startsWith('aborted') ? 'cancelled' : 'failed';
     if (status === 'failed') {
