@@ -244,6 +244,32 @@ describe('acp engine (scripted agent)', () => {
     expect(log.of('error')).toEqual([]);
   });
 
+  it('late text after turn_complete becomes its own message: before the next turn starts, or at exit', async () => {
+    await ready();
+    await engine.send({ localId: 'a', text: 'go' });
+    let prompt = await agent.nextMethod('session/prompt');
+    agent.send(text(SID, 'first'));
+    agent.respond(prompt, { stopReason: 'end_turn' });
+    agent.send(text(SID, 'late words'));
+    await log.next('text_delta', 'late delta', 5_000, (e) => e.text === 'late words');
+    await engine.send({ localId: 'b', text: 'again' });
+    prompt = await agent.nextMethod('session/prompt');
+    agent.send(text(SID, 'second'));
+    agent.respond(prompt, { stopReason: 'end_turn' });
+    await log.next('turn_complete', 'second turn', 5_000, () => log.of('turn_complete').length === 2);
+    agent.send(update(SID, { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } }));
+    agent.send(text(SID, 'last words'));
+    await log.next('text_delta', 'last delta', 5_000, (e) => e.text === 'last words');
+    await engine.stop();
+    const texts = (e: { blocks: { type: string; text?: string }[] }): string => e.blocks.map((b) => b.text ?? '').join('|');
+    expect(log.of('message').map(texts)).toEqual(['first', 'late words', 'second', 'hmm|last words']);
+    // The late message is reported before the next turn's prompt is answered, not inside it.
+    const order = log.events.map((e) => (e.type === 'message' ? `message:${texts(e)}` : e.type)).filter((t) => t.startsWith('message') || t === 'turn_complete');
+    expect(order).toEqual(['message:first', 'turn_complete', 'message:late words', 'message:second', 'turn_complete', 'message:hmm|last words']);
+    expect(new Set(log.of('message').map((e) => e.id)).size).toBe(4);
+    expect(log.of('thinking').at(-1)).toMatchObject({ active: false });
+  });
+
   it('a malformed permission request is answered with an error, never left hanging', async () => {
     await ready();
     agent.send({ jsonrpc: '2.0', id: 9, method: 'session/request_permission', params: { sessionId: SID, options: [] } });

@@ -477,17 +477,20 @@ export class AcpEngine implements AgentEngine {
     if (!this.#ready || this.#turn || this.#events.exited || this.#stopRequested || this.#killReason) return;
     const message = this.#queue.shift();
     if (!message) return;
+    // Late output of the previous turn is closed here, not merged into this turn.
+    const late = this.#translator!.beginTurn();
     let markDone!: () => void;
     const done = new Promise<void>((r) => (markDone = r));
     const cost = this.#translator!.info.cost;
     const turn: Turn = { localId: message.localId, cancelled: false, ended: false, costAtStart: cost?.currency === 'USD' ? cost.amount : undefined, done, markDone };
     this.#turn = turn;
-    this.#translator!.beginTurn();
     this.#conn!.agent
       .request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text: message.text }] })
       // Results and errors are handled in wire order by #onInbound; a rejection without a
       // response means the connection closed, which the exit path reports.
       .catch(() => undefined);
+    // Emitted once the turn is set and its prompt queued: a listener reacting (send, abort) sees a consistent state.
+    for (const body of late) this.#events.emit(body);
   }
 
   /** The prompt's response arrived (in wire order): the turn ends here. */
@@ -676,8 +679,12 @@ export class AcpEngine implements AgentEngine {
         this.#events.emit({ type: 'error', kind: 'fatal', message: `acp agent exited during a turn (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
         this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO } });
       }
-    } else if (!expected && (!this.#ready || exit.code !== 0 || exit.signal !== null)) {
-      this.#events.emit({ type: 'error', kind: 'fatal', message: `acp agent exited unexpectedly (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
+    } else {
+      // Late output after the last turn: no next turn will close it.
+      for (const body of this.#translator?.flush() ?? []) this.#events.emit(body);
+      if (!expected && (!this.#ready || exit.code !== 0 || exit.signal !== null)) {
+        this.#events.emit({ type: 'error', kind: 'fatal', message: `acp agent exited unexpectedly (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
+      }
     }
     this.#emitExited(exit, this.#stopRequested ? 'stopped' : (this.#killReason ?? 'process exited'));
   }

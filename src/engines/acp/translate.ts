@@ -82,10 +82,21 @@ export class AcpTranslator {
     this.#options = options;
   }
 
-  /** Starts a new turn: message ids restart their segment count under the new turn number. */
-  beginTurn(): void {
+  /**
+   * Starts a new turn: message ids restart their segment count under the new turn number. Returns
+   * what late output (text or thinking after the previous turn ended) left open: it belongs to
+   * that turn and must not run on into this one.
+   */
+  beginTurn(): AgentEventBody[] {
+    const late = this.flush();
     this.#turn++;
     this.#segment = 0;
+    return late;
+  }
+
+  /** Closes an open message and thinking; for late output when no turn will end it (agent exit). */
+  flush(): AgentEventBody[] {
+    return [...this.#thinking.off(), ...this.#flushMessage()];
   }
 
   /**
@@ -142,7 +153,7 @@ export class AcpTranslator {
    * when the turn was cancelled, every other open call ends `cancelled` (nothing will finish it).
    */
   endTurn({ cancelled }: { cancelled: boolean }): AgentEventBody[] {
-    const out = [...this.#thinking.off(), ...this.#flushMessage()];
+    const out = this.flush();
     for (const tool of this.#tools.values()) {
       if (tool.emitted === undefined || tool.resultEmitted) continue;
       if (tool.denied) out.push(this.#result(tool, 'denied'));
