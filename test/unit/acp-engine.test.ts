@@ -3,7 +3,7 @@
  * option): the orderings and failure modes seen in the wild (reference "acp.md" §5), hand-made so
  * each one is pinned down on its own.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -92,6 +92,45 @@ describe('acp engine (scripted agent)', () => {
     } finally {
       delete process.env['ASE_ACP_TEST_SECRET'];
       delete process.env['ASE_ACP_TEST_PASSED'];
+    }
+  });
+
+  it('the private HOME under the shared temp dir is refused when someone else could have planted files in it', async () => {
+    const previous = process.env['TMPDIR'];
+    process.env['TMPDIR'] = root;
+    const uid = process.getuid!();
+    const base = join(root, `ase-acp-${uid}`);
+    const attempt = async (): Promise<unknown> => {
+      const e = new AcpEngine(realContext(), { command: 'fake-agent', spawn: fakeSpawner(new FakeAgentProcess(), spawned) });
+      const events = new EventLog();
+      e.onEvent(events.push);
+      const error = await rejection(e.start({ gen: 1, mode: 'remote', workDir: root, options: {} }));
+      expect(events.events.map((x) => x.type)).toEqual(['error', 'exited']);
+      return error;
+    };
+    try {
+      mkdirSync(base, { mode: 0o777 });
+      chmodSync(base, 0o777); // world-writable: anyone could have put a config file in it
+      expect(String(await attempt())).toMatch(/not private/);
+      rmSync(base, { recursive: true });
+      mkdirSync(join(root, 'elsewhere'));
+      symlinkSync(join(root, 'elsewhere'), base);
+      expect(String(await attempt())).toMatch(/not private/);
+      rmSync(base);
+      if (uid === 0) {
+        mkdirSync(join(base, 'custom'), { recursive: true, mode: 0o700 });
+        chownSync(join(base, 'custom'), 65534, 65534); // owned by another user
+        expect(String(await attempt())).toMatch(/not private/);
+        rmSync(base, { recursive: true });
+      }
+      expect(spawned).toEqual([]);
+      // Created fresh, it is ours and private.
+      await start({ home: undefined });
+      expect(spawned[0]!.env['HOME']).toBe(join(base, 'custom'));
+      expect(statSync(base).mode & 0o777).toBe(0o700);
+    } finally {
+      if (previous === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = previous;
     }
   });
 

@@ -14,7 +14,7 @@
  * order (the SDK may dispatch different methods' handlers out of order). The SDK answers requests
  * and carries ours.
  */
-import { mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -739,10 +739,26 @@ export class AcpEngine implements AgentEngine {
 
 }
 
-/** `<tmp>/ase-acp-<uid>/<agent>`: private to this user, stable across generations (for session/load). */
+/**
+ * `<tmp>/ase-acp-<uid>/<agent>`: private to this user, stable across generations (for session/load).
+ * The temp dir is shared and the name predictable, so both levels must be real directories owned
+ * by us that nobody else can write: otherwise another user could have planted a config file (an
+ * MCP server, a model endpoint) that the agent would load with our rights.
+ */
 function privateHome(name: string): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
-  const dir = join(tmpdir(), `ase-acp-${uid}`, name.replace(/[^A-Za-z0-9._-]/g, '_'));
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  const base = join(tmpdir(), `ase-acp-${uid ?? 'user'}`);
+  const dir = join(base, name.replace(/[^A-Za-z0-9._-]/g, '_'));
+  for (const path of [base, dir]) {
+    try {
+      mkdirSync(path, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const st = lstatSync(path);
+    if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
+      throw new AseError('INVALID_OPTIONS', `acp engine: the private HOME ${path} is not private (a symlink, another user's, or writable by others); remove it or set \`home\``);
+    }
+  }
   return dir;
 }
