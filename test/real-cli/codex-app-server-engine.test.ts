@@ -14,7 +14,7 @@ import { applyPatchCall, execCommandCall, type OpenAIResponsesMock } from '../mo
 import type { HermeticCodex } from '../support/codex-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
 import { CodexEngineBench } from '../support/codex-engine-bench.js';
-import { stopDuringCommand } from '../support/codex-stop-scenario.js';
+import { codexDiesDuringCommand, stopDuringCommand } from '../support/codex-stop-scenario.js';
 
 const VERSION = '0.169.0';
 
@@ -195,6 +195,9 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
 
   it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', () =>
     stopDuringCommand(bench, launch(1, { approvalPolicy: 'never' }), 'codex app-server'));
+
+  it('codex dying by itself during an unsandboxed command leaves nothing behind (the command is reaped)', () =>
+    codexDiesDuringCommand(bench, launch(1, { approvalPolicy: 'never', sandbox: 'danger-full-access' })));
 
   it('fails cleanly with a typed start error when the binary is missing', async () => {
     const { engine, log, startPromise } = launch(1, { bin: join(root, 'no-such-codex') });

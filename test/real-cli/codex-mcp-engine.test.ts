@@ -14,7 +14,7 @@ import { applyPatchCall, execCommandCall, type OpenAIResponsesMock } from '../mo
 import { codexBinary, type HermeticCodex } from '../support/codex-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
 import { CodexEngineBench } from '../support/codex-engine-bench.js';
-import { stopDuringCommand } from '../support/codex-stop-scenario.js';
+import { codexDiesDuringCommand, stopDuringCommand } from '../support/codex-stop-scenario.js';
 
 const VERSION = '0.153.4';
 const escalated = { sandbox_permissions: 'require_escalated', justification: 'need it' };
@@ -217,6 +217,9 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
 
   it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', () =>
     stopDuringCommand(bench, launch(1, { approvalPolicy: 'never' }), 'codex mcp'));
+
+  it('codex dying by itself during an unsandboxed command leaves nothing behind (the command is reaped)', () =>
+    codexDiesDuringCommand(bench, launch(1, { approvalPolicy: 'never', sandbox: 'danger-full-access' })));
 
   it('refuses a binary that is not 0.153.4 (mcp-server was removed in 0.154.0)', async () => {
     const { engine, log, startPromise } = launch(1, { bin: codexBinary('0.169.0').bin });

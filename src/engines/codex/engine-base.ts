@@ -200,7 +200,9 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     this.#stopRequested = true;
     this.#stopping ??= (async () => {
       await this.#spawning; // a start in progress finishes spawning first, so its process is stopped too
-      if (!this.#transport || this.#events.exited) return;
+      if (!this.#transport) return;
+      // Already gone by itself: what it spawned may not be (see #onExit); wait until that is reaped too.
+      if (this.#events.exited) return this.#transport.stop();
       // Interrupt a running turn first: both servers keep working on it after stdin EOF.
       if (this.#ready && this.turnActive) await this.interruptTurn(STOP_INTERRUPT_MS).catch(() => undefined);
       await this.#transport.stop();
@@ -305,6 +307,10 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
 
   #onExit(exit: ProcessExit): void {
     this.peer.close(`${this.engineName} process exited (code ${exit.code}, signal ${exit.signal})`);
+    // Codex died by itself (crash, OOM kill): the commands it ran live in process groups of their
+    // own and an unsandboxed one outlives it. The stop ladder takes down every descendant the
+    // supervisor collected while codex ran.
+    if (!this.#stopRequested) void this.#transport?.stop();
     if (this.#events.exited) return;
     if (!this.#stopRequested && !this.#protocolFailure) {
       const what = this.turnActive ? 'exited during a turn' : 'exited unexpectedly';
