@@ -436,6 +436,18 @@ describe('acp engine (scripted agent)', () => {
     expect(log.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
   });
 
+  it('an fs or terminal root that does not exist is a start failure reported as error + exited', async () => {
+    for (const options of [{ fs: { enabled: true, extraRoots: [join(root, 'missing')] } }, { terminal: { enabled: true, extraRoots: [join(root, 'missing')] } }]) {
+      const e = new AcpEngine(realContext(), { command: 'x', home: join(root, 'home'), spawn: fakeSpawner(new FakeAgentProcess(), spawned), ...options });
+      const events = new EventLog();
+      e.onEvent(events.push);
+      const error = await rejection(e.start({ gen: 1, mode: 'remote', workDir: root, options: {} }));
+      expect(isAseError(error, 'INVALID_OPTIONS')).toBe(true);
+      expect(events.events.map((x) => x.type)).toEqual(['error', 'exited']);
+    }
+    expect(spawned).toEqual([]);
+  });
+
   it('options from spec.options win over the factory and are validated', async () => {
     engine = new AcpEngine(realContext(), { command: 'x', spawn: fakeSpawner(agent, spawned) });
     engine.onEvent(log.push);

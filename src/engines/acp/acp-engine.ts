@@ -229,26 +229,31 @@ export class AcpEngine implements AgentEngine {
       graceMs: this.#options.permissionGraceMs ?? DEFAULTS.permissionGraceMs,
       timers: { setTimeout: (f, ms) => this.#context.setTimeout(f, ms), clearTimeout: (h) => this.#context.clearTimeout(h) },
     });
-    const fsOptions = this.#options.fs;
-    if (fsOptions?.enabled) {
-      this.#fs = new ConfinedFs({
-        workDir,
-        ...(fsOptions.extraRoots && { extraRoots: fsOptions.extraRoots }),
-        ...(fsOptions.maxReadBytes !== undefined && { maxReadBytes: fsOptions.maxReadBytes }),
-        ...(fsOptions.maxWriteBytes !== undefined && { maxWriteBytes: fsOptions.maxWriteBytes }),
-      });
-    }
-    const terminal = this.#options.terminal;
-    if (terminal?.enabled) {
-      const allowed = Object.fromEntries(Object.entries(env).filter(([k]) => DEFAULT_ENV_ALLOW.includes(k)));
-      this.#terminals = new TerminalManager({
-        workDir,
-        env: terminal.env ?? allowed,
-        ...(terminal.extraRoots && { extraRoots: terminal.extraRoots }),
-        ...(terminal.maxTerminals !== undefined && { maxTerminals: terminal.maxTerminals }),
-        ...(terminal.defaultOutputByteLimit !== undefined && { defaultOutputByteLimit: terminal.defaultOutputByteLimit }),
-        ...(terminal.wallClockMs !== undefined && { wallClockMs: terminal.wallClockMs }),
-      });
+    // The roots are resolved here (realpath): one that does not exist is a start failure.
+    try {
+      const fsOptions = this.#options.fs;
+      if (fsOptions?.enabled) {
+        this.#fs = new ConfinedFs({
+          workDir,
+          ...(fsOptions.extraRoots && { extraRoots: fsOptions.extraRoots }),
+          ...(fsOptions.maxReadBytes !== undefined && { maxReadBytes: fsOptions.maxReadBytes }),
+          ...(fsOptions.maxWriteBytes !== undefined && { maxWriteBytes: fsOptions.maxWriteBytes }),
+        });
+      }
+      const terminal = this.#options.terminal;
+      if (terminal?.enabled) {
+        const allowed = Object.fromEntries(Object.entries(env).filter(([k]) => DEFAULT_ENV_ALLOW.includes(k)));
+        this.#terminals = new TerminalManager({
+          workDir,
+          env: terminal.env ?? allowed,
+          ...(terminal.extraRoots && { extraRoots: terminal.extraRoots }),
+          ...(terminal.maxTerminals !== undefined && { maxTerminals: terminal.maxTerminals }),
+          ...(terminal.defaultOutputByteLimit !== undefined && { defaultOutputByteLimit: terminal.defaultOutputByteLimit }),
+          ...(terminal.wallClockMs !== undefined && { wallClockMs: terminal.wallClockMs }),
+        });
+      }
+    } catch (error) {
+      return fail(error);
     }
     const shutdown = this.#options.shutdown ?? preset?.shutdown;
     const spawn = this.#options.spawn ?? spawnSupervised;
