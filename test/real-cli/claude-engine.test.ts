@@ -393,6 +393,36 @@ describe('claude engine with the real CLI', () => {
     console.log(`[claude-engine] abort at permission prompt: abort→cancelled ${abortMs} ms, control_cancel_request ${engine.cancelledByCli.length > 0 ? 'received' : 'not sent'}`);
   });
 
+  it('a CLI killed mid-tool leaves no orphan: the setsid Bash command is gone when `exited` is reported', async () => {
+    const { bin, work, env } = hermetic();
+    const { factory, engines } = capturing<ClaudeEngine>(claudeEngine());
+    session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
+    await waitForNotice(session, agentEvent('ready'), 'ready');
+    // A long-running command (its argv carries our root as a marker); the Bash tool runs it under setsid.
+    const marker = join(root, 'still-running.txt');
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${marker} && tail -f ${marker}`, description: 'Follow a file' } });
+    const prompt = waitForNotice(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    session.send('follow the file');
+    const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
+    session.decide(p.requestId, 'allow');
+    const cli = engines[0]!.pid!;
+    const tails = () => findProcesses((proc) => proc.cmdline().startsWith('tail\0') && proc.cmdline().includes(marker));
+    const deadline = Date.now() + 15_000;
+    while (tails().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(tails().length).toBeGreaterThan(0);
+    // The supervisor collects descendants every 250 ms; give it one round to see the command.
+    await new Promise((r) => setTimeout(r, 600));
+    const exited = waitForNotice(session, agentEvent('exited'), 'exited after the crash');
+    process.kill(cli, 'SIGKILL'); // a crash: SIGKILL orphans setsid children (reference §10)
+    await exited;
+    const left = tails();
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    expect(left).toEqual([]);
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+  });
+
   it('setPermissionMode("acceptEdits") on the live engine returns the new mode', async () => {
     const { bin, work, env } = hermetic();
     const { factory, engines } = capturing<ClaudeEngine>(claudeEngine());

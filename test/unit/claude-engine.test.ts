@@ -3,7 +3,7 @@
  * just enough stream-json): start failures, EOF without a result, an over-long line, unsupported
  * control requests, stop. The happy paths run against the real CLI in test/real-cli.
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -41,6 +41,13 @@ process.stdin.on('data', (c) => {
       out({ type: 'system', subtype: 'init', session_id: 'sess-1', cwd: process.cwd() });
       out({ type: 'control_request', request_id: 'hook-1', request: { subtype: 'hook_callback', callback_id: 'x' } });
       if (mode === 'crash') { process.stderr.write('boom: something broke\n'); setTimeout(() => process.exit(3), 50); return; }
+      if (mode === 'crash-with-child') {
+        // Like a Bash tool command: its own session (setsid), still running when the CLI dies.
+        const child = require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' });
+        require('node:fs').writeFileSync('child.pid', String(child.pid));
+        setTimeout(() => process.exit(3), 600);
+        return;
+      }
       if (mode === 'long') { process.stdout.write('x'.repeat(5000) + '\n'); return; }
       if (mode === 'keepalive') for (let i = 0; i < 12; i++) out({ type: 'keep_alive' });
       out({ type: 'totally_new', x: 1 });
@@ -176,6 +183,29 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     expect(error).toMatchObject({ kind: 'fatal', retryable: false });
     expect((error as { message: string }).message).toContain('boom: something broke');
     expect(events.at(-1)).toMatchObject({ type: 'exited', code: 3 });
+  });
+
+  it('a crashed CLI leaves nothing behind: its setsid children are gone by the time `exited` is reported', async () => {
+    const { e, events } = engine('crash-with-child');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await e.send({ localId: 'l1', text: 'hi' });
+    await waitFor(events, (ev) => ev.type === 'exited');
+    const child = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
+    // A killed orphan may linger as a zombie of pid 1 (this VM's init reaps late): that is dead.
+    const alive = (pid: number) => {
+      try {
+        return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    try {
+      expect(alive(child)).toBe(false);
+      expect(events.at(-1)).toMatchObject({ type: 'exited', code: 3 });
+    } finally {
+      if (alive(child)) process.kill(child, 'SIGKILL');
+    }
   });
 
   it('treats an over-long line as a protocol error: failed turn, then stop', async () => {

@@ -397,6 +397,11 @@ export class ClaudeEngine implements AgentEngine {
     // Let the last stdout lines (e.g. the final `result`) be processed first, but never hang on
     // a grandchild holding the pipe.
     await Promise.race([this.#stdoutEnd, new Promise<void>((r) => setTimeout(r, 500).unref())]);
+    // The CLI is gone, but what it spawned may not be: Bash tool commands run under setsid and
+    // outlive a crashed CLI. Nobody calls stop() after `exited` (the runtime forgets the engine),
+    // so the supervisor's ladder runs here, before `exited` says the generation is over. It is
+    // the same promise stop() awaits when the exit was requested.
+    await this.#proc?.stop();
     this.#control?.close(`claude CLI exited (code ${exit.code}, signal ${exit.signal})`);
     if (this.#events.exited) return;
     if (!this.#stopRequested && !this.#protocolFailure) {
