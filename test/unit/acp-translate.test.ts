@@ -2,6 +2,8 @@
  * AcpTranslator (session/update → AgentEvent bodies) and the permission option mapping, including
  * a fast-check property over arbitrary orderings of tool-call traffic.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AcpTranslator, chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, resolveAcpOptions, classifyRpcError, turnUsage } from '../../src/engines/acp/index.js';
@@ -35,6 +37,33 @@ describe('AcpTranslator', () => {
       { type: 'text_delta', messageId: 'acp-1-t1-m1', text: 'After.' },
       { type: 'message', role: 'assistant', id: 'acp-1-t1-m1', blocks: [{ type: 'text', text: 'After.' }] },
     ]);
+  });
+
+  it('keeps nothing of a finished tool call but its id: a long session does not hold every input and output', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const t = new AcpTranslator({ idPrefix: 'acp-1' });
+    t.beginTurn();
+    const refs: WeakRef<object>[] = [];
+    const feed = (id: string): void => {
+      const input = { command: 'cat big', pad: 'x'.repeat(1000) };
+      const output = { stdout: 'y'.repeat(1000) };
+      const content = [{ type: 'content', content: { type: 'text', text: 'z'.repeat(1000) } }];
+      refs.push(new WeakRef(input), new WeakRef(output), new WeakRef(content));
+      run(t, [
+        { sessionUpdate: 'tool_call', toolCallId: id, title: 'cat', kind: 'read', status: 'pending', rawInput: input },
+        { sessionUpdate: 'tool_call_update', toolCallId: id, status: 'completed', rawOutput: output, content },
+        // A later update for the finished call is absorbed, not stored either.
+        { sessionUpdate: 'tool_call_update', toolCallId: id, rawOutput: { again: output }, content },
+      ]);
+    };
+    feed('t1');
+    feed('t2');
+    await new Promise((r) => setTimeout(r, 0)); // WeakRefs made in this job stay alive until it ends
+    gc();
+    expect(refs.map((r) => r.deref() === undefined)).toEqual(refs.map(() => true));
+    expect(t.openToolCalls()).toEqual([]);
+    expect(t.toolName('t1')).toBe('read');
   });
 
   it('reports thinking as active/inactive around thought chunks and keeps the thought in the message', () => {

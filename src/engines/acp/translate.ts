@@ -244,6 +244,7 @@ export class AcpTranslator {
       tool = { callId: fields.toolCallId, resultEmitted: false, denied: false };
       this.#tools.set(tool.callId, tool);
     }
+    if (tool.resultEmitted) return []; // finished: later updates are absorbed (and not stored)
     if (fields.name !== undefined) tool.name = fields.name;
     if (fields.title !== undefined) tool.title = fields.title;
     if (fields.kind !== undefined) tool.kind = fields.kind;
@@ -252,7 +253,6 @@ export class AcpTranslator {
     if (fields.rawOutput !== undefined) tool.rawOutput = fields.rawOutput;
     // An empty `{}` (claude's first `tool_call`) never replaces a real input.
     if (fields.rawInput !== undefined && !(isEmptyObject(fields.rawInput) && tool.input !== undefined)) tool.input = fields.rawInput;
-    if (tool.resultEmitted) return [];
     const out: AgentEventBody[] = [];
     const call = this.#callEvent(tool);
     const key = JSON.stringify([call.name, call.title ?? null, call.input]);
@@ -281,6 +281,12 @@ export class AcpTranslator {
     const output: Record<string, unknown> = {};
     if (tool.content !== undefined) output['content'] = tool.content;
     if (tool.rawOutput !== undefined) output['rawOutput'] = tool.rawOutput;
+    // A finished call is remembered only to absorb later updates: what it carried goes, or a long
+    // session would hold every tool input and output (file contents, command output) until it ends.
+    delete tool.input;
+    delete tool.content;
+    delete tool.rawOutput;
+    delete tool.emitted;
     return {
       type: 'tool_result',
       callId: tool.callId,
