@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CodexAppServerEngine, type CodexAppServerEngineOptions } from '../../src/engines/codex/index.js';
-import { applyPatchCall, execCommandCall, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { applyPatchCall, execCommandCall, lastUserText, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import type { HermeticCodex } from '../support/codex-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
 import { CodexEngineBench } from '../support/codex-engine-bench.js';
@@ -160,6 +160,28 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     await engine.stop();
     bench.record('interrupt', traffic, { abortAfter: 'text_delta' });
     console.log(`[codex app-server] send→cancelled ${abortMs} ms`);
+  });
+
+  it('an abort right after send (turn/start answered, turn not started yet) interrupts that turn, not the next', async () => {
+    const { engine, log } = launch(1, { interruptTimeoutMs: 5_000 });
+    await log.waitFor('ready');
+    // The interrupt may land before the model is asked: then the next turn must not get the stall.
+    mock.enqueue((req) => (lastUserText(req.body) === 'slow please' ? { kind: 'stall', partialText: 'partial answer' } : { kind: 'text', text: `Echo: ${lastUserText(req.body)}` }));
+    let mark = log.mark();
+    await engine.send({ localId: 'm1', text: 'slow please' });
+    await engine.abort(); // app-server answers turn/start before the turn is active
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
+    expect(engine.skippedInput.filter((s) => /interrupt/.test(s.reason))).toEqual([]);
+
+    // The interrupted turn is over on the server too: the next message is a turn of its own.
+    mark = log.mark();
+    await engine.send({ localId: 'm2', text: 'after the early abort' });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    expect(log.of('message', mark).map((m) => [m.role, m.blocks[0]])).toEqual([
+      ['user', { type: 'text', text: 'after the early abort' }],
+      ['assistant', { type: 'text', text: 'Echo: after the early abort' }],
+    ]);
+    await engine.stop();
   });
 
   it('resumes the thread in a new app-server after the old one was killed (thread/resume)', async () => {

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CodexMcpEngine, type CodexMcpEngineOptions } from '../../src/engines/codex/index.js';
-import { applyPatchCall, execCommandCall, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { applyPatchCall, execCommandCall, lastUserText, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { codexBinary, type HermeticCodex } from '../support/codex-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
 import { CodexEngineBench } from '../support/codex-engine-bench.js';
@@ -183,6 +183,27 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     const stopMs = Math.round(performance.now() - t2);
     bench.record('interrupt', traffic, { abortAfter: 'text_delta' });
     console.log(`[codex-mcp] send→cancelled ${abortMs} ms; stop after a cancelled call ${stopMs} ms`);
+  });
+
+  it('an abort right after send (before the call\'s turn has started) interrupts that turn', async () => {
+    const { engine, log } = launch(1, { interruptTimeoutMs: 5_000 });
+    await log.waitFor('ready');
+    // The interrupt may land before the model is asked: then the next turn must not get the stall.
+    mock.enqueue((req) => (lastUserText(req.body) === 'slow please' ? { kind: 'stall', partialText: 'partial answer' } : { kind: 'text', text: `Echo: ${lastUserText(req.body)}` }));
+    let mark = log.mark();
+    await engine.send({ localId: 'm1', text: 'slow please' });
+    await engine.abort(); // mcp-server ignores a cancel that arrives before the call's turn runs
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'cancelled', stopReason: 'interrupted' });
+    expect(engine.skippedInput.filter((s) => /turn closed locally/.test(s.reason))).toEqual([]);
+
+    mark = log.mark();
+    await engine.send({ localId: 'm2', text: 'after the early abort' });
+    expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    expect(log.of('message', mark).map((m) => [m.role, m.blocks[0]])).toEqual([
+      ['user', { type: 'text', text: 'after the early abort' }],
+      ['assistant', { type: 'text', text: 'Echo: after the early abort' }],
+    ]);
+    await engine.stop();
   });
 
   it('after a restart, codex-reply gets "Session not found": a typed error, or a new thread with the fallback', async () => {

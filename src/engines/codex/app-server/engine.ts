@@ -56,6 +56,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   readonly #approvals = new Map<string, PendingApproval>();
   /** Resolves with the running turn's id once `turn/start` answered (interrupt needs it). */
   #turnIdReady: Promise<string | undefined> = Promise.resolve(undefined);
+  /** An interrupt asked for before the turn was active: sent when its `turn/started` arrives. */
+  #interruptOnStart: { turnId: string; timeoutMs: number } | undefined;
   /** Thread id of this generation (= the resume token). */
   threadId: string | undefined;
   /** Rollout file of the thread (`thread.path`). */
@@ -155,16 +157,28 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.emitAll(this.#translator.endTurn('cancelled'));
       return;
     }
-    const params: TurnInterruptParams = { threadId: this.threadId!, turnId };
     // The interrupted turn ends with `turn/completed {status: interrupted}`; if that never comes,
     // the turn is closed here so the session does not wait forever.
     this.armInterruptGuard(timeoutMs, () => {
+      this.#interruptOnStart = undefined;
       if (this.#translator.turnRunning && this.#translator.turnId === turnId) {
         this.noteSkipped('turn/interrupt: no turn/completed in time; turn closed locally', { turnId });
         this.emitAll(this.#translator.endTurn('cancelled'));
         this.dispatchQueued();
       }
     });
+    // app-server answers turn/start before the turn is active, and refuses to interrupt it until
+    // then ("no active turn"), after which it runs the turn anyway (and a next turn/start joins
+    // it). So an early interrupt waits for the turn's `turn/started`.
+    if (!this.#translator.turnStarted) {
+      this.#interruptOnStart = { turnId, timeoutMs };
+      return;
+    }
+    await this.#sendInterrupt(turnId, timeoutMs);
+  }
+
+  async #sendInterrupt(turnId: string, timeoutMs: number): Promise<void> {
+    const params: TurnInterruptParams = { threadId: this.threadId!, turnId };
     try {
       await this.peer.request('turn/interrupt', params, { timeoutMs });
     } catch (error) {
@@ -194,8 +208,15 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     const bodies = this.#translator.translate(method, params);
     this.emitAll(bodies);
     if (bodies.some((b) => b.type === 'turn_complete')) {
+      this.#interruptOnStart = undefined;
       this.clearInterruptGuard();
       this.dispatchQueued();
+      return;
+    }
+    const early = this.#interruptOnStart;
+    if (early && this.#translator.turnStarted && this.#translator.turnId === early.turnId) {
+      this.#interruptOnStart = undefined;
+      void this.#sendInterrupt(early.turnId, early.timeoutMs);
     }
   }
 

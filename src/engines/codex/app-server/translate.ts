@@ -91,6 +91,8 @@ export class AppServerTranslator {
   readonly #snapshots = new UsageSnapshots();
   readonly #thinking = new ThinkingIndicator();
   #errorReported = false;
+  /** `turn/started` arrived for the running turn: only from then on can it be interrupted. */
+  #started = false;
   /** Usage reported before our turn id was known, by turn id (a resumed thread replays the last turn's). */
   #earlyUsage: { turnId: string; usage: TurnUsage }[] = [];
   /** fileChange items by id: the approval request carries only the item id. */
@@ -113,10 +115,19 @@ export class AppServerTranslator {
     return this.#turnId;
   }
 
+  /**
+   * The running turn is active on the server (`turn/started` seen). app-server answers
+   * `turn/start` before that, and a `turn/interrupt` in between fails with "no active turn".
+   */
+  get turnStarted(): boolean {
+    return this.#running && this.#started;
+  }
+
   /** A `turn/start` is being sent. */
   beginTurn(): void {
     this.#running = true;
     this.#turnId = undefined;
+    this.#started = false;
     this.#usage = ZERO_USAGE;
     this.#errorReported = false;
     this.#changes.clear();
@@ -217,7 +228,10 @@ export class AppServerTranslator {
       case 'turn/started': {
         const parsed = TurnNotificationSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
-        if (this.#running && this.#mine(parsed.data.threadId)) this.adoptTurnId(parsed.data.turn.id);
+        if (this.#running && this.#mine(parsed.data.threadId)) {
+          this.adoptTurnId(parsed.data.turn.id);
+          if (parsed.data.turn.id === this.#turnId) this.#started = true;
+        }
         return [];
       }
       case 'error': {
@@ -339,6 +353,7 @@ export class AppServerTranslator {
     out.push({ type: 'turn_complete', status, stopReason, usage: this.#usage });
     this.#running = false;
     this.#turnId = undefined;
+    this.#started = false;
     this.#usage = ZERO_USAGE;
     this.#changes.clear();
     return out;

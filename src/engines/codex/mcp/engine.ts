@@ -82,6 +82,10 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
   readonly #approvals = new Map<string, PendingApproval>();
   /** The call of the running turn. */
   #call: RunningCall | undefined;
+  /** `task_started` arrived for the running turn: only from then on does a cancel interrupt it. */
+  #turnStarted = false;
+  /** A cancel asked for before the turn ran: sent when its `task_started` arrives. */
+  #cancelOnStart: RunningCall | undefined;
   /** Ids of our tools/call requests not answered yet: their server-side listeners still forward events. */
   readonly #listeners = new Set<number>();
   /** task_complete events seen whose call has not been answered yet. */
@@ -144,6 +148,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
 
   protected async startTurn(message: UserMessage): Promise<void> {
     this.#translator.beginTurn();
+    this.#turnStarted = false;
     this.#callTool(message.text);
   }
 
@@ -184,7 +189,17 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
       this.noteSkipped('notifications/cancelled: no turn_aborted in time; turn closed locally', { requestId: call.id });
       this.#finishTurn(this.#translator.endTurn('cancelled', 'interrupt timeout'));
     });
-    await this.peer.notify('notifications/cancelled', { requestId: call.id, reason: 'interrupted by the host' });
+    // mcp-server ignores a cancel that arrives before the call's turn runs (and then runs it to
+    // the end): an early cancel waits for the turn's `task_started`.
+    if (!this.#turnStarted) {
+      this.#cancelOnStart = call;
+      return;
+    }
+    await this.#cancel(call);
+  }
+
+  #cancel(call: RunningCall): Promise<void> {
+    return this.peer.notify('notifications/cancelled', { requestId: call.id, reason: 'interrupted by the host' });
   }
 
   protected async answer(requestId: string, decision: PermissionDecision): Promise<void> {
@@ -233,6 +248,12 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
       this.#identified = true;
       this.emit({ type: 'session_identified', resumeToken: this.threadId });
     }
+    if ((msg.type === 'task_started' || msg.type === 'turn_started') && this.#translator.turnRunning) {
+      this.#turnStarted = true;
+      const early = this.#cancelOnStart;
+      this.#cancelOnStart = undefined;
+      if (early && early === this.#call) this.#cancel(early).catch(() => undefined); // a dead pipe ends the turn anyway
+    }
     if ((msg.type === 'task_complete' || msg.type === 'turn_complete' || msg.type === 'turn_aborted') && this.#listeners.size > 1) {
       // Two listeners may deliver the turn's last events out of order: let them land first.
       this.context.setTimeout(() => this.#translateAndEmit(msg), MULTI_LISTENER_SETTLE_MS);
@@ -256,6 +277,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
   /** Emits the turn's last events; the next queued message may start. */
   #finishTurn(bodies: Parameters<CodexMcpEngine['emitAll']>[0]): void {
     this.clearInterruptGuard();
+    this.#cancelOnStart = undefined;
     this.#call = undefined;
     this.#approvals.clear();
     this.emitAll(bodies);
