@@ -143,6 +143,21 @@ describe('RolloutTranslator', () => {
     ]);
   });
 
+  it('an HTTP status in codex_error_info decides the kind, as in the live engines (shapes codex 0.169.0 wrote for a 401 and a 429)', () => {
+    const failed = (turnId: string, message: string, info: unknown) => [started(turnId), ev({ type: 'task_complete', turn_id: turnId, last_agent_message: null, error: { message, codex_error_info: info } })];
+    const { bodies } = run([
+      meta('paginated'),
+      ...failed('t1', 'unexpected status 401 Unauthorized: mock 401', { http_connection_failed: { http_status_code: 401 } }),
+      ...failed('t2', 'exceeded retry limit, last status: 429 Too Many Requests', { response_too_many_failed_attempts: { http_status_code: 429 } }),
+      ...failed('t3', 'We’re currently experiencing high demand', 'internal_server_error'),
+    ]);
+    expect(bodies.filter((b) => b.type === 'error').map((b) => (b.type === 'error' ? [b.kind, b.retryable] : []))).toEqual([
+      ['auth', false],
+      ['rate_limited', true],
+      ['transient', true],
+    ]);
+  });
+
   it('notes (never throws on) unknown lines, lines before session_meta, and items without ids', () => {
     const { events, notes } = run([
       started('t0'),

@@ -43,7 +43,8 @@ export class CodexTurnError extends Error {
 
 const normalize = (key: string): string => key.replace(/[_-]/g, '').toLowerCase();
 
-function httpStatusOf(value: unknown): number | undefined {
+/** The HTTP status inside a Codex error code (`{httpConnectionFailed: {httpStatusCode: 401}}`, either spelling), if any. */
+export function codexErrorHttpStatus(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   for (const inner of Object.values(value)) {
     if (typeof inner !== 'object' || inner === null) continue;
@@ -55,7 +56,7 @@ function httpStatusOf(value: unknown): number | undefined {
 
 /** Maps a Codex error code (string or `{variant: {httpStatusCode}}`) to an error kind. */
 export function classifyCodexError(info: unknown): { kind: ErrorKind; retryable: boolean } {
-  const status = httpStatusOf(info);
+  const status = codexErrorHttpStatus(info);
   if (status === 401 || status === 403) return { kind: 'auth', retryable: false };
   if (status === 429) return { kind: 'rate_limited', retryable: true };
   if (status !== undefined && status >= 500) return { kind: 'transient', retryable: true };

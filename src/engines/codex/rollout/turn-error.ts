@@ -2,9 +2,11 @@
  * The error of a failed turn: `task_complete.error {message, codex_error_info}` (both dialects)
  * or a standalone `event_msg error {message, codex_error_info}`, as an AgentEvent error body.
  * `codex_error_info` is a string (`"other"`, `"unauthorized"`, …) or a one-key object such as
- * `{"http_connection_failed": {…}}`; only its name matters here.
+ * `{"http_connection_failed": {"http_status_code": 401}}`; its HTTP status, when it has one, decides,
+ * else its name.
  */
 import type { AgentEventOf, ErrorKind } from '../../../events/agent-event.js';
+import { classifyCodexError, codexErrorHttpStatus } from '../errors.js';
 import { isObject, type Json } from './rollout-line.js';
 
 type ErrorBody = Omit<AgentEventOf<'error'>, 'gen' | 'at'>;
@@ -27,5 +29,9 @@ function classify(name: string): { kind: ErrorKind; retryable: boolean } {
 
 export function turnErrorOf(error: Json): ErrorBody {
   const message = typeof error.message === 'string' && error.message !== '' ? error.message : 'Codex turn failed';
-  return { type: 'error', ...classify(infoName(error.codex_error_info)), message };
+  const info = error.codex_error_info;
+  // An HTTP status (a 401 comes as `{http_connection_failed: {http_status_code: 401}}`) decides
+  // first, exactly as the live engines classify it: by name alone a 401 or 429 looked transient.
+  const kind = codexErrorHttpStatus(info) !== undefined ? classifyCodexError(info) : classify(infoName(info));
+  return { type: 'error', ...kind, message };
 }
