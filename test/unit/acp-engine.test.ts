@@ -213,6 +213,29 @@ describe('acp engine (scripted agent)', () => {
     expect(await log.next('turn_complete')).toMatchObject({ status: 'cancelled' });
   });
 
+  it('an allow with a changed updatedInput is refused (ACP cannot change a tool input): the original never runs', async () => {
+    await ready();
+    await engine.send({ localId: 'a', text: 'go' });
+    const prompt = await agent.nextMethod('session/prompt');
+    agent.send(permissionRequest(4, SID, 'c1'));
+    let ask = await log.next('permission_request');
+    const error = await rejection(engine.answerPermission(ask.requestId, { behavior: 'allow', updatedInput: { command: 'ls -la' } }));
+    expect(isAseError(error, 'INVALID_INPUT')).toBe(true);
+    expect(await agent.next()).toMatchObject({ method: 'session/cancel' });
+    expect(await agent.next()).toEqual({ jsonrpc: '2.0', id: 4, result: { outcome: { outcome: 'cancelled' } } });
+    agent.respond(prompt, { stopReason: 'cancelled' });
+    expect(await log.next('turn_complete')).toMatchObject({ status: 'cancelled' });
+    // The same input handed back unchanged is a plain allow.
+    await engine.send({ localId: 'b', text: 'again' });
+    const next = await agent.nextMethod('session/prompt');
+    agent.send(permissionRequest(5, SID, 'c2'));
+    ask = await log.next('permission_request', 'second ask', 5_000, (e) => e.callId === 'c2');
+    await engine.answerPermission(ask.requestId, { behavior: 'allow', updatedInput: { command: 'touch x' } });
+    expect(await agent.next((m) => m.id === 5)).toEqual({ jsonrpc: '2.0', id: 5, result: { outcome: { outcome: 'selected', optionId: 'once' } } });
+    agent.respond(next, { stopReason: 'end_turn' });
+    await log.next('turn_complete');
+  });
+
   it('deny with interrupt (a timed-out prompt) cancels the turn', async () => {
     await ready();
     await engine.send({ localId: 'a', text: 'go' });

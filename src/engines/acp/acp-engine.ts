@@ -311,7 +311,7 @@ export class AcpEngine implements AgentEngine {
     if (!pending) return; // already answered (cancelled with its turn, expired): nothing to do
     let outcome: PermissionOutcome;
     try {
-      outcome = chooseOutcome(pending.options, decision);
+      outcome = chooseOutcome(pending.options, decision, pending.input);
     } catch (error) {
       if (!(error instanceof PermissionChoiceError)) throw error;
       // The agent must still get an answer; `cancelled` is only valid for a cancelled turn.
@@ -628,19 +628,20 @@ export class AcpEngine implements AgentEngine {
       return;
     }
     const permissions = this.#permissions!;
-    const pending = permissions.open(key, request.toolCall.toolCallId, request.options);
-    for (const body of this.#translator!.permissionToolCall(request.toolCall)) this.#events.emit(body);
+    const call = request.toolCall;
+    const input = call.rawInput ?? { ...(call.title !== undefined && { title: call.title }), ...(call.content && { content: call.content }), ...(call.locations && { locations: call.locations }) };
+    const pending = permissions.open(key, call.toolCallId, request.options, input);
+    for (const body of this.#translator!.permissionToolCall(call)) this.#events.emit(body);
     const turn = this.#turn;
     if (turn?.cancelled) {
       permissions.settle(pending.requestId, { outcome: 'cancelled' }, 'turn cancelled');
       return;
     }
-    const call = request.toolCall;
     this.#events.emit({
       type: 'permission_request',
       requestId: pending.requestId,
       toolName: call.name ?? this.#translator!.toolName(call.toolCallId) ?? call.kind ?? 'tool',
-      input: call.rawInput ?? { ...(call.title !== undefined && { title: call.title }), ...(call.content && { content: call.content }), ...(call.locations && { locations: call.locations }) },
+      input,
       callId: call.toolCallId,
       suggestions: request.options,
     });

@@ -8,6 +8,7 @@
  * `proceed_once`, `allow_once`, …). `allow_always` is never chosen unless the caller names it
  * explicitly through `updatedPermissions`.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { PermissionDecision } from '../../effects/effect.js';
 import type { AcpPermissionOption } from './messages.js';
 
@@ -41,13 +42,20 @@ function explicitChoice(options: readonly AcpPermissionOption[], entries: readon
 
 /**
  * Maps a host decision to the outcome sent to the agent:
- * - allow → an explicit `updatedPermissions` choice, else the `allow_once` option;
+ * - allow → an explicit `updatedPermissions` choice, else the `allow_once` option (an
+ *   `updatedInput` other than the reported `input` cannot be expressed);
  * - deny → the `reject_once` option, else `cancelled` (never a persistent `reject_always`);
  * - deny with `interrupt` → `cancelled` (the caller also cancels the turn).
- * Throws PermissionChoiceError when an allow cannot be expressed (no `allow_once` offered).
+ * Throws PermissionChoiceError when an allow cannot be expressed (no `allow_once` offered, or a
+ * changed input).
  */
-export function chooseOutcome(options: readonly AcpPermissionOption[], decision: PermissionDecision): PermissionOutcome {
+export function chooseOutcome(options: readonly AcpPermissionOption[], decision: PermissionDecision, input?: unknown): PermissionOutcome {
   if (decision.behavior === 'allow') {
+    // ACP has no way to hand the agent another input: allowing would run the ORIGINAL call, not
+    // the one the host approved. The same input handed back unchanged is a plain allow.
+    if (decision.updatedInput !== undefined && !isDeepStrictEqual(decision.updatedInput, input)) {
+      throw new PermissionChoiceError('ACP agents cannot run a tool with a changed input (updatedInput); allow the call as it is, or deny it');
+    }
     const chosen = explicitChoice(options, decision.updatedPermissions) ?? options.find((o) => o.kind === 'allow_once');
     if (!chosen) {
       throw new PermissionChoiceError(
@@ -75,6 +83,8 @@ export interface PendingPermission {
   readonly rpcKey: string;
   readonly toolCallId: string;
   readonly options: readonly AcpPermissionOption[];
+  /** The tool input reported with the request (an allow may not change it). */
+  readonly input?: unknown;
   /** Resolves with the answer sent back to the agent. */
   readonly answer: Promise<PermissionOutcome>;
 }
@@ -119,10 +129,10 @@ export class PermissionBroker {
   }
 
   /** Registers a request from the agent (JSON-RPC id `rpcKey`); its answer resolves later. */
-  open(rpcKey: string, toolCallId: string, options: readonly AcpPermissionOption[]): PendingPermission {
+  open(rpcKey: string, toolCallId: string, options: readonly AcpPermissionOption[], input?: unknown): PendingPermission {
     let resolve!: (outcome: PermissionOutcome) => void;
     const answer = new Promise<PermissionOutcome>((r) => (resolve = r));
-    const entry: Entry = { requestId: `${this.#options.idPrefix}-${++this.#seq}`, rpcKey, toolCallId, options, answer, resolve, graceTimer: undefined };
+    const entry: Entry = { requestId: `${this.#options.idPrefix}-${++this.#seq}`, rpcKey, toolCallId, options, input, answer, resolve, graceTimer: undefined };
     this.#byId.set(entry.requestId, entry);
     this.#byRpc.set(rpcKey, entry);
     return entry;
