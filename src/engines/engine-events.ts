@@ -55,6 +55,11 @@ export class EngineEvents {
     return this.#exited;
   }
 
+  /** When the last event was emitted (context clock; -Infinity before the first). */
+  get lastEventAt(): number {
+    return this.#lastAt;
+  }
+
   get invalidEvents(): readonly InvalidEvent[] {
     return this.#invalid;
   }

@@ -423,6 +423,39 @@ describe('claude engine with the real CLI', () => {
     expect(processesOf(bin, root)).toEqual([]);
   });
 
+  it('a Bash command that runs longer than the stall timeout is not taken for a stalled stream', async () => {
+    const { bin, work, env } = hermetic();
+    const events: AgentEvent[] = [];
+    // The CLI prints nothing while a tool runs (observed: not a line during a 33 s command), so a
+    // build longer than stallTimeoutMs (default 3 min) looks exactly like a stalled stream. Scaled
+    // down here: a 1.5 s stall timeout and a 4 s command.
+    session = await createSession({
+      agent: 'claude',
+      engines: [claudeEngine()],
+      store: new MemoryStore(),
+      journal: new MemoryJournal(),
+      workDir: work,
+      bin,
+      engineOptions: { env },
+      config: { stallTimeoutMs: 1_500 },
+    });
+    session.on('agent', (n) => events.push(n.event));
+    await waitForNotice(session, agentEvent('ready'), 'ready');
+    const file = join(root, 'long-command.txt');
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: `touch ${file}; timeout 4 tail -f ${file}; echo finished`, description: 'A long command' } }, { kind: 'text', text: 'Done.' });
+    const prompt = waitForNotice(session, (n) => n.type === 'permission_prompt', 'permission_prompt');
+    const done = waitForNotice(session, agentEvent('turn_complete'), 'turn complete');
+    session.send('run the long command');
+    const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
+    session.decide(p.requestId, 'allow');
+    const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    expect(tc.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ callId: p.callId, status: 'completed' });
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+  });
+
   it('setPermissionMode("acceptEdits") on the live engine returns the new mode', async () => {
     const { bin, work, env } = hermetic();
     const { factory, engines } = capturing<ClaudeEngine>(claudeEngine());

@@ -50,6 +50,15 @@ process.stdin.on('data', (c) => {
       }
       if (mode === 'long') { process.stdout.write('x'.repeat(5000) + '\n'); return; }
       if (mode === 'keepalive') for (let i = 0; i < 12; i++) out({ type: 'keep_alive' });
+      if (mode === 'silent-tool') {
+        // The real CLI prints nothing while a tool runs.
+        out({ type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'make' } }] } });
+        setTimeout(() => {
+          out({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'built', is_error: false }] } });
+          setTimeout(() => out({ type: 'result', subtype: 'success', is_error: false, terminal_reason: 'completed', total_cost_usd: 0.1, usage: {} }), 1500);
+        }, 2500);
+        return;
+      }
       out({ type: 'totally_new', x: 1 });
       process.stdout.write('not json at all\n');
       out({ type: 'result', subtype: 'success', is_error: false, stop_reason: 'end_turn', terminal_reason: 'completed', total_cost_usd: 0.5, usage: { input_tokens: 1, output_tokens: 1 } });
@@ -143,6 +152,24 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     for (let i = 1; i < activity.length; i++) expect(activity[i]!.at - activity[i - 1]!.at).toBeGreaterThanOrEqual(ACTIVITY_INTERVAL_MS);
     expect(types.indexOf('activity')).toBeGreaterThan(types.indexOf('session_identified'));
     expect(types.lastIndexOf('activity')).toBeLessThan(types.indexOf('turn_complete'));
+    await e.stop();
+  });
+
+  it('a silently running tool is reported as `activity` about once a second, and only while it runs', async () => {
+    const { e, events } = engine('silent-tool');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    await e.send({ localId: 'l1', text: 'build it' });
+    await waitFor(events, (ev) => ev.type === 'turn_complete');
+    const types = events.map((ev) => ev.type);
+    const call = types.indexOf('tool_call');
+    const result = types.indexOf('tool_result');
+    const during = events.slice(call, result).filter((ev) => ev.type === 'activity');
+    // 2.5 s of silence: 2 heartbeats (at 1 s and 2 s), never two within ACTIVITY_INTERVAL_MS.
+    expect(during.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < during.length; i++) expect(during[i]!.at - during[i - 1]!.at).toBeGreaterThanOrEqual(ACTIVITY_INTERVAL_MS);
+    // 1.5 s of silence after the tool finished (the model's turn): no heartbeat.
+    expect(types.slice(result).includes('activity')).toBe(false);
     await e.stop();
   });
 

@@ -22,6 +22,7 @@ import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './control.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
 import { EngineEvents, type InvalidEvent } from '../engine-events.js';
+import { ACTIVITY_INTERVAL_MS } from '../../events/agent-event.js';
 
 export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: true,
@@ -121,6 +122,7 @@ export class ClaudeEngine implements AgentEngine {
   /** Turns written to the CLI whose `result` has not arrived yet. */
   #turnsRunning = 0;
   #protocolFailure = false;
+  #toolHeartbeat: { readonly id: number } | undefined;
   /** Session id passed via `--session-id` (new sessions). */
   sessionId: string | undefined;
   get listenerErrors(): readonly unknown[] {
@@ -363,6 +365,30 @@ export class ClaudeEngine implements AgentEngine {
     tapTraffic(this.#options.onTraffic, { at: this.#context.now(), direction: 'from_agent', line });
     // Every line counts for the stall watchdog, keep-alives and control traffic included (reference §10).
     this.#events.observe(() => this.#handleLine(line));
+    this.#syncToolHeartbeat();
+  }
+
+  /**
+   * While a tool runs the CLI prints nothing (not a line during a 33 s Bash command), so a build
+   * longer than the session's stall timeout looked like a stalled stream and was interrupted. A
+   * running tool is the agent at work, not a silent model stream: `activity` every
+   * ACTIVITY_INTERVAL_MS until its `tool_result` (or the turn's end). The CLI bounds its tools
+   * itself (Bash: 2 min default, 10 min at most).
+   */
+  #syncToolHeartbeat(): void {
+    const running = !this.#events.exited && (this.#translator?.toolsRunning ?? 0) > 0;
+    if (running && !this.#toolHeartbeat) {
+      // Due one interval after the last event of any kind (the activity throttle's own rule).
+      const dueIn = Math.max(1, this.#events.lastEventAt + ACTIVITY_INTERVAL_MS - this.#context.now());
+      this.#toolHeartbeat = this.#context.setTimeout(() => {
+        this.#toolHeartbeat = undefined;
+        this.#events.signOfLife();
+        this.#syncToolHeartbeat();
+      }, dueIn);
+    } else if (!running && this.#toolHeartbeat) {
+      this.#context.clearTimeout(this.#toolHeartbeat);
+      this.#toolHeartbeat = undefined;
+    }
   }
 
   #handleLine(line: string): void {
@@ -402,6 +428,8 @@ export class ClaudeEngine implements AgentEngine {
     // so the supervisor's ladder runs here, before `exited` says the generation is over. It is
     // the same promise stop() awaits when the exit was requested.
     await this.#proc?.stop();
+    if (this.#toolHeartbeat) this.#context.clearTimeout(this.#toolHeartbeat);
+    this.#toolHeartbeat = undefined;
     this.#control?.close(`claude CLI exited (code ${exit.code}, signal ${exit.signal})`);
     if (this.#events.exited) return;
     if (!this.#stopRequested && !this.#protocolFailure) {

@@ -87,6 +87,8 @@ export class ClaudeTranslator {
   readonly #thinkingBlocks = new Set<string>();
   #thinkingActive = false;
   readonly #denied = new Set<string>();
+  /** Tool calls reported (`tool_call`) whose `tool_result` has not arrived yet in this turn. */
+  readonly #toolsRunning = new Set<string>();
   readonly #options: ClaudeTranslatorOptions;
 
   constructor(options: ClaudeTranslatorOptions = {}) {
@@ -96,6 +98,11 @@ export class ClaudeTranslator {
   /** Cumulative cost reported by the last `result` (per process). */
   get totalCostUsd(): number {
     return this.#lastTotalCost;
+  }
+
+  /** Number of tool calls started and not finished in the current turn. */
+  get toolsRunning(): number {
+    return this.#toolsRunning.size;
   }
 
   /** The engine denied this tool call (so an is_error tool_result for it is `denied`). */
@@ -186,6 +193,7 @@ export class ClaudeTranslator {
         const input = block.input ?? {};
         blocks.push({ type: 'tool_use', callId: block.id, name, input });
         calls.push({ type: 'tool_call', callId: block.id, name, input });
+        this.#toolsRunning.add(block.id);
       }
       // other block types (redacted_thinking, server tool blocks, …) are not part of our vocabulary
     }
@@ -205,6 +213,7 @@ export class ClaudeTranslator {
       const meta = (msg.tool_result_meta ?? []).find((m) => m.id === callId);
       const status = meta?.non_execution_kind ? 'denied' : isError ? (this.#denied.has(callId) ? 'denied' : 'failed') : 'completed';
       out.push({ type: 'tool_result', callId, status, output: block.content, isError });
+      this.#toolsRunning.delete(callId);
     }
     return out;
   }
@@ -234,6 +243,7 @@ export class ClaudeTranslator {
     }
     out.push({ type: 'turn_complete', status, ...(result.stop_reason ? { stopReason: result.stop_reason } : {}), usage });
     this.#assembled.clear();
+    this.#toolsRunning.clear();
     this.#thinkingBlocks.clear();
     return out;
   }
