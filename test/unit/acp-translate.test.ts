@@ -242,6 +242,31 @@ describe('permission options', () => {
   });
 });
 
+describe('PermissionBroker memory', () => {
+  it('keeps nothing of a request once it is answered and its answer handed to the SDK handler', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const timers = { setTimeout: (fn: () => void, ms: number) => ({ id: Number(setTimeout(fn, ms)) }), clearTimeout: (h: { id: number }) => clearTimeout(h.id) };
+    const broker = new PermissionBroker({ idPrefix: 'acp-2-perm', timers, graceMs: 10 });
+    const refs: WeakRef<object>[] = [];
+    const ask = (key: string, answerFirst: boolean): Promise<unknown> => {
+      const input = { content: 'x'.repeat(1000) };
+      const options = [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }];
+      refs.push(new WeakRef(input), new WeakRef(options));
+      const pending = broker.open(key, 'call', options, input);
+      if (answerFirst) broker.settle(pending.requestId, { outcome: 'cancelled' }, 'decided'); // answered inside the emit
+      const answer = broker.answerFor(key)!; // the SDK handler picks it up
+      if (!answerFirst) broker.settle(pending.requestId, { outcome: 'cancelled' }, 'decided');
+      return answer;
+    };
+    await ask('number:0', true);
+    await ask('number:1', false);
+    await new Promise((r) => setTimeout(r, 0));
+    gc();
+    expect(refs.map((r) => r.deref() === undefined)).toEqual(refs.map(() => true));
+  });
+});
+
 describe('acp helpers', () => {
   it('reads permission requests leniently', () => {
     expect(readPermissionRequest({ sessionId: 's', toolCall: { toolCallId: 't' }, options: [{ optionId: 'o', kind: 'allow_once' }, { bad: 1 }] })).toEqual({

@@ -138,9 +138,15 @@ export class PermissionBroker {
     return entry;
   }
 
-  /** The answer for the agent's request `rpcKey` (what the SDK handler returns), if we opened it. */
+  /**
+   * The answer for the agent's request `rpcKey` (what the SDK handler returns), if we opened it.
+   * Handed out once: the SDK's handler is its only reader, so the bookkeeping goes with it (kept,
+   * it would hold every request's options and input for the whole session).
+   */
   answerFor(rpcKey: string): Promise<PermissionOutcome> | undefined {
-    return this.#byRpc.get(rpcKey)?.answer;
+    const entry = this.#byRpc.get(rpcKey);
+    this.#byRpc.delete(rpcKey);
+    return entry?.answer;
   }
 
   /** Answers one request. Returns false when it is not pending (already answered or unknown). */
@@ -148,7 +154,7 @@ export class PermissionBroker {
     const entry = this.#byId.get(requestId);
     if (!entry) return false;
     this.#byId.delete(requestId);
-    // The rpc entry stays: the SDK handler may ask for the (already settled) answer afterwards.
+    // The rpc entry stays until the SDK handler took the (already settled) answer: see answerFor.
     if (entry.graceTimer) this.#options.timers.clearTimeout(entry.graceTimer);
     entry.resolve(outcome);
     this.#options.onAnswered?.(entry, outcome, why);
@@ -172,11 +178,5 @@ export class PermissionBroker {
         this.settle(id, { outcome: 'cancelled' }, why);
       }, this.#options.graceMs);
     }
-  }
-
-  /** Forgets the JSON-RPC bookkeeping of answered requests (the SDK has sent their responses). */
-  forgetRpc(rpcKey: string): void {
-    const entry = this.#byRpc.get(rpcKey);
-    if (entry && !this.#byId.has(entry.requestId)) this.#byRpc.delete(rpcKey);
   }
 }
