@@ -18,10 +18,9 @@ import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
 import type { ResolvedCodexBinary } from './binary.js';
 import { JsonRpcPeer, type InvalidMessage } from './json-rpc.js';
 import { CODEX_ENV_ALLOW, mergeCodexOptions, type CodexEngineOptions } from './options.js';
+import { noteSkipped as noteSkippedInput } from './skipped.js';
 import { launchCodexProcess, type CodexTransport } from './transport.js';
 
-/** Kept for diagnostics; bounded so a chatty protocol cannot grow memory without limit. */
-const MAX_SKIPPED = 500;
 /** How long stop() lets a running turn be interrupted before the stop ladder. */
 const STOP_INTERRUPT_MS = 2_000;
 
@@ -265,8 +264,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   }
 
   protected noteSkipped(reason: string, raw: unknown): void {
-    if (this.skipped.length >= MAX_SKIPPED) this.skipped.shift();
-    this.skipped.push({ reason, raw });
+    noteSkippedInput(this.skipped, { reason, raw });
   }
 
   protected stderrSuffix(): string {

@@ -16,6 +16,7 @@ import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/ag
 import { ZERO_USAGE } from '../../../events/agent-event.js';
 import { ThinkingIndicator } from '../../thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
+import { noteSkipped, type SkippedInput } from '../skipped.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { addUsage, turnUsageOf, UsageSnapshots } from '../usage.js';
 import {
@@ -32,10 +33,7 @@ import {
   UserMessageItemSchema,
 } from './schemas.js';
 
-export interface SkippedInput {
-  reason: string;
-  raw: unknown;
-}
+export type { SkippedInput } from '../skipped.js';
 
 /** Notifications we know and deliberately do not translate. */
 const IGNORED = new Set([
@@ -55,6 +53,9 @@ const IGNORED = new Set([
   'thread/goal/updated',
   'skills/changed',
   'model/rerouted',
+  // Streamed output of a running command / patch: the item/completed result carries all of it.
+  'item/commandExecution/outputDelta',
+  'item/fileChange/outputDelta',
 ]);
 
 /** The tool name we report for each Codex tool item. */
@@ -172,13 +173,13 @@ export class AppServerTranslator {
     try {
       return this.#translate(method, params);
     } catch (error) {
-      this.skipped.push({ reason: `translation failed: ${error instanceof Error ? error.message : String(error)}`, raw: { method, params } });
+      noteSkipped(this.skipped, { reason: `translation failed: ${error instanceof Error ? error.message : String(error)}`, raw: { method, params } });
       return [];
     }
   }
 
   #skip(reason: string, method: string, params: unknown): AgentEventBody[] {
-    this.skipped.push({ reason, raw: { method, params } });
+    noteSkipped(this.skipped, { reason, raw: { method, params } });
     return [];
   }
 

@@ -17,6 +17,7 @@ import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/ag
 import { ZERO_USAGE } from '../../../events/agent-event.js';
 import { ThinkingIndicator } from '../../thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
+import { noteSkipped, type SkippedInput } from '../skipped.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { addUsage, turnUsageFromCodex, UsageSnapshots } from '../usage.js';
 import {
@@ -39,10 +40,7 @@ import {
   shellJoin,
 } from './messages.js';
 
-export interface SkippedInput {
-  reason: string;
-  raw: unknown;
-}
+export type { SkippedInput } from '../skipped.js';
 
 /** Event types we know and deliberately drop (the duplicate families, status noise). */
 const IGNORED = new Set([
@@ -151,13 +149,13 @@ export class McpTranslator {
     try {
       return this.#translate(msg);
     } catch (error) {
-      this.skipped.push({ reason: `translation failed: ${error instanceof Error ? error.message : String(error)}`, raw: msg });
+      noteSkipped(this.skipped, { reason: `translation failed: ${error instanceof Error ? error.message : String(error)}`, raw: msg });
       return [];
     }
   }
 
   #skip(reason: string, raw: unknown): AgentEventBody[] {
-    this.skipped.push({ reason, raw });
+    noteSkipped(this.skipped, { reason, raw });
     return [];
   }
 
