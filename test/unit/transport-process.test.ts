@@ -119,6 +119,20 @@ describe('spawnSupervised stop ladder', () => {
     expect(alive(pid!)).toBe(false);
   });
 
+  it.runIf(linux)('(d3) stop() after the child already exited on its own: its setsid leftovers get SIGTERM without the stdin grace', async () => {
+    // A crashed agent: nobody can act on stdin EOF any more, so waiting stdinGraceMs only keeps
+    // its leftovers (and the engine's `exited`) waiting.
+    const p = await sh("setsid sh -c 'echo $$; exec sleep 300' & sleep 0.3; exit 5", { descendantPollMs: 50, shutdown: { stdinGraceMs: 5_000, termGraceMs: 200 } });
+    const [pid] = (await readLines(p, 1)).map(Number);
+    strays.push(pid!);
+    expect(await p.exited).toEqual({ code: 5, signal: null });
+    const t = Date.now();
+    const result = await p.stop();
+    expect(result.rung).toBe('term');
+    expect(alive(pid!)).toBe(false);
+    expect(Date.now() - t).toBeLessThan(2_000);
+  });
+
   it('(e) aborting the signal stops the process; an aborted signal prevents the spawn', async () => {
     const controller = new AbortController();
     const p = await sh("trap 'exit 3' TERM; echo up; while :; do sleep 0.05; done", { signal: controller.signal });

@@ -37,7 +37,7 @@ import { StderrTail } from './stderr-tail.js';
 const IS_LINUX = process.platform === 'linux';
 
 export interface ShutdownOptions {
-  /** How long to wait after ending stdin before SIGTERM. Default 2000 ms. */
+  /** How long to wait after ending stdin before SIGTERM. Default 2000 ms. Not waited when the child had already exited. */
   stdinGraceMs?: number;
   /** How long to wait after SIGTERM before SIGKILL. Default 3000 ms. */
   termGraceMs?: number;
@@ -353,7 +353,9 @@ class Supervised implements SupervisedProcess {
     };
     this.tracker.snapshot();
     if (!this.stdin.destroyed && !this.stdin.writableEnded) this.stdin.end();
-    if (await this.waitGone(this.stdinGraceMs)) return finish('stdin');
+    // EOF asks the child itself to finish. A child that already exited (crashed) cannot: what it
+    // left behind goes straight to SIGTERM instead of waiting out the grace for nobody.
+    if (await this.waitGone(this.exit ? 0 : this.stdinGraceMs)) return finish('stdin');
 
     this.tracker.snapshot();
     this.signalGroup('SIGTERM');
