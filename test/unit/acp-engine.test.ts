@@ -321,8 +321,11 @@ describe('acp engine (scripted agent)', () => {
     await log.next('turn_complete', 'second turn', 5_000, () => log.of('turn_complete').length === 2);
     agent.send(update(SID, { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } }));
     agent.send(text(SID, 'last words'));
-    await log.next('text_delta', 'last delta', 5_000, (e) => e.text === 'last words');
+    agent.send(update(SID, { sessionUpdate: 'tool_call', toolCallId: 'late-1', title: 'ls', kind: 'execute', status: 'in_progress' }));
+    await log.next('tool_call', 'late tool call');
     await engine.stop();
+    // Nothing can finish it after the exit: it ends cancelled, once.
+    expect(log.of('tool_result')).toEqual([expect.objectContaining({ callId: 'late-1', status: 'cancelled' })]);
     const texts = (e: { blocks: { type: string; text?: string }[] }): string => e.blocks.map((b) => b.text ?? '').join('|');
     expect(log.of('message').map(texts)).toEqual(['first', 'late words', 'second', 'hmm|last words']);
     // The late message is reported before the next turn's prompt is answered, not inside it.

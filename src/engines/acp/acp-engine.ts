@@ -686,8 +686,8 @@ export class AcpEngine implements AgentEngine {
         this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO } });
       }
     } else {
-      // Late output after the last turn: no next turn will close it.
-      for (const body of this.#translator?.flush() ?? []) this.#events.emit(body);
+      // Late output after the last turn: nothing will close it now (open tool calls end cancelled).
+      for (const body of this.#translator?.endTurn({ cancelled: true }) ?? []) this.#events.emit(body);
       if (!expected && (!this.#ready || exit.code !== 0 || exit.signal !== null)) {
         this.#events.emit({ type: 'error', kind: 'fatal', message: `acp agent exited unexpectedly (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
       }
