@@ -307,6 +307,13 @@ describe('kill, release, wall clock, cap, closeAll', () => {
     expect(markedProcesses()).toEqual([]);
   });
 
+  it('a wall-clock limit beyond what a timer can hold (about 24.8 days) means that long, not 1 ms', async () => {
+    const m = manager({ wallClockMs: 2 ** 31 });
+    const { terminalId } = await m.create({ sessionId, command: 'sleep 0.3; echo finished' });
+    expect(await m.waitForExit({ sessionId, terminalId })).toEqual({ exitCode: 0, signal: null });
+    expect((await m.output({ sessionId, terminalId })).output).toBe('finished\n');
+  });
+
   it('refuses unknown ids and ids of another session', async () => {
     const m = manager();
     const { terminalId } = await m.create({ sessionId, command: 'true' });

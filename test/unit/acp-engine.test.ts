@@ -268,6 +268,31 @@ describe('acp engine (scripted agent)', () => {
     expect(engine.lateMessages).toBe(1);
   });
 
+  it('timeouts beyond what a timer can hold (about 24.8 days) mean that long, not 1 ms', async () => {
+    await ready({ permissionGraceMs: 2 ** 31, cancelTimeoutMs: 2 ** 32, sessionTimeoutMs: 2 ** 40 });
+    await engine.send({ localId: 'a', text: 'go' });
+    let prompt = await agent.nextMethod('session/prompt');
+    agent.send(permissionRequest(1, SID, 'c1'));
+    const ask = await log.next('permission_request');
+    agent.respond(prompt, { stopReason: 'end_turn' });
+    await log.next('turn_complete');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(engine.pendingPermissions()).toEqual([ask.requestId]); // still open for its (long) grace period
+    await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+    await engine.send({ localId: 'b', text: 'again' });
+    prompt = await agent.nextMethod('session/prompt');
+    await engine.abort();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(log.of('error')).toEqual([]); // the cancel did not time out at once
+    agent.respond(prompt, { stopReason: 'cancelled' });
+    expect(await log.next('turn_complete')).toMatchObject({ status: 'cancelled' });
+    const mode = engine.setMode('plan');
+    const request = await agent.nextMethod('session/set_mode');
+    await new Promise((r) => setTimeout(r, 50));
+    agent.respond(request, {});
+    await mode;
+  });
+
   it('tolerates permission-before-tool_call, updates for unknown ids, repeated tool_call and updates after the prompt response', async () => {
     await ready();
     await engine.send({ localId: 'a', text: 'go' });

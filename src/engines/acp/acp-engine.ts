@@ -31,7 +31,7 @@ import { ConfinedFs } from './client-fs.js';
 import { TerminalManager } from './client-terminal.js';
 import { CLIENT_INFO, connectAcpClient } from './connection.js';
 import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
-import { resolveAcpOptions, type AcpEngineOptions, type AgentProcess } from './options.js';
+import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
 import { chooseOutcome, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
 import { tapStream } from './traffic.js';
@@ -227,7 +227,7 @@ export class AcpEngine implements AgentEngine {
     this.#permissions = new PermissionBroker({
       idPrefix: `acp-${gen}-perm`,
       graceMs: this.#options.permissionGraceMs ?? DEFAULTS.permissionGraceMs,
-      timers: { setTimeout: (f, ms) => this.#context.setTimeout(f, ms), clearTimeout: (h) => this.#context.clearTimeout(h) },
+      timers: { setTimeout: (f, ms) => this.#context.setTimeout(f, timerMs(ms)), clearTimeout: (h) => this.#context.clearTimeout(h) },
     });
     // The roots are resolved here (realpath): one that does not exist is a start failure.
     try {
@@ -545,7 +545,7 @@ export class AcpEngine implements AgentEngine {
     turn.cancelled = true;
     const sent = this.#conn!.agent.notify('session/cancel', { sessionId: this.sessionId! });
     permissions.cancelAll('turn cancelled');
-    turn.cancelTimer = this.#context.setTimeout(() => this.#cancelTimedOut(turn), this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs);
+    turn.cancelTimer = this.#context.setTimeout(() => this.#cancelTimedOut(turn), timerMs(this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs));
     await sent.catch(() => undefined); // a dead connection is reported by the exit path
   }
 
@@ -715,7 +715,7 @@ export class AcpEngine implements AgentEngine {
   #withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
     if (!(ms > 0) || !Number.isFinite(ms)) return promise;
     return new Promise<T>((resolvePromise, reject) => {
-      const timer = this.#context.setTimeout(() => reject(new AseError('ENGINE_ERROR', `acp engine: ${what} got no response within ${ms} ms`)), ms);
+      const timer = this.#context.setTimeout(() => reject(new AseError('ENGINE_ERROR', `acp engine: ${what} got no response within ${ms} ms`)), timerMs(ms));
       promise.then(
         (value) => {
           this.#context.clearTimeout(timer);

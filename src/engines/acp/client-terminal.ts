@@ -24,6 +24,7 @@ import { RequestError } from '@agentclientprotocol/sdk';
 import { buildEnv } from '../transport/env.js';
 import { spawnSupervised, type SupervisedProcess } from '../transport/process-supervisor.js';
 import { confineDirectory, denied, resolveRoots } from './confinement.js';
+import { timerMs } from './options.js';
 
 export interface TerminalManagerOptions {
   /** Default cwd of terminals and a confinement root for requested cwds. */
@@ -167,7 +168,7 @@ export class TerminalManager {
     this.baseEnv = { ...(options.env ?? buildEnv()) };
     this.maxTerminals = options.maxTerminals ?? DEFAULT_MAX_TERMINALS;
     this.defaultOutputByteLimit = options.defaultOutputByteLimit ?? DEFAULT_OUTPUT_BYTE_LIMIT;
-    this.wallClockMs = options.wallClockMs ?? DEFAULT_WALL_CLOCK_MS;
+    this.wallClockMs = timerMs(options.wallClockMs ?? DEFAULT_WALL_CLOCK_MS);
   }
 
   /** Number of terminals created and not released. */

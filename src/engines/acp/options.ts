@@ -91,6 +91,17 @@ export interface AcpEngineOptions {
   spawn?: AgentSpawner;
 }
 
+/**
+ * The longest delay a Node timer can hold (2^31-1 ms, about 24.8 days). A longer one fires after
+ * 1 ms instead (TimeoutOverflowWarning), so a huge value meant as "practically never" would act as
+ * "at once": every timer the engine arms goes through this.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+export function timerMs(ms: number): number {
+  return Math.min(ms, MAX_TIMER_MS);
+}
+
 const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
 const ms = z.number().int().nonnegative();
 
