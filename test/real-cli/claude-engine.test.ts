@@ -348,6 +348,28 @@ describe('claude engine with the real CLI', () => {
     });
   }
 
+  it('without credentials the turn fails with an auth engine error ("Not logged in")', async () => {
+    const { bin, work, env } = hermetic();
+    const { ANTHROPIC_API_KEY: _none, ...noKey } = env;
+    const events: AgentEvent[] = [];
+    const fixture = recorded('not-logged-in');
+    session = await createSession({ agent: 'claude', engines: [fixture.factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env: noKey } });
+    session.on('agent', (n) => events.push(n.event));
+    await waitForNotice(session, agentEvent('ready'), 'ready');
+    const done = waitForNotice(session, agentEvent('turn_complete'), 'failed turn');
+    session.send('hello');
+    const failed = (await done) as Extract<SessionNotice, { type: 'agent' }>;
+    expect(failed.event).toMatchObject({ type: 'turn_complete', status: 'failed' });
+    // The result carries no status (no request was made); only the CLI's synthetic assistant
+    // line says `error: "authentication_failed"`.
+    expect(events.find((e) => e.type === 'error')).toMatchObject({ kind: 'auth', retryable: false, message: expect.stringContaining('Not logged in') });
+    expect(mock.requests).toEqual([]);
+    await session.stop();
+    session = undefined;
+    expect(processesOf(bin, root)).toEqual([]);
+    fixture.save();
+  });
+
   it('abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
     const { bin, work, env } = hermetic();
     const events: AgentEvent[] = [];

@@ -128,6 +128,17 @@ describe('ClaudeTranslator hand-written cases', () => {
     }
   });
 
+  it('maps "Not logged in" (no status; the synthetic assistant line says authentication_failed) to auth', () => {
+    // As recorded (not-logged-in.jsonl): no request is made, so the result has no api_error_status.
+    const t = new ClaudeTranslator();
+    const synthetic = { type: 'assistant', message: { id: 'x', model: '<synthetic>', content: [{ type: 'text', text: 'Not logged in · Please run /login' }] }, error: 'authentication_failed', is_api_error_message: true };
+    const failed = result(0, { is_error: true, terminal_reason: 'api_error', api_error_status: null, result: 'Not logged in · Please run /login' });
+    const out = [...t.translate(synthetic), ...t.translate(failed)];
+    expect(out.find((e) => e.type === 'error')).toMatchObject({ kind: 'auth', retryable: false, message: 'Not logged in · Please run /login' });
+    // The note is per turn: a later failure without that line is not auth.
+    expect(t.translate(failed)[0]).toMatchObject({ type: 'error', kind: 'fatal' });
+  });
+
   it('maps an interrupted turn to cancelled without an error', () => {
     const t = new ClaudeTranslator();
     const out = t.translate(result(0, { subtype: 'error_during_execution', is_error: true, terminal_reason: 'aborted_streaming' }));

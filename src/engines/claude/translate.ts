@@ -37,10 +37,15 @@ export function transcriptPathFor(configDir: string, cwd: string, sessionId: str
   return join(configDir, 'projects', slug, `${sessionId}.jsonl`);
 }
 
-/** Maps an error `result` to an AgentEvent error kind. */
-export function classifyResultError(result: ResultMessage): { kind: ErrorKind; retryable: boolean } {
+/**
+ * Maps an error `result` to an AgentEvent error kind. `assistantError` is the `error` of the turn's
+ * synthetic API-error assistant line: without credentials no request is made, so the result has no
+ * status and only that line says `authentication_failed` (observed: "Not logged in").
+ */
+export function classifyResultError(result: ResultMessage, assistantError?: string): { kind: ErrorKind; retryable: boolean } {
   const status = result.api_error_status ?? undefined;
   if (status === 401 || status === 403) return { kind: 'auth', retryable: false };
+  if (status === undefined && assistantError === 'authentication_failed') return { kind: 'auth', retryable: false };
   if (status === 429) return { kind: 'rate_limited', retryable: true };
   if (status !== undefined && (status === 529 || status >= 500)) return { kind: 'transient', retryable: true };
   const terminal = result.terminal_reason ?? '';
@@ -87,6 +92,8 @@ export class ClaudeTranslator {
   readonly #thinkingBlocks = new Set<string>();
   #thinkingActive = false;
   readonly #denied = new Set<string>();
+  /** `error` of this turn's last synthetic API-error assistant line (e.g. `authentication_failed`). */
+  #assistantError: string | undefined;
   /** Tool calls reported (`tool_call`) whose `tool_result` has not arrived yet in this turn. */
   readonly #toolsRunning = new Set<string>();
   readonly #options: ClaudeTranslatorOptions;
@@ -182,6 +189,7 @@ export class ClaudeTranslator {
 
   #assistant(msg: AssistantMessage): AgentEventBody[] {
     const id = msg.message.id;
+    if (typeof msg.error === 'string') this.#assistantError = msg.error;
     const blocks = this.#assembled.get(id) ?? [];
     this.#assembled.set(id, blocks);
     const calls: AgentEventBody[] = [];
@@ -238,12 +246,13 @@ export class ClaudeTranslator {
     const terminal = result.terminal_reason ?? '';
     const status = result.is_error === false ? 'completed' : terminal.startsWith('aborted') ? 'cancelled' : 'failed';
     if (status === 'failed') {
-      const { kind, retryable } = classifyResultError(result);
+      const { kind, retryable } = classifyResultError(result, this.#assistantError);
       out.push({ type: 'error', kind, message: resultMessageText(result), retryable });
     }
     out.push({ type: 'turn_complete', status, ...(result.stop_reason ? { stopReason: result.stop_reason } : {}), usage });
     this.#assembled.clear();
     this.#toolsRunning.clear();
+    this.#assistantError = undefined;
     this.#thinkingBlocks.clear();
     return out;
   }
