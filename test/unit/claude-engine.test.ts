@@ -244,6 +244,8 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     expect(events.map((ev) => ev.type)).toEqual(['ready', 'session_identified', 'error', 'turn_complete', 'exited']);
     expect(events[2]).toMatchObject({ kind: 'protocol' });
     expect(events[3]).toMatchObject({ status: 'failed' });
+    // The engine stopped the CLI itself, but because of the protocol error: that is the reason.
+    expect(events[4]).toMatchObject({ type: 'exited', reason: 'protocol error' });
   });
 
   it('reports an initialize failure', async () => {

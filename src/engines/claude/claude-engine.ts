@@ -443,7 +443,7 @@ export class ClaudeEngine implements AgentEngine {
         });
       }
     }
-    this.#emitExited(exit, this.#stopRequested ? 'stopped' : this.#protocolFailure ? 'protocol error' : 'process exited');
+    this.#emitExited(exit, this.#protocolFailure ? 'protocol error' : this.#stopRequested ? 'stopped' : 'process exited');
   }
 
   #stderrSuffix(): string {
