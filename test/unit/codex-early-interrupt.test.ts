@@ -114,4 +114,26 @@ describe('an interrupt before the turn is active', () => {
     expect(events.filter((e) => e.type === 'turn_complete')).toEqual([expect.objectContaining({ status: 'cancelled', stopReason: 'interrupted' })]);
     await engine.stop();
   });
+
+  it('mcp-server: an abort before "Session not found" ends the turn instead of starting the fallback thread', async () => {
+    const server = fakeServer((m, push) => {
+      if (m.method === 'initialize') push({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '0.153.4' } } });
+      if (m.method === 'tools/list') push({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'codex' }, { name: 'codex-reply' }] } });
+    });
+    const engine = new CodexMcpEngine(realEngineContext(), { launcher: server.launcher, bin: join(binDir, 'codex'), env: { PATH: '/usr/bin:/bin' }, onSessionNotFound: 'new-thread' });
+    const events: AgentEvent[] = [];
+    engine.onEvent((e) => events.push(e));
+    await engine.start({ gen: 1, mode: 'remote', workDir: '/tmp', options: {}, resumeToken: 'old-thread' });
+    await until('ready', () => events.some((e) => e.type === 'ready'));
+    await engine.send({ localId: 'm1', text: 'hi' });
+    await until('codex-reply', () => server.methods().includes('tools/call'));
+    await engine.abort();
+    const text = 'Session not found for thread_id: old-thread';
+    server.push({ jsonrpc: '2.0', id: 3, result: { isError: true, content: [{ type: 'text', text }], structuredContent: { threadId: 'old-thread', content: text } } });
+    await until('turn_complete', () => events.some((e) => e.type === 'turn_complete'));
+    expect(events.filter((e) => e.type === 'turn_complete')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(server.methods().filter((m) => m === 'tools/call')).toHaveLength(1); // no fresh thread for an aborted turn
+    await engine.stop();
+  });
 });

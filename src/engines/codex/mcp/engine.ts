@@ -306,6 +306,12 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
       this.lastSessionNotFound = error;
       if (this.options.onSessionNotFound === 'new-thread') {
         this.noteSkipped(error.message, raw);
+        // An interrupt (or stop) asked for while codex-reply was in flight ends the turn: a fresh
+        // thread would run the prompt after the host gave up on it.
+        if (this.#cancelOnStart === call || this.isStopping) {
+          this.#finishTurn(this.#translator.endTurn('cancelled', 'interrupted'));
+          return;
+        }
         this.threadId = undefined;
         this.#identified = false;
         this.#callTool(call.prompt); // same turn, fresh thread: session_configured identifies it
