@@ -14,6 +14,8 @@ import { EventLog } from '../support/acp-hermetic.js';
 import { realContext } from '../support/acp-scenarios.js';
 import type { SpawnSupervisedOptions } from '../../src/engines/transport/process-supervisor.js';
 import { rejection } from '../support/async.js';
+import { testRunEnv } from '../support/orphan-check.js';
+import { findProcesses } from '../support/processes.js';
 
 const SID = 'sess-1';
 
@@ -408,6 +410,23 @@ describe('acp engine (scripted agent)', () => {
     expect(log.of('turn_complete')).toEqual([expect.objectContaining({ status: 'failed' })]);
     expect(engine.pendingPermissions()).toEqual([]);
     await expect(engine.send({ localId: 'b', text: 'x' })).rejects.toThrow(/not running/);
+  });
+
+  it('an agent that dies on its own leaves nothing behind: its setsid children are gone by the time exited is reported', async () => {
+    // A real process standing in for the agent: it starts a child in its own session (as tool
+    // commands do), then dies without being asked.
+    const script = `require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' }); setTimeout(() => process.exit(3), 600);`;
+    engine = new AcpEngine(realContext(), { command: process.execPath, args: ['-e', script], home: join(root, 'home'), env: { ...testRunEnv(), ASE_ACP_CRASH_MARK: root } });
+    engine.onEvent(log.push);
+    await engine.start({ gen: 1, mode: 'remote', workDir: root, options: {} });
+    const exited = await log.next('exited');
+    expect(exited).toMatchObject({ code: 3 });
+    const left = findProcesses((proc) => proc.environ().split('\0').includes(`ASE_ACP_CRASH_MARK=${root}`) && !/\) [ZX] /.test(proc.stat()));
+    try {
+      expect(left).toEqual([]);
+    } finally {
+      for (const pid of left) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('a cancel the agent never completes: the turn ends cancelled after cancelTimeoutMs and the agent is stopped', async () => {

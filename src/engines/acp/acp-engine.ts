@@ -671,6 +671,11 @@ export class AcpEngine implements AgentEngine {
   async #onExit(exit: ProcessExit): Promise<void> {
     this.#processExited = true;
     await Promise.race([this.#stdoutEnd, this.#delay(EXIT_DRAIN_MS)]);
+    // The agent is gone, but what it spawned may not be (tool commands run in sessions of their
+    // own and outlive a crashed agent). Nobody calls stop() after `exited` (the runtime forgets
+    // the engine), so the supervisor's ladder runs here; when the exit was requested it is the
+    // same promise stop() awaits.
+    await this.#proc?.stop();
     this.#conn?.close(new Error(`agent exited (code ${exit.code}, signal ${exit.signal})`));
     this.#permissions?.cancelAll('agent exited');
     await this.#terminals?.closeAll().catch(() => undefined);
