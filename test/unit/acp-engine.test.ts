@@ -331,6 +331,8 @@ describe('acp engine (scripted agent)', () => {
     expect(engine.skipped).toEqual([expect.objectContaining({ reason: 'unknown session/update "brand_new_variant"' })]);
     expect(engine.lateMessages).toBe(1);
     expect(log.of('error')).toEqual([]);
+    // Updates are read in the wire tap; none of them is "unhandled" (nor kept there).
+    expect(engine.unhandled).toEqual([]);
   });
 
   it('late text after turn_complete becomes its own message: before the next turn starts, or at exit', async () => {
@@ -360,6 +362,21 @@ describe('acp engine (scripted agent)', () => {
     expect(order).toEqual(['message:first', 'turn_complete', 'message:late words', 'message:second', 'turn_complete', 'message:hmm|last words']);
     expect(new Set(log.of('message').map((e) => e.id)).size).toBe(4);
     expect(log.of('thinking').at(-1)).toMatchObject({ active: false });
+  });
+
+  it('keeps only the newest skipped and unhandled inputs: a chatty agent cannot grow them for the whole session', async () => {
+    await ready();
+    for (let i = 0; i < 520; i++) {
+      agent.send(update(SID, { sessionUpdate: 'brand_new_variant', i }));
+      agent.send({ jsonrpc: '2.0', method: '_vendor/status', params: { i } });
+    }
+    agent.send(text(SID, 'marker'));
+    await log.next('text_delta', 'marker', 10_000, (e) => e.text === 'marker');
+    await new Promise((r) => setTimeout(r, 50)); // the SDK dispatches the fallbacks asynchronously
+    expect(engine.skipped).toHaveLength(500);
+    expect(engine.skipped.at(-1)).toMatchObject({ raw: { i: 519 } });
+    expect(engine.unhandled).toHaveLength(500);
+    expect(engine.unhandled.at(-1)).toMatchObject({ reason: 'unhandled notification _vendor/status', raw: { i: 519 } });
   });
 
   it('a malformed permission request is answered with an error, never left hanging', async () => {

@@ -35,7 +35,7 @@ import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } 
 import { chooseOutcome, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
 import { tapStream } from './traffic.js';
-import { AcpTranslator, type AcpSessionInfo, type SkippedInput } from './translate.js';
+import { AcpTranslator, noteSkipped, type AcpSessionInfo, type SkippedInput } from './translate.js';
 
 export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: false,
@@ -274,7 +274,7 @@ export class AcpEngine implements AgentEngine {
     proc.stdout.once('close', () => this.#stdoutEnded());
     const base = ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>);
     const stream = tapStream(base, { inbound: (m) => this.#onInbound(m), outbound: (m) => this.#onOutbound(m) }, (error) =>
-      this.unhandled.push({ reason: `wire observer failed: ${errorMessage(error)}`, raw: undefined }),
+      noteSkipped(this.unhandled, { reason: `wire observer failed: ${errorMessage(error)}`, raw: undefined }),
     );
     this.#conn = connectAcpClient(stream, {
       permissionAnswer: (key) => this.#permissions?.answerFor(key),
@@ -283,7 +283,7 @@ export class AcpEngine implements AgentEngine {
       checkSession: (sessionId) => {
         if (sessionId !== this.sessionId) throw RequestError.invalidParams({ sessionId }, 'unknown sessionId');
       },
-      unhandled: (kind, method, params) => this.unhandled.push({ reason: `unhandled ${kind} ${method}`, raw: params }),
+      unhandled: (kind, method, params) => noteSkipped(this.unhandled, { reason: `unhandled ${kind} ${method}`, raw: params }),
     });
     void this.#conn.closed.then(() => this.#onConnectionClosed());
     void proc.exited.then((exit) => this.#onExit(exit));
@@ -605,11 +605,11 @@ export class AcpEngine implements AgentEngine {
   #onUpdate(params: unknown): void {
     const update = readSessionUpdate(params);
     if (!update) {
-      this.unhandled.push({ reason: 'malformed session/update', raw: params });
+      noteSkipped(this.unhandled, { reason: 'malformed session/update', raw: params });
       return;
     }
     if (update.sessionId !== this.sessionId) {
-      this.unhandled.push({ reason: `session/update for unknown session ${update.sessionId}`, raw: params });
+      noteSkipped(this.unhandled, { reason: `session/update for unknown session ${update.sessionId}`, raw: params });
       return;
     }
     if (this.#loading) {
@@ -624,7 +624,7 @@ export class AcpEngine implements AgentEngine {
     const request = readPermissionRequest(params);
     if (!request || request.sessionId !== this.sessionId) {
       // No answer registered: the SDK handler answers it with an invalid-params error.
-      this.unhandled.push({ reason: 'malformed session/request_permission or unknown session', raw: params });
+      noteSkipped(this.unhandled, { reason: 'malformed session/request_permission or unknown session', raw: params });
       return;
     }
     const permissions = this.#permissions!;

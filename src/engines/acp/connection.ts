@@ -6,9 +6,11 @@
  *
  * `session/request_permission` is registered with a pass-through parser: the SDK's strict schema
  * would answer a slightly off request with an error before the engine could look at it.
- * `session/update` needs no handler at all (the tap reads it): the SDK's built-in session router
- * zod-parses every update first and drops one it does not know with a console.error ("Error
- * handling notification"), which is exactly why updates are not read through the SDK.
+ * `session/update` is read in the tap, not here: the SDK's built-in session router zod-parses every
+ * update first and drops one it does not know with a console.error ("Error handling
+ * notification"), which is exactly why updates are not read through the SDK. It still gets a
+ * no-op handler, or every valid update would fall through to the `*` fallback and be recorded as
+ * unhandled (the whole streamed conversation, kept for the life of the engine).
  */
 import { client, RequestError, type ClientConnection, type Stream } from '@agentclientprotocol/sdk';
 import type { ConfinedFs } from './client-fs.js';
@@ -81,6 +83,7 @@ export function connectAcpClient(stream: Stream, h: AcpClientHandlers): ClientCo
       h.checkSession(params.sessionId);
       return terminals.release(params);
     })
+    .onNotification('session/update', passThrough, () => {})
     // We advertise no elicitation capability; an agent asking anyway is declined, not left hanging.
     .onRequest('elicitation/create', () => ({ action: 'decline' as const }))
     .onNotification('elicitation/complete', () => {})

@@ -22,6 +22,15 @@ export interface SkippedInput {
   raw: unknown;
 }
 
+/** Skipped input is kept for diagnostics, but only the newest entries: a session can run for hours. */
+export const MAX_SKIPPED = 500;
+
+/** Appends `entry`, dropping the oldest entries beyond {@link MAX_SKIPPED}. */
+export function noteSkipped(list: SkippedInput[], entry: SkippedInput): void {
+  if (list.length >= MAX_SKIPPED) list.splice(0, list.length - MAX_SKIPPED + 1);
+  list.push(entry);
+}
+
 /** Session state the agent reports that has no AgentEvent (kept for callers and diagnostics). */
 export interface AcpSessionInfo {
   plan?: unknown[];
@@ -137,7 +146,7 @@ export class AcpTranslator {
     try {
       return this.#update(u);
     } catch (error) {
-      this.skipped.push({ reason: `translator failure: ${String(error)}`, raw: u.update });
+      noteSkipped(this.skipped, { reason: `translator failure: ${String(error)}`, raw: u.update });
       return [];
     }
   }
@@ -175,7 +184,7 @@ export class AcpTranslator {
       case 'tool_call_update': {
         const fields = readToolCallFields(update);
         if (!fields) {
-          this.skipped.push({ reason: `${u.kind} without a toolCallId`, raw: update });
+          noteSkipped(this.skipped, { reason: `${u.kind} without a toolCallId`, raw: update });
           return [];
         }
         return [...this.#thinking.off(), ...this.#flushMessage(), ...this.#upsert(fields)];
@@ -204,7 +213,7 @@ export class AcpTranslator {
         return [];
       }
       default:
-        this.skipped.push({ reason: `unknown session/update "${u.kind}"`, raw: update });
+        noteSkipped(this.skipped, { reason: `unknown session/update "${u.kind}"`, raw: update });
         return [];
     }
   }
@@ -212,7 +221,7 @@ export class AcpTranslator {
   #chunk(role: 'assistant' | 'user', block: 'text' | 'thinking', update: Record<string, unknown>): AgentEventBody[] {
     const text = contentText(update['content']);
     if (text === undefined) {
-      this.skipped.push({ reason: 'chunk without usable content', raw: update });
+      noteSkipped(this.skipped, { reason: 'chunk without usable content', raw: update });
       return [];
     }
     if (text === '') return [];
