@@ -39,10 +39,6 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     const { engine, log, traffic, started } = launch(1);
     await log.waitFor('ready');
     const readyMs = Math.round(performance.now() - started);
-    const identified = log.of('session_identified')[0]!;
-    expect(identified.resumeToken).toBe(engine.threadId);
-    expect(identified.transcriptPath).toMatch(new RegExp(`rollout-.*-${engine.threadId}\\.jsonl$`));
-    expect(log.events.indexOf(identified)).toBeLessThan(log.events.findIndex((e) => e.type === 'ready'));
 
     mock.enqueue({ kind: 'text', text: 'Hello from the mock.', reasoning: 'considering', usage: { inputTokens: 120, cachedInputTokens: 20 } });
     let mark = log.mark();
@@ -50,6 +46,10 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     await engine.send({ localId: 'm1', text: 'first prompt' });
     const tc1 = await log.waitFor('turn_complete', mark);
     const turn1Ms = Math.round(performance.now() - t);
+    const identified = log.of('session_identified')[0]!;
+    expect(identified.resumeToken).toBe(engine.threadId);
+    expect(identified.transcriptPath).toMatch(new RegExp(`rollout-.*-${engine.threadId}\\.jsonl$`));
+    expect(log.events.indexOf(identified)).toBeLessThan(log.events.findIndex((e) => e.type === 'message'));
     expect(tc1).toMatchObject({ status: 'completed', usage: { inputTokens: 100, cacheReadTokens: 20, cacheWriteTokens: 0 } });
     expect(tc1.usage.outputTokens).toBeGreaterThan(0);
     const turn1 = log.events.slice(mark);
@@ -213,6 +213,33 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     await second.engine.stop();
     bench.record('resume-after-kill', second.traffic, { resumeToken: token });
     console.log(`[codex app-server] resume: spawn→ready ${resumeReadyMs} ms`);
+  });
+
+  it('reports the thread for resuming only once its rollout exists: none before the first turn, and a thread killed in its first turn resumes', async () => {
+    // app-server writes the rollout when the first turn starts; thread/resume of a thread without
+    // one fails ("no rollout found"), so a token reported at thread/start could never be resumed.
+    const idle = launch(1);
+    await idle.log.waitFor('ready');
+    await idle.engine.stop();
+    expect(idle.log.of('session_identified')).toEqual([]);
+
+    const first = launch(2);
+    await first.log.waitFor('ready');
+    // Killed before or while the model is asked: the stall is for that request only.
+    mock.enqueue((req) => (lastUserText(req.body) === 'the first prompt' ? { kind: 'stall', partialText: 'partial answer' } : { kind: 'text', text: `Echo: ${lastUserText(req.body)}` }));
+    await first.engine.send({ localId: 'm1', text: 'the first prompt' });
+    const identified = await first.log.waitFor('session_identified');
+    expect(identified.resumeToken).toBe(first.engine.threadId);
+    process.kill(-first.engine.pid!, 'SIGKILL'); // at once: the turn may not even have recorded its prompt
+    await first.log.waitFor('exited');
+
+    const second = launch(3, {}, identified.resumeToken);
+    await second.log.waitFor('ready');
+    expect(second.log.of('session_identified')).toEqual([expect.objectContaining({ resumeToken: identified.resumeToken, transcriptPath: identified.transcriptPath })]);
+    const mark = second.log.mark();
+    await second.engine.send({ localId: 'm2', text: 'and the second' });
+    expect(await second.log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
+    await second.engine.stop();
   });
 
   it('stop() during a running sandboxed command leaves no process behind (codex, bwrap, the command)', () =>

@@ -3,8 +3,9 @@
  * and one thread per runner generation (reference codex.md §5).
  *
  * Lifecycle: spawn `codex [-c k=v…] app-server` → `initialize` → `initialized` →
- * `thread/start` (or `thread/resume {threadId: resumeToken}` after a restart) →
- * `session_identified {resumeToken: thread.id, transcriptPath: thread.path}` → `ready`.
+ * `thread/start` (or `thread/resume {threadId: resumeToken}` after a restart) → `ready`;
+ * `session_identified {resumeToken: thread.id, transcriptPath: thread.path}` comes before `ready`
+ * for a resumed thread and with the first turn for a new one (its rollout exists only then).
  * Each message is a `turn/start`; `turn/completed` ends it; `abort()` is `turn/interrupt`.
  * Approvals are server→client requests (`item/commandExecution/requestApproval`,
  * `item/fileChange/requestApproval`) held open until `answerPermission`; every other server
@@ -56,6 +57,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   readonly #approvals = new Map<string, PendingApproval>();
   /** Resolves with the running turn's id once `turn/start` answered (interrupt needs it). */
   #turnIdReady: Promise<string | undefined> = Promise.resolve(undefined);
+  /** A new thread's identity, reported once its rollout exists (see handshake). */
+  #pendingIdentity: { resumeToken: string; transcriptPath?: string } | undefined;
   /** An interrupt asked for before the turn was active: sent when its `turn/started` arrives. */
   #interruptOnStart: { turnId: string; timeoutMs: number } | undefined;
   /** Thread id of this generation (= the resume token). */
@@ -122,7 +125,21 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     this.threadId = thread.id;
     this.transcriptPath = thread.path ?? undefined;
     this.#translator.setThread(thread.id);
-    this.emit({ type: 'session_identified', resumeToken: thread.id, ...(thread.path && { transcriptPath: thread.path }) });
+    const identity = { resumeToken: thread.id, ...(thread.path && { transcriptPath: thread.path }) };
+    // app-server writes a new thread's rollout only when its first turn starts, and thread/resume
+    // of a thread without one fails ("no rollout found"): a token reported now could never be
+    // resumed, and every restart before the first turn would fail for good. A new thread is
+    // reported once turn/start has been answered (the rollout exists from then on).
+    if (this.spec.resumeToken) this.emit({ type: 'session_identified', ...identity });
+    else this.#pendingIdentity = identity;
+  }
+
+  /** Reports a new thread (once) now that its rollout exists. */
+  #identify(): void {
+    const identity = this.#pendingIdentity;
+    if (!identity) return;
+    this.#pendingIdentity = undefined;
+    this.emit({ type: 'session_identified', ...identity });
   }
 
   protected async startTurn(message: UserMessage): Promise<void> {
@@ -133,6 +150,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     this.#turnIdReady = new Promise((resolve) => (settle = resolve));
     try {
       const raw = await this.peer.request('turn/start', params);
+      this.#identify();
       const parsed = TurnStartResponseSchema.safeParse(raw);
       if (!parsed.success) {
         this.noteSkipped(`unexpected turn/start response: ${parsed.error.issues[0]?.message}`, raw);
@@ -205,6 +223,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.#onResolved(params);
       return;
     }
+    // turn/started can be read before the turn/start answer is handled: identify first.
+    if (method === 'turn/started') this.#identify();
     const bodies = this.#translator.translate(method, params);
     this.emitAll(bodies);
     if (bodies.some((b) => b.type === 'turn_complete')) {
