@@ -373,6 +373,16 @@ export function expirePermission(s: Step, requestId: string): void {
   closeRequest(s, requestId, 'timed_out');
 }
 
+/**
+ * The agent withdrew its own request: close it `cancelled` without answering (nothing waits for
+ * an answer any more), so a client cannot decide a prompt that no longer means anything.
+ */
+export function withdrawPermission(s: Step, e: AgentEventOf<'permission_cancelled'>): void {
+  const open = s.ctx.requests[e.requestId];
+  if (!open || open.gen !== e.gen) return;
+  closeRequest(s, e.requestId, 'cancelled', e.reason ?? 'withdrawn by the agent');
+}
+
 /** Ends the open requests of `gen` (default: all) as `cancelled`. */
 export function cancelOpenRequests(s: Step, reason: string, gen?: number): void {
   for (const [id, open] of Object.entries(s.ctx.requests)) {

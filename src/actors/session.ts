@@ -129,6 +129,7 @@ export const sessionMachine = base.createMachine({
       guard: and(['fromLiveEngine', 'isNewRequest']),
       actions: act<'permission_request'>(policy.refusePermission),
     },
+    permission_cancelled: { guard: 'fromLiveEngine', actions: act<'permission_cancelled'>(policy.withdrawPermission) },
 
     timer_fired: [
       { guard: 'isPermissionTimer', actions: act<'timer_fired'>((s, e) => policy.expirePermission(s, policy.permissionIdOfTimer(e.id)!)) },

@@ -117,6 +117,16 @@ export const PermissionRequestEventSchema = z.object({
   callId: z.string().optional(),
   suggestions: z.array(z.unknown()).optional(),
 });
+/**
+ * The agent withdrew a `permission_request` it had made (Claude's `control_cancel_request`, Codex's
+ * `serverRequest/resolved` for a request nobody answered): no answer is expected any more.
+ */
+export const PermissionCancelledEventSchema = z.object({
+  type: z.literal('permission_cancelled'),
+  ...stamp,
+  requestId: z.string().min(1),
+  reason: z.string().optional(),
+});
 export const TurnCompleteEventSchema = z.object({
   type: z.literal('turn_complete'),
   ...stamp,
@@ -143,6 +153,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   ToolCallEventSchema,
   ToolResultEventSchema,
   PermissionRequestEventSchema,
+  PermissionCancelledEventSchema,
   TurnCompleteEventSchema,
   ErrorEventSchema,
 ]);

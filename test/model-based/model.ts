@@ -84,6 +84,7 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
     if (Object.keys(c.requests).length < 2) {
       events.push({ type: 'permission_request', gen, at, requestId: `p${requestCount + 1}`, toolName: 'Bash', input: { command: 'ls' }, callId: 'c1' });
     }
+    if (open) events.push({ type: 'permission_cancelled', gen, at, requestId: open, reason: 'withdrawn' });
   }
   const timer = nextTimer(s);
   if (timer) events.push({ type: 'timer_fired', id: timer[0], at: timer[1] });

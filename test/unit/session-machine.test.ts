@@ -466,6 +466,26 @@ describe('permissions (remote)', () => {
     expect(s2.context.timers).not.toHaveProperty('perm:p1');
   });
 
+  it('a request the agent withdraws (permission_cancelled) ends cancelled without an answer; deciding it is refused', () => {
+    const [s1] = feed(remoteRunning(), permReq(1, 2_500, 'p1'));
+    const [s2, fx2] = feed(s1, { type: 'permission_cancelled', gen: 1, at: 3_000, requestId: 'p1', reason: 'cancelled by the CLI' });
+    expect(engineFx(fx2)).toEqual([]); // nobody waits for an answer any more
+    expect(s2.context.requests).toEqual({});
+    expect(s2.context.completed.p1).toEqual({ status: 'cancelled', decidedAt: 3_000, gen: 1, reason: 'cancelled by the CLI' });
+    expect(ephemerals(fx2, 'permission_resolved')).toEqual([{ type: 'ephemeral.emit', kind: 'permission_resolved', requestId: 'p1', status: 'cancelled' }]);
+    expect(s2.value).toEqual({ remote: 'running' }); // the turn goes on
+    const [, fx3] = feed(s2, allow('p1', 3_500));
+    expect(clientErrors(fx3)).toEqual(['PERMISSION_ALREADY_DECIDED']);
+    expect(engineFx(fx3)).toEqual([]);
+  });
+
+  it('permission_cancelled of a stale generation or an unknown id changes nothing', () => {
+    const [s1] = feed(remoteRunning(), permReq(1, 2_500, 'p1'));
+    const [s2, fx2] = feed(s1, { type: 'permission_cancelled', gen: 0, at: 3_000, requestId: 'p1' }, { type: 'permission_cancelled', gen: 1, at: 3_000, requestId: 'nope' });
+    expect(s2.context.requests).toHaveProperty('p1');
+    expect(fx2.filter((e) => e.type !== 'timer.set' && e.type !== 'timer.cancel')).toEqual([]);
+  });
+
   it('allow with updatedPermissions hands the rule changes to the engine unchanged', () => {
     const rules = [{ type: 'addRules', rules: [{ toolName: 'Bash', ruleContent: 'touch:*' }], behavior: 'allow', destination: 'session' }];
     const [s1] = feed(remoteRunning(), permReq(1, 2_500, 'p1'));
