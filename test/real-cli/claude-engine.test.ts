@@ -400,7 +400,11 @@ describe('claude engine with the real CLI', () => {
     const engine = engines[0]!;
     // If the CLI withdrew the prompt (control_cancel_request), it was consumed as control traffic
     // (never answered, never surfaced as an unknown line).
-    if (engine.cancelledByCli.length > 0) expect(engine.cancelledByCli).toEqual([p.requestId]);
+    if (engine.cancelledByCli.length > 0) {
+      expect(engine.cancelledByCli).toEqual([p.requestId]);
+      // ...and reported as withdrawn; the session had already closed it at the abort.
+      expect(events.filter((e) => e.type === 'permission_cancelled')).toEqual([expect.objectContaining({ requestId: p.requestId })]);
+    }
     expect(engine.skipped.some((s) => JSON.stringify(s.raw ?? '').includes('control_cancel_request'))).toBe(false);
 
     done = waitForNotice(session, agentEvent('turn_complete'), 'turn after abort');

@@ -211,9 +211,12 @@ export class ClaudeEngine implements AgentEngine {
           ...(ask.callId !== undefined && { callId: ask.callId }),
           ...(ask.suggestions && { suggestions: ask.suggestions }),
         }),
-      // A cancelled prompt (the turn was interrupted) is left to the session's turn end; it is
-      // never answered (ControlClient drops it), only recorded for diagnostics.
-      onCancel: (requestId) => void this.cancelledByCli.push(requestId),
+      // The CLI withdrew a prompt it had asked (control_cancel_request): it is never answered
+      // (ControlClient drops it); the session hears it is void. Only asks we reported count.
+      onCancel: (requestId, ask) => {
+        this.cancelledByCli.push(requestId);
+        if (ask) this.#events.emit({ type: 'permission_cancelled', requestId, reason: 'cancelled by the CLI' });
+      },
     });
     proc.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
     proc.stdout.once('end', () => this.#onStdoutEnd());
