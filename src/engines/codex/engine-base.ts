@@ -202,8 +202,10 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
       if (!this.#transport) return;
       // Already gone by itself: what it spawned may not be (see #onExit); wait until that is reaped too.
       if (this.#events.exited) return this.#transport.stop();
-      // Interrupt a running turn first: both servers keep working on it after stdin EOF.
-      if (this.#ready && this.turnActive) await this.interruptTurn(STOP_INTERRUPT_MS).catch(() => undefined);
+      // Interrupt a running turn first: both servers keep working on it after stdin EOF. A server
+      // that does not answer (the interrupt may first wait for a turn/start answer) must not hold
+      // up the ladder: the interrupt gets STOP_INTERRUPT_MS in all.
+      if (this.#ready && this.turnActive) await this.#within(STOP_INTERRUPT_MS, this.interruptTurn(STOP_INTERRUPT_MS).catch(() => undefined));
       await this.#transport.stop();
       await this.#events.exitedEmitted;
     })();
@@ -287,6 +289,17 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     this.timings.ready = this.context.now();
     this.emit({ type: 'ready' });
     this.dispatchQueued();
+  }
+
+  /** Waits for `work`, but at most `ms` (context clock). */
+  async #within(ms: number, work: Promise<unknown>): Promise<void> {
+    let timer: { readonly id: number } | undefined;
+    const elapsed = new Promise<void>((resolve) => (timer = this.context.setTimeout(resolve, ms)));
+    try {
+      await Promise.race([work, elapsed]);
+    } finally {
+      if (timer) this.context.clearTimeout(timer);
+    }
   }
 
   #onMessage(value: unknown): void {
