@@ -10,6 +10,9 @@ export interface Clock {
   clearTimeout(handle: TimerHandle): void;
 }
 
+/** The longest delay a Node timer holds; a longer one fires after 1 ms (TimeoutOverflowWarning). */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
 /** Wall-clock time and Node timers. A pending timer keeps the process alive, like any Node timer: stop the session to release it. */
 export class RealClock implements Clock {
   #nextId = 1;
@@ -21,12 +24,19 @@ export class RealClock implements Clock {
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const id = this.#nextId++;
+    this.#arm(id, fn, Date.now() + Math.max(0, ms));
+    return { id };
+  }
+
+  /** Delays beyond what a Node timer holds (about 24.8 days: a deadline meant as "never") are waited in steps. */
+  #arm(id: number, fn: () => void, due: number): void {
+    const wait = Math.max(0, due - Date.now());
     const t = setTimeout(() => {
+      if (wait > MAX_TIMER_DELAY_MS) return this.#arm(id, fn, due);
       this.#timers.delete(id);
       fn();
-    }, Math.max(0, ms));
+    }, Math.min(wait, MAX_TIMER_DELAY_MS));
     this.#timers.set(id, t);
-    return { id };
   }
 
   clearTimeout(handle: TimerHandle): void {
