@@ -102,16 +102,25 @@ describe('acp engine with gemini-cli --acp', () => {
     console.log(`[acp-gemini] session abort at a permission prompt: ${abortMs} ms`);
   });
 
-  it('session/load: gemini 0.61.0 refuses to load (-32603); the engine reports it and starts a new session', async () => {
+  // gemini 0.61.0 mostly refuses (-32603, reference acp.md §4), but not always: when its chat file
+  // is already where it looks ("No previous sessions found for this project" otherwise), the load
+  // succeeds (seen once in five parallel runs). Both outcomes are checked for what they must be.
+  it('session/load: gemini 0.61.0 either refuses (-32603: error + a new session) or loads (same id, history kept apart)', async () => {
     const h = hermeticGemini({ port: mock.port, root });
     const token = await bench.rememberPineapple({ preset: 'gemini', env: h.env }, h.work, 'Remember pineapple.');
 
     const { engine: b, log: second } = await bench.startEngine({ preset: 'gemini', env: h.env }, { gen: 2, workDir: h.work, resumeToken: token });
-    expect(second.of('error')).toEqual([expect.objectContaining({ kind: 'protocol', retryable: true })]);
-    expect(second.of('error')[0]!.message).toContain('-32603');
     const identified = second.of('session_identified');
     expect(identified).toHaveLength(1);
-    expect(identified[0]!.resumeToken).not.toBe(token);
+    if (second.of('error').length > 0) {
+      expect(second.of('error')).toEqual([expect.objectContaining({ kind: 'protocol', retryable: true })]);
+      expect(second.of('error')[0]!.message).toContain('-32603');
+      expect(identified[0]!.resumeToken).not.toBe(token);
+    } else {
+      expect(identified[0]!.resumeToken).toBe(token);
+      expect(JSON.stringify(b.history)).toContain('Remember pineapple.');
+      expect(second.of('message')).toEqual([]); // replayed history is not a live turn
+    }
     await b.stop();
     expect(await waitNoProcessesUnder(root)).toEqual([]);
   });
