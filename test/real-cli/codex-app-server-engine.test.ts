@@ -234,7 +234,8 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     await first.log.waitFor('exited');
 
     const second = launch(3, {}, identified.resumeToken);
-    await second.log.waitFor('ready');
+    await Promise.race([second.log.waitFor('ready'), second.log.waitFor('exited')]);
+    expect(second.log.of('error')).toEqual([]);
     expect(second.log.of('session_identified')).toEqual([expect.objectContaining({ resumeToken: identified.resumeToken, transcriptPath: identified.transcriptPath })]);
     const mark = second.log.mark();
     await second.engine.send({ localId: 'm2', text: 'and the second' });

@@ -59,7 +59,7 @@ describe('codex engines: activity', () => {
     engine.onEvent((e) => events.push(e));
     await engine.start({ gen: 3, mode: 'remote', workDir: '/tmp', options: {} });
     await until(events, 'ready');
-    expect(events.map((e) => e.type)).toEqual(['ready']); // a new thread is identified with its first turn
+    expect(events.map((e) => e.type)).toEqual(['session_identified', 'ready']); // a thread without a rollout path is identified at once
 
     // 12 status notifications and junk lines, 300 ms of clock apart: a few signs of life, never two within a second.
     for (let i = 0; i < 6; i++) {

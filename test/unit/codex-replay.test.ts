@@ -5,12 +5,12 @@
  * the engine contract (one gen, one tool_call/tool_result per call, unique message ids, per-turn
  * usage, `exited` last).
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PermissionDecision } from '../../src/effects/effect.js';
-import { CodexAppServerEngine, CodexMcpEngine, type CodexEngineOptions } from '../../src/engines/codex/index.js';
+import { CodexAppServerEngine, CodexMcpEngine, type CodexEngineOptions, type CodexLauncher } from '../../src/engines/codex/index.js';
 import { EventLog, loadFixture, realEngineContext, type TrafficFixture } from '../support/codex-engine-kit.js';
 import { replay, turnTextOf } from '../support/codex-replay.js';
 
@@ -68,6 +68,38 @@ beforeAll(() => {
 
 afterAll(() => rmSync(fakeBinDir, { recursive: true, force: true }));
 
+/**
+ * app-server reports a new thread once its rollout file holds a line, and Codex writes it when the
+ * first turn starts: the replay points `thread.path` into a temp dir and writes the file when the
+ * engine sends its first `turn/start`, as the server would.
+ */
+function withRollout(launcher: CodexLauncher): CodexLauncher {
+  return async (spec) => {
+    let live: string | undefined;
+    const transport = await launcher({
+      ...spec,
+      onMessage: (value) => {
+        const thread = (value as { result?: { thread?: { path?: unknown } } }).result?.thread;
+        if (typeof thread?.path === 'string') {
+          live = join(fakeBinDir, basename(thread.path));
+          thread.path = live;
+        }
+        spec.onMessage(value);
+      },
+    });
+    return {
+      ...transport,
+      pid: transport.pid,
+      write: (value) => {
+        if (live && (value as { method?: string }).method === 'turn/start' && !existsSync(live)) writeFileSync(live, '{"type":"session_meta","payload":{}}\n');
+        return transport.write(value);
+      },
+      stop: () => transport.stop(),
+      stderrTail: () => transport.stderrTail(),
+    };
+  };
+}
+
 async function waitUntil(pred: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!pred()) {
@@ -81,7 +113,7 @@ describe.each(Object.keys(EXPECTED))('replay %s', (name) => {
     const fixture = loadFixture(name);
     const expected = EXPECTED[name]!;
     const r = replay(fixture);
-    const options: CodexEngineOptions = { ...optionsOf(fixture), launcher: r.launcher, env: { PATH: '/usr/bin:/bin' } };
+    const options: CodexEngineOptions = { ...optionsOf(fixture), launcher: withRollout(r.launcher), env: { PATH: '/usr/bin:/bin' } };
     const engine =
       fixture.header.engine === 'codex'
         ? new CodexAppServerEngine(realEngineContext(), { ...options, bin: join(fakeBinDir, 'never-run') })

@@ -5,7 +5,7 @@
  * Lifecycle: spawn `codex [-c k=v…] app-server` → `initialize` → `initialized` →
  * `thread/start` (or `thread/resume {threadId: resumeToken}` after a restart) → `ready`;
  * `session_identified {resumeToken: thread.id, transcriptPath: thread.path}` comes before `ready`
- * for a resumed thread and with the first turn for a new one (its rollout exists only then).
+ * for a resumed thread and during the first turn for a new one (once its rollout exists).
  * Each message is a `turn/start`; `turn/completed` ends it; `abort()` is `turn/interrupt`.
  * Approvals are server→client requests (`item/commandExecution/requestApproval`,
  * `item/fileChange/requestApproval`) held open until `answerPermission`; every other server
@@ -21,6 +21,7 @@ import type { CodexEngineOptions } from '../options.js';
 import { commandDecision, fileChangeDecision } from './decisions.js';
 import type { InitializeParams, ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams } from './protocol/index.js';
 import { CommandApprovalParamsSchema, FileChangeApprovalParamsSchema, ServerRequestResolvedSchema, ThreadStartResponseSchema, TurnStartResponseSchema } from './schemas.js';
+import { rolloutStarted } from './rollout-started.js';
 import { AppServerTranslator } from './translate.js';
 
 export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -126,18 +127,18 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     this.transcriptPath = thread.path ?? undefined;
     this.#translator.setThread(thread.id);
     const identity = { resumeToken: thread.id, ...(thread.path && { transcriptPath: thread.path }) };
-    // app-server writes a new thread's rollout only when its first turn starts, and thread/resume
-    // of a thread without one fails ("no rollout found"): a token reported now could never be
-    // resumed, and every restart before the first turn would fail for good. A new thread is
-    // reported once turn/start has been answered (the rollout exists from then on).
-    if (this.spec.resumeToken) this.emit({ type: 'session_identified', ...identity });
+    // app-server writes a new thread's rollout only once its first turn has started, and
+    // thread/resume of a thread without one fails ("no rollout found"): a token reported now
+    // could never be resumed, and every restart before the first turn would fail for good. A new
+    // thread is reported once its rollout holds its first line (see rollout-started.ts).
+    if (this.spec.resumeToken || !thread.path) this.emit({ type: 'session_identified', ...identity });
     else this.#pendingIdentity = identity;
   }
 
-  /** Reports a new thread (once) now that its rollout exists. */
-  #identify(): void {
+  /** Reports a new thread (once) as soon as its rollout can be resumed from. */
+  #identifyWhenResumable(): void {
     const identity = this.#pendingIdentity;
-    if (!identity) return;
+    if (!identity?.transcriptPath || !rolloutStarted(identity.transcriptPath)) return;
     this.#pendingIdentity = undefined;
     this.emit({ type: 'session_identified', ...identity });
   }
@@ -150,7 +151,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     this.#turnIdReady = new Promise((resolve) => (settle = resolve));
     try {
       const raw = await this.peer.request('turn/start', params);
-      this.#identify();
+      this.#identifyWhenResumable();
       const parsed = TurnStartResponseSchema.safeParse(raw);
       if (!parsed.success) {
         this.noteSkipped(`unexpected turn/start response: ${parsed.error.issues[0]?.message}`, raw);
@@ -223,8 +224,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.#onResolved(params);
       return;
     }
-    // turn/started can be read before the turn/start answer is handled: identify first.
-    if (method === 'turn/started') this.#identify();
+    // Before the turn's events, so the session knows the thread they belong to.
+    this.#identifyWhenResumable();
     const bodies = this.#translator.translate(method, params);
     this.emitAll(bodies);
     if (bodies.some((b) => b.type === 'turn_complete')) {
