@@ -4,7 +4,9 @@
  * `turn/started` ("no active turn to interrupt", after which it runs the turn anyway); mcp-server
  * ignores a `notifications/cancelled` that arrives before the call's `task_started` (and runs the
  * call to the end). Seen on the real binaries (test/real-cli/codex-*-engine.test.ts, "an abort
- * right after send"); here the order is pinned down with in-memory servers.
+ * right after send"); here the order is pinned down with in-memory servers. Also: an approval
+ * app-server withdraws itself (`serverRequest/resolved` before any answer) is reported as
+ * `permission_cancelled`.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -134,6 +136,34 @@ describe('an interrupt before the turn is active', () => {
     expect(events.filter((e) => e.type === 'turn_complete')).toEqual([expect.objectContaining({ status: 'cancelled' })]);
     await new Promise((r) => setTimeout(r, 20));
     expect(server.methods().filter((m) => m === 'tools/call')).toHaveLength(1); // no fresh thread for an aborted turn
+    await engine.stop();
+  });
+});
+
+describe('an approval Codex withdraws itself', () => {
+  it('app-server: serverRequest/resolved for an unanswered approval reports permission_cancelled; a late answer sends nothing', async () => {
+    const server = fakeServer((m, push) => {
+      if (m.method === 'initialize') push({ id: m.id, result: { userAgent: 'fake' } });
+      if (m.method === 'thread/start') push({ id: m.id, result: { thread: { id: THREAD, path: null }, model: 'm' } });
+      if (m.method === 'turn/start') {
+        push({ id: m.id, result: { turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
+        push({ method: 'turn/started', params: { threadId: THREAD, turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
+        push({ id: 0, method: 'item/commandExecution/requestApproval', params: { threadId: THREAD, turnId: TURN, itemId: 'call_1', command: 'echo hi', cwd: '/tmp' } });
+      }
+    });
+    const engine = new CodexAppServerEngine(realEngineContext(), { launcher: server.launcher, bin: '/never-run', env: {} });
+    const events: AgentEvent[] = [];
+    engine.onEvent((e) => events.push(e));
+    await engine.start({ gen: 2, mode: 'remote', workDir: '/tmp', options: {} });
+    await until('ready', () => events.some((e) => e.type === 'ready'));
+    await engine.send({ localId: 'm1', text: 'hi' });
+    await until('permission_request', () => events.some((e) => e.type === 'permission_request'));
+    server.push({ method: 'serverRequest/resolved', params: { threadId: THREAD, requestId: 0 } });
+    expect(events.filter((e) => e.type === 'permission_cancelled')).toEqual([expect.objectContaining({ requestId: 'g2-0' })]);
+    const written = server.written.length;
+    await engine.answerPermission('g2-0', { behavior: 'allow' });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(server.written.slice(written)).toEqual([]);
     await engine.stop();
   });
 });

@@ -282,7 +282,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
 
   /**
    * Codex cleared one of its requests itself (answered, or dropped at turn end / interrupt). A
-   * still-pending one is forgotten without an answer: answering now would be a stale reply.
+   * still-pending one is forgotten without an answer (answering now would be a stale reply) and
+   * reported as withdrawn, so the host does not keep asking a person about it.
    */
   #onResolved(params: unknown): void {
     const parsed = ServerRequestResolvedSchema.safeParse(params);
@@ -291,7 +292,9 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       return;
     }
     for (const [requestId, pending] of this.#approvals) {
-      if (pending.rpcId === parsed.data.requestId) this.#approvals.delete(requestId);
+      if (pending.rpcId !== parsed.data.requestId) continue;
+      this.#approvals.delete(requestId);
+      this.emit({ type: 'permission_cancelled', requestId, reason: 'resolved by codex' });
     }
   }
 }
