@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AgentEventSchema, type AgentEventBody } from '../../src/events/agent-event.js';
 import { ClaudeTranslator, projectSlug } from '../../src/engines/claude/translate.js';
+import { MAX_SKIPPED } from '../../src/engines/skipped.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fixture = join(repoRoot, 'test', 'fixtures', 'claude', 'smoke-multi-turn-tool.jsonl');
@@ -104,6 +105,16 @@ describe('ClaudeTranslator on the recorded real traffic', () => {
     expect(costs[1]).toBeCloseTo(0.000148, 12);
     expect(costs[2]).toBeCloseTo(0.000596, 12);
     expect(costs.reduce((a, b) => a + b, 0)).toBeCloseTo(0.000992, 12);
+  });
+});
+
+describe('ClaudeTranslator diagnostics', () => {
+  it('keeps only the newest skipped lines (a long session of junk cannot grow it without bound)', () => {
+    const t = new ClaudeTranslator();
+    for (let i = 0; i < MAX_SKIPPED + 100; i++) t.translateLine(`junk ${i}`);
+    expect(t.skipped).toHaveLength(MAX_SKIPPED);
+    expect(t.skipped.at(-1)?.raw).toBe(`junk ${MAX_SKIPPED + 99}`);
+    expect(t.skipped[0]?.raw).toBe('junk 100');
   });
 });
 

@@ -35,7 +35,8 @@ import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } 
 import { chooseOutcome, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
 import { tapStream } from './traffic.js';
-import { AcpTranslator, noteSkipped, type AcpSessionInfo, type SkippedInput } from './translate.js';
+import { noteSkipped, type SkippedInput } from '../skipped.js';
+import { AcpTranslator, type AcpSessionInfo } from './translate.js';
 
 export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: false,

@@ -16,20 +16,10 @@
 import type { AgentEventBody, ContentBlock } from '../../events/agent-event.js';
 import { ThinkingIndicator } from '../thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
+import { noteSkipped, type SkippedInput } from '../skipped.js';
 
-export interface SkippedInput {
-  reason: string;
-  raw: unknown;
-}
+export type { SkippedInput } from '../skipped.js';
 
-/** Skipped input is kept for diagnostics, but only the newest entries: a session can run for hours. */
-export const MAX_SKIPPED = 500;
-
-/** Appends `entry`, dropping the oldest entries beyond {@link MAX_SKIPPED}. */
-export function noteSkipped(list: SkippedInput[], entry: SkippedInput): void {
-  if (list.length >= MAX_SKIPPED) list.splice(0, list.length - MAX_SKIPPED + 1);
-  list.push(entry);
-}
 
 /** Session state the agent reports that has no AgentEvent (kept for callers and diagnostics). */
 export interface AcpSessionInfo {

@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import type { AgentEventBody, ContentBlock, ErrorKind, TurnUsage } from '../../events/agent-event.js';
 import { parseLine } from '../transport/ndjson.js';
 import { classifyClaudeMessage, type AssistantMessage, type ClaudeUserMessage, type ResultMessage, type StreamEvent, type SystemInit } from './messages.js';
+import { noteSkipped, type SkippedInput } from '../skipped.js';
+
+export type { SkippedInput } from '../skipped.js';
 
 export interface ClaudeTranslatorOptions {
   /** `$CLAUDE_CONFIG_DIR` (or `~/.claude`), for `session_identified.transcriptPath`. */
@@ -20,10 +23,6 @@ export interface ClaudeTranslatorOptions {
   cwd?: string;
 }
 
-export interface SkippedInput {
-  reason: string;
-  raw: unknown;
-}
 
 /** `<cwd>` with every non-[A-Za-z0-9] character replaced by '-' (the CLI's project dir name). */
 export function projectSlug(cwd: string): string {
@@ -122,7 +121,7 @@ export class ClaudeTranslator {
     const parsed = parseLine(line);
     if (!parsed) return [];
     if (!parsed.ok) {
-      this.skipped.push({ reason: `not JSON: ${parsed.error.message}`, raw: line });
+      noteSkipped(this.skipped, { reason: `not JSON: ${parsed.error.message}`, raw: line });
       return [];
     }
     return this.translate(parsed.value);
@@ -144,14 +143,14 @@ export class ClaudeTranslator {
         case 'result':
           return this.#result(message.msg);
         case 'unknown':
-          this.skipped.push({ reason: message.reason, raw: message.raw });
+          noteSkipped(this.skipped, { reason: message.reason, raw: message.raw });
           return [];
         default:
           // other system subtypes, keep_alive, control traffic: nothing to report here
           return [];
       }
     } catch (error) {
-      this.skipped.push({ reason: `translator failure: ${String(error)}`, raw: value });
+      noteSkipped(this.skipped, { reason: `translator failure: ${String(error)}`, raw: value });
       return [];
     }
   }

@@ -18,7 +18,7 @@ import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
 import type { ResolvedCodexBinary } from './binary.js';
 import { JsonRpcPeer, type InvalidMessage } from './json-rpc.js';
 import { CODEX_ENV_ALLOW, mergeCodexOptions, type CodexEngineOptions } from './options.js';
-import { noteSkipped as noteSkippedInput } from './skipped.js';
+import { noteSkipped as noteSkippedInput } from '../skipped.js';
 import { launchCodexProcess, type CodexTransport } from './transport.js';
 
 /** How long stop() lets a running turn be interrupted before the stop ladder. */

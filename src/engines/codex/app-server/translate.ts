@@ -16,7 +16,7 @@ import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/ag
 import { ZERO_USAGE } from '../../../events/agent-event.js';
 import { ThinkingIndicator } from '../../thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
-import { noteSkipped, type SkippedInput } from '../skipped.js';
+import { noteSkipped, type SkippedInput } from '../../skipped.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { addUsage, turnUsageOf, UsageSnapshots } from '../usage.js';
 import {
@@ -33,7 +33,7 @@ import {
   UserMessageItemSchema,
 } from './schemas.js';
 
-export type { SkippedInput } from '../skipped.js';
+export type { SkippedInput } from '../../skipped.js';
 
 /** Notifications we know and deliberately do not translate. */
 const IGNORED = new Set([
