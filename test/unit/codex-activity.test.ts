@@ -5,36 +5,18 @@
  * an in-memory transport (the `launcher` hook) with a clock that moves 300 ms per reading.
  */
 import { describe, expect, it } from 'vitest';
-import { CodexAppServerEngine, type CodexLauncher, type LaunchSpec } from '../../src/engines/codex/index.js';
+import { CodexAppServerEngine } from '../../src/engines/codex/index.js';
 import type { EngineContext } from '../../src/engines/engine.js';
 import { ACTIVITY_INTERVAL_MS, type AgentEvent } from '../../src/events/agent-event.js';
+import { IN_MEMORY_THREAD as THREAD, inMemoryCodexServer } from '../support/codex-in-memory-server.js';
 
-const THREAD = 'thread-1';
-
-/** A fake app-server: answers the handshake and lets the test push server messages. */
+/** Answers the handshake; a status notification during it must not become `activity` before `ready`. */
 function fakeServer() {
-  let spec: LaunchSpec | undefined;
-  let exit!: () => void;
-  const exited = new Promise<void>((r) => (exit = r));
-  const push = (message: unknown): void => spec!.onMessage(message);
-  const launcher: CodexLauncher = async (s) => {
-    spec = s;
-    return {
-      pid: undefined,
-      write: async (value) => {
-        const m = value as { id?: number; method?: string };
-        if (m.method === 'initialize') {
-          // A status notification during the handshake: no `activity` before `ready`.
-          push({ method: 'configWarning', params: { summary: 'bubblewrap', details: null } });
-          setImmediate(() => push({ id: m.id, result: { userAgent: 'fake' } }));
-        } else if (m.method === 'thread/start') setImmediate(() => push({ id: m.id, result: { thread: { id: THREAD, path: null }, model: 'm' } }));
-      },
-      exited: exited.then(() => ({ code: 0, signal: null })),
-      stop: async () => exit(),
-      stderrTail: () => '',
-    };
-  };
-  return { launcher, push, junk: (line: string) => spec!.onInvalidLine('not JSON', line) };
+  return inMemoryCodexServer({
+    answer: (m, push) => {
+      if (m.method === 'initialize') push({ method: 'configWarning', params: { summary: 'bubblewrap', details: null } });
+    },
+  });
 }
 
 function clockContext(): EngineContext {
@@ -64,7 +46,7 @@ describe('codex engines: activity', () => {
     // 12 status notifications and junk lines, 300 ms of clock apart: a few signs of life, never two within a second.
     for (let i = 0; i < 6; i++) {
       server.push({ method: 'account/rateLimits/updated', params: { rateLimits: {} } });
-      server.junk(`codex log line ${i}`);
+      server.pushInvalidLine(`codex log line ${i}`);
     }
     const activity = events.filter((e) => e.type === 'activity');
     expect(activity.length).toBeGreaterThanOrEqual(2);

@@ -12,41 +12,12 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CodexAppServerEngine, CodexMcpEngine, type CodexLauncher, type LaunchSpec } from '../../src/engines/codex/index.js';
+import { CodexAppServerEngine, CodexMcpEngine } from '../../src/engines/codex/index.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
+import { IN_MEMORY_THREAD as THREAD, inMemoryCodexServer } from '../support/codex-in-memory-server.js';
 
-const THREAD = 'thread-1';
 const TURN = 'turn-1';
-
-interface Written {
-  id?: number;
-  method?: string;
-  params?: Record<string, unknown>;
-}
-
-/** An in-memory server: `answer` replies to what the engine writes; the test pushes the rest. */
-function fakeServer(answer: (m: Written, push: (message: unknown) => void) => void) {
-  let spec: LaunchSpec | undefined;
-  let exit!: () => void;
-  const exited = new Promise<void>((r) => (exit = r));
-  const written: Written[] = [];
-  const push = (message: unknown): void => spec!.onMessage(message);
-  const launcher: CodexLauncher = async (s) => {
-    spec = s;
-    return {
-      pid: undefined,
-      write: async (value) => {
-        written.push(value as Written);
-        setImmediate(() => answer(value as Written, push));
-      },
-      exited: exited.then(() => ({ code: 0, signal: null })),
-      stop: async () => exit(),
-      stderrTail: () => '',
-    };
-  };
-  return { launcher, push, written, methods: () => written.map((m) => m.method) };
-}
 
 async function until(what: string, pred: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !pred(); i++) await new Promise((r) => setTimeout(r, 2));
@@ -63,14 +34,14 @@ afterAll(() => rmSync(binDir, { recursive: true, force: true }));
 
 describe('an interrupt before the turn is active', () => {
   it('app-server: turn/interrupt waits for turn/started; the interrupted turn ends cancelled', async () => {
-    const server = fakeServer((m, push) => {
-      if (m.method === 'initialize') push({ id: m.id, result: { userAgent: 'fake' } });
-      if (m.method === 'thread/start') push({ id: m.id, result: { thread: { id: THREAD, path: null }, model: 'm' } });
-      if (m.method === 'turn/start') push({ id: m.id, result: { turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
-      if (m.method === 'turn/interrupt') {
-        push({ id: m.id, result: {} });
-        push({ method: 'turn/completed', params: { threadId: THREAD, turn: { id: TURN, status: 'interrupted', items: [], error: null } } });
-      }
+    const server = inMemoryCodexServer({
+      answer: (m, push) => {
+        if (m.method === 'turn/start') push({ id: m.id, result: { turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
+        if (m.method === 'turn/interrupt') {
+          push({ id: m.id, result: {} });
+          push({ method: 'turn/completed', params: { threadId: THREAD, turn: { id: TURN, status: 'interrupted', items: [], error: null } } });
+        }
+      },
     });
     const engine = new CodexAppServerEngine(realEngineContext(), { launcher: server.launcher, bin: '/never-run', env: {} });
     const events: AgentEvent[] = [];
@@ -93,11 +64,12 @@ describe('an interrupt before the turn is active', () => {
 
   it('mcp-server: notifications/cancelled waits for task_started; turn_aborted ends the turn', async () => {
     const event = (msg: Record<string, unknown>) => ({ jsonrpc: '2.0', method: 'codex/event', params: { _meta: { requestId: 3, threadId: THREAD }, id: TURN, msg } });
-    const server = fakeServer((m, push) => {
-      if (m.method === 'initialize') push({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '0.153.4' } } });
-      if (m.method === 'tools/list') push({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'codex' }, { name: 'codex-reply' }] } });
-      if (m.method === 'tools/call') push(event({ type: 'session_configured', session_id: THREAD, thread_id: THREAD, model: 'm', rollout_path: null }));
-      if (m.method === 'notifications/cancelled') push(event({ type: 'turn_aborted', turn_id: TURN, reason: 'interrupted' }));
+    const server = inMemoryCodexServer({
+      protocol: 'mcp-server',
+      answer: (m, push) => {
+        if (m.method === 'tools/call') push(event({ type: 'session_configured', session_id: THREAD, thread_id: THREAD, model: 'm', rollout_path: null }));
+        if (m.method === 'notifications/cancelled') push(event({ type: 'turn_aborted', turn_id: TURN, reason: 'interrupted' }));
+      },
     });
     const engine = new CodexMcpEngine(realEngineContext(), { launcher: server.launcher, bin: join(binDir, 'codex'), env: { PATH: '/usr/bin:/bin' } });
     const events: AgentEvent[] = [];
@@ -118,10 +90,7 @@ describe('an interrupt before the turn is active', () => {
   });
 
   it('mcp-server: an abort before "Session not found" ends the turn instead of starting the fallback thread', async () => {
-    const server = fakeServer((m, push) => {
-      if (m.method === 'initialize') push({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'fake', version: '0.153.4' } } });
-      if (m.method === 'tools/list') push({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'codex' }, { name: 'codex-reply' }] } });
-    });
+    const server = inMemoryCodexServer({ protocol: 'mcp-server' });
     const engine = new CodexMcpEngine(realEngineContext(), { launcher: server.launcher, bin: join(binDir, 'codex'), env: { PATH: '/usr/bin:/bin' }, onSessionNotFound: 'new-thread' });
     const events: AgentEvent[] = [];
     engine.onEvent((e) => events.push(e));
@@ -142,14 +111,14 @@ describe('an interrupt before the turn is active', () => {
 
 describe('an approval Codex withdraws itself', () => {
   it('app-server: serverRequest/resolved for an unanswered approval reports permission_cancelled; a late answer sends nothing', async () => {
-    const server = fakeServer((m, push) => {
-      if (m.method === 'initialize') push({ id: m.id, result: { userAgent: 'fake' } });
-      if (m.method === 'thread/start') push({ id: m.id, result: { thread: { id: THREAD, path: null }, model: 'm' } });
-      if (m.method === 'turn/start') {
-        push({ id: m.id, result: { turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
-        push({ method: 'turn/started', params: { threadId: THREAD, turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
-        push({ id: 0, method: 'item/commandExecution/requestApproval', params: { threadId: THREAD, turnId: TURN, itemId: 'call_1', command: 'echo hi', cwd: '/tmp' } });
-      }
+    const server = inMemoryCodexServer({
+      answer: (m, push) => {
+        if (m.method === 'turn/start') {
+          push({ id: m.id, result: { turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
+          push({ method: 'turn/started', params: { threadId: THREAD, turn: { id: TURN, status: 'inProgress', items: [], error: null } } });
+          push({ id: 0, method: 'item/commandExecution/requestApproval', params: { threadId: THREAD, turnId: TURN, itemId: 'call_1', command: 'echo hi', cwd: '/tmp' } });
+        }
+      },
     });
     const engine = new CodexAppServerEngine(realEngineContext(), { launcher: server.launcher, bin: '/never-run', env: {} });
     const events: AgentEvent[] = [];

@@ -6,30 +6,14 @@
  * answers `turn/start`.
  */
 import { describe, expect, it } from 'vitest';
-import { CodexAppServerEngine, type CodexLauncher } from '../../src/engines/codex/index.js';
+import { CodexAppServerEngine } from '../../src/engines/codex/index.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
+import { inMemoryCodexServer } from '../support/codex-in-memory-server.js';
 
+/** Answers the handshake; `turn/start` is never answered. */
 function wedgedOnTurnStart() {
-  let stopCalledAt: number | undefined;
-  let exit!: () => void;
-  const exited = new Promise<void>((r) => (exit = r));
-  const launcher: CodexLauncher = async (spec) => ({
-    pid: undefined,
-    write: async (value) => {
-      const m = value as { id?: number; method?: string };
-      if (m.method === 'initialize') setImmediate(() => spec.onMessage({ id: m.id, result: { userAgent: 'fake' } }));
-      if (m.method === 'thread/start') setImmediate(() => spec.onMessage({ id: m.id, result: { thread: { id: 'th', path: null }, model: 'm' } }));
-      // turn/start: never answered
-    },
-    exited: exited.then(() => ({ code: null, signal: 'SIGTERM' })),
-    stop: async () => {
-      stopCalledAt ??= Date.now();
-      exit();
-    },
-    stderrTail: () => '',
-  });
-  return { launcher, stopCalledAt: () => stopCalledAt };
+  return inMemoryCodexServer({ exit: { code: null, signal: 'SIGTERM' } });
 }
 
 describe('stop() of a server that does not answer', () => {
@@ -43,7 +27,7 @@ describe('stop() of a server that does not answer', () => {
     await engine.send({ localId: 'm1', text: 'hi' });
     const t = Date.now();
     await engine.stop();
-    expect(server.stopCalledAt()! - t).toBeLessThan(3_500);
+    expect(server.stoppedAt()! - t).toBeLessThan(3_500);
     expect(events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
   }, 10_000);
 });
