@@ -13,12 +13,15 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
-import type { EngineContext } from '../../src/engines/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import type { PermissionDecision } from '../../src/effects/effect.js';
 import { EventLog } from './acp-hermetic.js';
 import { waitNoProcessesUnder } from './processes.js';
 import { toTrafficEntry, type TrafficEntry } from './acp-traffic.js';
+import { realEngineContext as realContext } from './engine-context.js';
+
+/** Real timers and clock for engines driven directly (no SessionActor). */
+export { realContext };
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ACP_FIXTURE_DIR = join(repoRoot, 'test', 'fixtures', 'acp');
@@ -47,17 +50,6 @@ export interface AgentQuirks {
   thinking: boolean;
 }
 
-/** Real timers and clock for engines driven directly (no SessionActor). */
-export function realContext(): EngineContext {
-  return {
-    now: () => Date.now(),
-    setTimeout: (fn, ms) => {
-      const handle = setTimeout(fn, ms);
-      return { id: Number(handle) };
-    },
-    clearTimeout: (h) => clearTimeout(h.id),
-  };
-}
 
 /** Fixture text of a recorded run: paths of this machine replaced by placeholders. */
 export function fixtureText(entries: readonly unknown[], vars: Record<string, string>): string {

@@ -6,37 +6,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentEngine, EngineContext } from '../../src/engines/engine.js';
+import type { AgentEngine } from '../../src/engines/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import type { TrafficTap } from '../../src/engines/transport/traffic.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CODEX_FIXTURE_DIR = join(repoRoot, 'test', 'fixtures', 'codex');
 
-/** Real time, real timers. */
-export function realEngineContext(extra: Partial<EngineContext> = {}): EngineContext {
-  const timers = new Map<number, ReturnType<typeof setTimeout>>();
-  let seq = 0;
-  return {
-    now: () => Date.now(),
-    setTimeout: (fn, ms) => {
-      const id = ++seq;
-      timers.set(
-        id,
-        setTimeout(() => {
-          timers.delete(id);
-          fn();
-        }, ms),
-      );
-      return { id };
-    },
-    clearTimeout: (handle) => {
-      clearTimeout(timers.get(handle.id));
-      timers.delete(handle.id);
-    },
-    ...extra,
-  };
-}
+export { realEngineContext } from './engine-context.js';
 
 /** Every event an engine emitted, with waits that resolve on arrival (no sleeps). */
 export class EventLog {

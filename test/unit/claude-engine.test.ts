@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeEngine, ClaudeEngine } from '../../src/engines/claude/index.js';
 import type { EngineContext } from '../../src/engines/engine.js';
 import { ACTIVITY_INTERVAL_MS, type AgentEvent } from '../../src/events/agent-event.js';
+import { realEngineContext } from '../support/engine-context.js';
 
 const SCRIPT = String.raw`
 const mode = process.env.FAKE_MODE ?? 'ok';
@@ -68,11 +69,7 @@ process.stdin.on('data', (c) => {
 process.stdin.on('end', () => process.exit(0));
 `;
 
-const context: EngineContext = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => ({ id: Number(setTimeout(fn, ms)) }),
-  clearTimeout: (h) => clearTimeout(h.id),
-};
+const context: EngineContext = realEngineContext();
 
 function waitFor(events: AgentEvent[], pred: (e: AgentEvent) => boolean, ms = 10_000): Promise<AgentEvent> {
   const deadline = Date.now() + ms;

@@ -15,15 +15,12 @@ import type { EngineContext } from '../../src/engines/engine.js';
 import type { AgentEvent, AgentEventBody } from '../../src/events/agent-event.js';
 import { claudeFixtureVars } from '../support/claude-fixture.js';
 import { hostActions, readFixture, recordedEvents, replayAgentBin, writeFixture, type FixtureRecord, type FixtureVars, type HostAction } from '../support/engine-fixture.js';
+import { realEngineContext } from '../support/engine-context.js';
 
 const fixtureDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'claude', 'engine');
 const fixtures = readdirSync(fixtureDir).filter((f) => f.endsWith('.jsonl')).sort();
 
-const context: EngineContext = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => ({ id: Number(setTimeout(fn, ms)) }),
-  clearTimeout: (h) => clearTimeout(h.id),
-};
+const context: EngineContext = realEngineContext();
 
 interface ClaudeHostLine {
   type?: string;

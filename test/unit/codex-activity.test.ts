@@ -9,6 +9,7 @@ import { CodexAppServerEngine } from '../../src/engines/codex/index.js';
 import type { EngineContext } from '../../src/engines/engine.js';
 import { ACTIVITY_INTERVAL_MS, type AgentEvent } from '../../src/events/agent-event.js';
 import { IN_MEMORY_THREAD as THREAD, inMemoryCodexServer } from '../support/codex-in-memory-server.js';
+import { realEngineContext } from '../support/engine-context.js';
 
 /** Answers the handshake; a status notification during it must not become `activity` before `ready`. */
 function fakeServer() {
@@ -21,11 +22,7 @@ function fakeServer() {
 
 function clockContext(): EngineContext {
   let now = 1_000_000;
-  return {
-    now: () => (now += 300),
-    setTimeout: (fn, ms) => ({ id: Number(setTimeout(fn, ms)) }),
-    clearTimeout: (h) => clearTimeout(h.id),
-  };
+  return realEngineContext({ now: () => (now += 300) });
 }
 
 async function until(events: AgentEvent[], type: AgentEvent['type']): Promise<void> {
