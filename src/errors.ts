@@ -36,6 +36,9 @@ export class AseError extends Error {
   }
 }
 
+/** Any thrown value as one line of text (an Error's message, anything else stringified). */
+export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
 export function isAseError(value: unknown, code?: ErrorCode): value is AseError {
   return value instanceof AseError && (code === undefined || value.code === code);
 }

@@ -21,7 +21,7 @@ import { Readable, Writable } from 'node:stream';
 import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
 import { AseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
-import type { AgentEventBody, ErrorKind, TurnUsage } from '../../events/agent-event.js';
+import { ZERO_USAGE, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
 import { EngineEvents, type InvalidEvent } from '../engine-events.js';
 import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
@@ -59,7 +59,6 @@ const STOP_CANCEL_WAIT_MS = 2_000;
 /** After the process exits, how long to wait for stdout to drain (a grandchild may hold it). */
 const EXIT_DRAIN_MS = 500;
 
-const ZERO: TurnUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
 interface Turn {
   readonly localId: string;
@@ -91,7 +90,7 @@ export function classifyRpcError(code: number, message: string, data?: unknown):
  * else gemini-cli's `_meta.quota.token_count` (observed per turn on 0.61.0).
  */
 export function turnUsage(result: unknown): TurnUsage {
-  if (!isRecord(result)) return { ...ZERO };
+  if (!isRecord(result)) return { ...ZERO_USAGE };
   const count = (source: Record<string, unknown>, key: string): number => {
     const value = source[key];
     return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
@@ -104,7 +103,7 @@ export function turnUsage(result: unknown): TurnUsage {
   const quota = meta && isRecord(meta['quota']) ? meta['quota'] : undefined;
   const tokens = quota && isRecord(quota['token_count']) ? quota['token_count'] : undefined;
   if (tokens) return { inputTokens: count(tokens, 'input_tokens'), outputTokens: count(tokens, 'output_tokens'), cacheReadTokens: 0, cacheWriteTokens: 0 };
-  return { ...ZERO };
+  return { ...ZERO_USAGE };
 }
 
 /** An error as one line; a JSON-RPC error keeps its code and data (agents put the reason there). */
@@ -555,7 +554,7 @@ export class AcpEngine implements AgentEngine {
     const ms = this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs;
     this.#events.emit({ type: 'error', kind: 'protocol', message: `acp agent did not end the cancelled turn within ${ms} ms; stopping it`, retryable: true });
     this.#endTurn(turn, true);
-    this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
+    this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO_USAGE } });
     this.#kill('cancel timed out');
   }
 
@@ -686,10 +685,10 @@ export class AcpEngine implements AgentEngine {
     if (turn && !turn.ended) {
       this.#endTurn(turn, true);
       if (this.#stopRequested || turn.cancelled) {
-        this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO } });
+        this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO_USAGE } });
       } else {
         this.#events.emit({ type: 'error', kind: 'fatal', message: `acp agent exited during a turn (code ${exit.code}, signal ${exit.signal})${this.#stderrSuffix()}`, retryable: false });
-        this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO } });
+        this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO_USAGE } });
       }
     } else {
       // Late output after the last turn: nothing will close it now (open tool calls end cancelled).

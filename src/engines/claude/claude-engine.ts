@@ -11,7 +11,7 @@ import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { AseError } from '../../errors.js';
+import { AseError, errorMessage } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
 import { buildEnv } from '../transport/env.js';
@@ -22,7 +22,7 @@ import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './control.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
 import { EngineEvents, type InvalidEvent } from '../engine-events.js';
-import { ACTIVITY_INTERVAL_MS } from '../../events/agent-event.js';
+import { ACTIVITY_INTERVAL_MS, ZERO_USAGE } from '../../events/agent-event.js';
 
 export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: true,
@@ -99,7 +99,6 @@ function stringRecord(value: unknown): Record<string, string> {
   return out;
 }
 
-const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export class ClaudeEngine implements AgentEngine {
   readonly capabilities = CLAUDE_CAPABILITIES;
@@ -417,7 +416,7 @@ export class ClaudeEngine implements AgentEngine {
     this.#events.emit({ type: 'error', kind: 'protocol', message: `claude engine: ${error.message}`, retryable: false });
     if (this.#turnsRunning > 0) {
       this.#turnsRunning = 0;
-      this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+      this.#events.emit({ type: 'turn_complete', status: 'failed', usage: { ...ZERO_USAGE } });
     }
     void this.stop();
   }

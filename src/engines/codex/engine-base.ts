@@ -7,7 +7,7 @@
  * Subclasses provide the protocol: the command line, the handshake, how a turn starts and is
  * interrupted, how notifications and server requests translate, how permissions are answered.
  */
-import { AseError } from '../../errors.js';
+import { AseError, errorMessage } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
 import type { AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
@@ -24,7 +24,6 @@ import { launchCodexProcess, type CodexTransport } from './transport.js';
 /** How long stop() lets a running turn be interrupted before the stop ladder. */
 const STOP_INTERRUPT_MS = 2_000;
 
-export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngineOptions> implements AgentEngine {
   abstract readonly capabilities: EngineCapabilities;

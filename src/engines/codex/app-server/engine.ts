@@ -15,7 +15,8 @@ import type { PermissionDecision, UserMessage } from '../../../effects/effect.js
 import type { EngineCapabilities, EngineContext } from '../../engine.js';
 import { resolveCodexAppServerBinary, type ResolvedCodexBinary } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
-import { CodexEngineBase, errorMessage } from '../engine-base.js';
+import { errorMessage } from '../../../errors.js';
+import { CodexEngineBase } from '../engine-base.js';
 import { JsonRpcHandlerError } from '../json-rpc.js';
 import type { CodexEngineOptions } from '../options.js';
 import { commandDecision, fileChangeDecision } from './decisions.js';

@@ -18,7 +18,8 @@ import type { PermissionDecision, UserMessage } from '../../../effects/effect.js
 import type { EngineCapabilities, EngineContext } from '../../engine.js';
 import { mcpVersionProblem, probeCodexVersion, resolveCodexMcpBinary, type ResolvedCodexBinary } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
-import { CodexEngineBase, errorMessage } from '../engine-base.js';
+import { errorMessage } from '../../../errors.js';
+import { CodexEngineBase } from '../engine-base.js';
 import { CodexSessionNotFoundError, SESSION_NOT_FOUND_RE } from '../errors.js';
 import { JsonRpcHandlerError, METHOD_NOT_FOUND } from '../json-rpc.js';
 import type { CodexEngineOptions } from '../options.js';
