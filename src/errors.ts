@@ -2,28 +2,7 @@
  * Typed errors. Every error the library throws or reports is an `AseError` with a stable `code`,
  * so callers can branch on `error.code` instead of parsing messages.
  */
-export const ERROR_CODES = [
-  'INVALID_OPTIONS',
-  'INVALID_INPUT',
-  'SESSION_STOPPED',
-  'UNKNOWN_ENGINE',
-  'ENGINE_START_FAILED',
-  'ENGINE_NOT_RUNNING',
-  'STORE_CONFLICT',
-  'STORE_CORRUPT',
-  'STORE_IO',
-  'JOURNAL_IO',
-  'ABORTED',
-  'PERMISSION_NOT_FOUND',
-  'PERMISSION_ALREADY_DECIDED',
-  'DUPLICATE_SEND',
-  'NOTHING_TO_ABORT',
-  'SESSION_FAILED',
-  'RESUME_FORKED',
-  'PERSIST_FAILED',
-  'ENGINE_ERROR',
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+import type { ErrorCode } from './events/error-codes.js';
 
 export class AseError extends Error {
   override readonly name: string = 'AseError';

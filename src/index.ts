@@ -5,44 +5,36 @@
  * effects) as zod schemas and types; the SessionActor machine for inspection and testing; the
  * runtime's pluggable parts (stores, journal, clock, engines).
  */
-export { createSession } from './session-handle.js';
-export type { Session, SessionNotice, SessionNoticeType, NoticeOf, SessionSnapshot, SendOptions, DecideOptions } from './session-handle.js';
-export { SessionOptionsSchema, type SessionOptions } from './session-options.js';
-export { AseError, isAseError, ERROR_CODES, type ErrorCode } from './errors.js';
+export { createSession } from './session/create-session.js';
+export type { Session, SessionNotice, SessionNoticeType, NoticeOf, SessionSnapshot, SendOptions, DecideOptions } from './session/create-session.js';
+export { SessionOptionsSchema, type SessionOptions } from './session/options.js';
+export { AseError, isAseError } from './errors.js';
+export { ERROR_CODES, type ErrorCode } from './events/error-codes.js';
 
 export * from './events/index.js';
-export {
-  EffectSchema,
-  CLIENT_ERROR_CODES,
-  type ClientErrorCode,
-  PermissionDecisionSchema,
-  TranscriptEntrySchema,
-  UserMessageSchema,
-  type Effect,
-  type EffectType,
-  type EffectOf,
-  type Ephemeral,
-  type PermissionDecision,
-  type TranscriptEntry,
-  type UserMessage,
-} from './effects/effect.js';
+export { EffectSchema, type Effect, type EffectType, type EffectOf } from './events/effect.js';
+export { CLIENT_ERROR_CODES, type ClientErrorCode } from './events/error-codes.js';
+export { PermissionDecisionSchema, UserMessageSchema, type PermissionDecision, type UserMessage } from './events/engine-input.js';
+export { TranscriptEntrySchema, type TranscriptEntry } from './events/transcript-entry.js';
+export { type Ephemeral } from './events/ephemeral.js';
 
 export { sessionMachine, type SessionEvent, type SessionMachine, type Stamped } from './actors/session.js';
 export { DEFAULT_SESSION_CONFIG, type SessionConfig, type SessionContext, type SessionMachineInput } from './actors/session-context.js';
 export { toMermaid } from './actors/diagram.js';
 export { listTransitions, type TransitionInfo } from './actors/transitions.js';
 
-export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './effects/runtime.js';
-export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './effects/clock.js';
-export type { SessionStore, SaveResult } from './effects/store/session-store.js';
-export { MemoryStore } from './effects/store/memory-store.js';
-export { FileStore, type FileStoreOptions } from './effects/store/file-store.js';
-export type { TranscriptJournal } from './effects/journal.js';
-export { FileJournal, type FileJournalOptions } from './effects/journal-file.js';
-export { MemoryJournal } from './effects/journal-memory.js';
+export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './runtime/session-runtime.js';
+export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './runtime/clock.js';
+export type { SessionStore, SaveResult } from './runtime/store/session-store.js';
+export { MemoryStore } from './runtime/store/memory-store.js';
+export { FileStore, type FileStoreOptions } from './runtime/store/file-store.js';
+export type { TranscriptJournal } from './runtime/journal/transcript-journal.js';
+export { FileJournal, type FileJournalOptions } from './runtime/journal/file-journal.js';
+export { MemoryJournal } from './runtime/journal/memory-journal.js';
 
-export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/engine.js';
-export { EngineRegistry, defaultRegistry } from './engines/registry.js';
+export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
+export { EngineRegistry } from './engines/core/registry.js';
+export { defaultRegistry } from './engines/default-registry.js';
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';
 export { claudeEngine, type ClaudeEngineOptions } from './engines/claude/index.js';
 export {

@@ -9,16 +9,16 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { sessionMachine, type SessionEvent } from '../../src/actors/session.js';
 import type { SessionConfig, SessionContext, SessionMachineInput } from '../../src/actors/session-context.js';
-import { SimulatedClock } from '../../src/effects/clock.js';
-import type { TranscriptEntry } from '../../src/effects/effect.js';
-import { MemoryJournal } from '../../src/effects/journal-memory.js';
-import type { TranscriptJournal } from '../../src/effects/journal.js';
-import { SessionRuntime } from '../../src/effects/runtime.js';
-import { MemoryStore } from '../../src/effects/store/memory-store.js';
-import type { SessionStore } from '../../src/effects/store/session-store.js';
-import type { EngineFactory } from '../../src/engines/engine.js';
+import { SimulatedClock } from '../../src/runtime/clock.js';
+import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
+import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
+import type { TranscriptJournal } from '../../src/runtime/journal/transcript-journal.js';
+import { SessionRuntime } from '../../src/runtime/session-runtime.js';
+import { MemoryStore } from '../../src/runtime/store/memory-store.js';
+import type { SessionStore } from '../../src/runtime/store/session-store.js';
+import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { FakeEngine } from '../../src/engines/fake/index.js';
-import { EngineRegistry } from '../../src/engines/registry.js';
+import { EngineRegistry } from '../../src/engines/core/registry.js';
 import type { AgentEventBody } from '../../src/events/agent-event.js';
 import { drain } from './measure.js';
 

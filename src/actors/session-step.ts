@@ -3,7 +3,9 @@
  * in order. Policy functions mutate a Step; the machine's actions flush it as one `assign`
  * followed by `emit`s. Keeping this a plain object keeps every policy function pure and small.
  */
-import type { Effect, Ephemeral, PermissionDecision } from '../effects/effect.js';
+import type { Effect } from '../events/effect.js';
+import type { Ephemeral } from '../events/ephemeral.js';
+import type { PermissionDecision } from '../events/engine-input.js';
 import type { SessionContext } from './session-context.js';
 import { toPersisted } from './session-context.js';
 

@@ -13,7 +13,7 @@ import type { AgentEvent } from '../events/agent-event.js';
 import type { RuntimeEvent } from '../events/runtime-event.js';
 import type { SessionInput } from '../events/session-input.js';
 import type { SessionPhase } from '../events/session-state.js';
-import type { Effect } from '../effects/effect.js';
+import type { Effect } from '../events/effect.js';
 import { createSessionContext, type SessionContext, type SessionMachineInput } from './session-context.js';
 import * as policy from './session-policy.js';
 import { TIMER } from './session-policy.js';

@@ -6,10 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { EngineFactory } from '../engines/engine.js';
-import { EngineRegistry } from '../engines/registry.js';
+import type { EngineFactory } from '../engines/core/engine.js';
+import { EngineRegistry } from '../engines/core/registry.js';
 import { FakeEngine, type FakeScript } from '../engines/fake/index.js';
-import { createSession, type Session, type SessionNotice } from '../session-handle.js';
+import { createSession, type Session, type SessionNotice } from '../session/create-session.js';
 import { bold, NoticeRenderer, type Output } from './render.js';
 
 const RESUME_TOKEN = 'demo-agent-session-1';

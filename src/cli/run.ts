@@ -5,9 +5,9 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
 import type { ControlMode } from '../events/session-input.js';
-import { defaultRegistry } from '../engines/registry.js';
+import { defaultRegistry } from '../engines/default-registry.js';
 import { fakeEngine, FakeScriptSchema, type FakeScript } from '../engines/fake/index.js';
-import { createSession, type SessionNotice } from '../session-handle.js';
+import { createSession, type SessionNotice } from '../session/create-session.js';
 import { AseError } from '../errors.js';
 import { NoticeRenderer, yellow, type Output } from './render.js';
 

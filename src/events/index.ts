@@ -2,3 +2,8 @@ export * from './agent-event.js';
 export * from './session-input.js';
 export * from './session-state.js';
 export * from './runtime-event.js';
+export * from './engine-input.js';
+export * from './transcript-entry.js';
+export * from './ephemeral.js';
+export * from './effect.js';
+export * from './error-codes.js';

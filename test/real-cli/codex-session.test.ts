@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codexEngine, codexMcpEngine } from '../../src/engines/codex/index.js';
 import type { TrafficTap } from '../../src/engines/transport/traffic.js';
-import type { EngineFactory } from '../../src/engines/engine.js';
+import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex, type CodexVersion } from '../support/codex-hermetic.js';

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
-import type { PermissionDecision } from '../../src/effects/effect.js';
+import type { PermissionDecision } from '../../src/events/engine-input.js';
 import { EventLog } from './acp-hermetic.js';
 import { waitNoProcessesUnder } from './processes.js';
 import { toTrafficEntry, type TrafficEntry } from './acp-traffic.js';

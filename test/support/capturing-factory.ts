@@ -1,5 +1,5 @@
 /** An engine factory wrapper that hands out the engines it created, for engine-specific calls in tests. */
-import type { AgentEngine, EngineFactory } from '../../src/engines/engine.js';
+import type { AgentEngine, EngineFactory } from '../../src/engines/core/engine.js';
 
 export function capturing<E extends AgentEngine>(inner: EngineFactory): { factory: EngineFactory; engines: E[] } {
   const engines: E[] = [];

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { AgentEngine } from '../../src/engines/engine.js';
+import type { AgentEngine } from '../../src/engines/core/engine.js';
 import type { TrafficTap } from '../../src/engines/transport/traffic.js';
 import { startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex, type CodexVersion, type HermeticCodex } from './codex-hermetic.js';

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentEngine } from '../../src/engines/engine.js';
+import type { AgentEngine } from '../../src/engines/core/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import type { TrafficTap } from '../../src/engines/transport/traffic.js';
 

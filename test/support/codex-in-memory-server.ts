@@ -6,7 +6,7 @@
  * was stopped. A method neither the handshake nor the hook answers is never answered, as with a
  * wedged server.
  */
-import type { CodexLauncher, LaunchSpec } from '../../src/engines/codex/index.js';
+import type { NdjsonLauncher, NdjsonProcessSpec } from '../../src/engines/codex/index.js';
 import type { ProcessExit } from '../../src/engines/transport/process-supervisor.js';
 
 /** One message as the engine wrote it. */
@@ -17,7 +17,7 @@ export interface WrittenMessage {
 }
 
 export interface InMemoryCodexServer {
-  readonly launcher: CodexLauncher;
+  readonly launcher: NdjsonLauncher;
   /** Delivers one server message to the engine, as if read from stdout. */
   push(message: unknown): void;
   /** Delivers one stdout line that is not JSON. */
@@ -63,8 +63,8 @@ function handshakeAnswer(protocol: 'app-server' | 'mcp-server', m: WrittenMessag
 
 export function inMemoryCodexServer(options: InMemoryCodexServerOptions = {}): InMemoryCodexServer {
   const protocol = options.protocol ?? 'app-server';
-  let spec: LaunchSpec | undefined;
-  const launched = (): LaunchSpec => {
+  let spec: NdjsonProcessSpec | undefined;
+  const launched = (): NdjsonProcessSpec => {
     if (!spec) throw new Error('in-memory codex server: the engine has not launched it yet');
     return spec;
   };
@@ -74,7 +74,7 @@ export function inMemoryCodexServer(options: InMemoryCodexServerOptions = {}): I
   const written: WrittenMessage[] = [];
   const push = (message: unknown): void => launched().onMessage(message);
 
-  const launcher: CodexLauncher = async (s) => {
+  const launcher: NdjsonLauncher = async (s) => {
     spec = s;
     return {
       pid: undefined,

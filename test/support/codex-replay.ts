@@ -1,16 +1,16 @@
 /**
  * Replays a recorded Codex traffic fixture (test/fixtures/codex/*.jsonl) against an engine, with
- * no Codex binary: a fake {@link CodexLauncher} delivers the recorded server→client messages and
+ * no Codex binary: a fake {@link NdjsonLauncher} delivers the recorded server→client messages and
  * checks that every client→server message the engine writes equals the recorded one, in order.
  * Delivery pauses at each recorded client message until the engine has written it, so the
  * conversation unfolds exactly as recorded (the test drives send/abort/answers meanwhile).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { CodexLauncher, CodexTransport } from '../../src/engines/codex/index.js';
+import type { NdjsonLauncher, NdjsonProcess } from '../../src/engines/codex/index.js';
 import type { TrafficEntry, TrafficFixture } from './codex-engine-kit.js';
 
 export interface Replay {
-  launcher: CodexLauncher;
+  launcher: NdjsonLauncher;
   /** Client messages that differed from the recording (empty when the engine spoke as recorded). */
   readonly mismatches: string[];
   /** The next recorded client message the engine has not written yet. */
@@ -44,10 +44,10 @@ export function replay(fixture: TrafficFixture): Replay {
     });
   };
 
-  const launcher: CodexLauncher = async (spec) => {
+  const launcher: NdjsonLauncher = async (spec) => {
     deliver = (value) => spec.onMessage(value);
     pump();
-    const transport: CodexTransport = {
+    const transport: NdjsonProcess = {
       pid: undefined,
       write: async (value) => {
         const expected = entries[index];

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import type { AgentEngine } from '../../src/engines/engine.js';
+import type { AgentEngine } from '../../src/engines/core/engine.js';
 import { execCommandCall } from '../mocks/openai-responses-mock.js';
 import type { CodexEngineBench, LaunchedCodexEngine } from './codex-engine-bench.js';
 import { processesUnder, waitUntilNone } from './processes.js';

@@ -18,7 +18,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentEngine, EngineFactory } from '../../src/engines/engine.js';
+import type { AgentEngine, EngineFactory } from '../../src/engines/core/engine.js';
 import type { TrafficRecord } from '../../src/engines/transport/traffic.js';
 import type { AgentEvent, AgentEventBody } from '../../src/events/agent-event.js';
 

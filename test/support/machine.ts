@@ -2,7 +2,7 @@
 import { initialTransition, transition, type SnapshotFrom } from 'xstate';
 import { sessionMachine, type SessionEvent } from '../../src/actors/session.js';
 import type { SessionMachineInput } from '../../src/actors/session-context.js';
-import type { Effect } from '../../src/effects/effect.js';
+import type { Effect } from '../../src/events/effect.js';
 
 export type SessionSnapshot = SnapshotFrom<typeof sessionMachine>;
 

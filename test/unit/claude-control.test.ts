@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from '../../src/engines/claude/control.js';
+import { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from '../../src/engines/claude/client.js';
 import { NdjsonWriter } from '../../src/engines/transport/ndjson.js';
 
 type Json = Record<string, any>;

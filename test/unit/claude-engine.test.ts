@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeEngine, ClaudeEngine } from '../../src/engines/claude/index.js';
-import type { EngineContext } from '../../src/engines/engine.js';
+import type { EngineContext } from '../../src/engines/core/engine.js';
 import { ACTIVITY_INTERVAL_MS, type AgentEvent } from '../../src/events/agent-event.js';
 import { realEngineContext } from '../support/engine-context.js';
 

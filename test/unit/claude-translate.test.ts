@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AgentEventSchema, type AgentEventBody } from '../../src/events/agent-event.js';
 import { ClaudeTranslator, projectSlug } from '../../src/engines/claude/translate.js';
-import { MAX_SKIPPED } from '../../src/engines/skipped.js';
+import { MAX_SKIPPED } from '../../src/engines/core/skipped-inputs.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fixture = join(repoRoot, 'test', 'fixtures', 'claude', 'smoke-multi-turn-tool.jsonl');

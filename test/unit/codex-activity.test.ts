@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CodexAppServerEngine } from '../../src/engines/codex/index.js';
-import type { EngineContext } from '../../src/engines/engine.js';
+import type { EngineContext } from '../../src/engines/core/engine.js';
 import { ACTIVITY_INTERVAL_MS, type AgentEvent } from '../../src/events/agent-event.js';
 import { IN_MEMORY_THREAD as THREAD, inMemoryCodexServer } from '../support/codex-in-memory-server.js';
 import { realEngineContext } from '../support/engine-context.js';

@@ -12,7 +12,7 @@ import {
   JsonRpcPeer,
   JsonRpcTimeoutError,
 } from '../../src/engines/codex/index.js';
-import type { InvalidMessage } from '../../src/engines/codex/json-rpc.js';
+import type { InvalidMessage } from '../../src/engines/transport/json-rpc.js';
 import { rejection } from '../support/async.js';
 
 function setup(options: { jsonrpcField?: boolean; defaultTimeoutMs?: number } = {}) {

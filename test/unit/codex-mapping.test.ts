@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { PermissionDecision } from '../../src/effects/effect.js';
+import type { PermissionDecision } from '../../src/events/engine-input.js';
 import {
   AppServerTranslator,
   classifyCodexError,

@@ -11,7 +11,7 @@ import { readdirSync } from 'node:fs';
 import type { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { diffProtocol, generateProtocol, PROTOCOL_DIR, readProtocolDir } from '../../scripts/codex-app-server-protocol.js';
-import * as as from '../../src/engines/codex/app-server/schemas.js';
+import * as as from '../../src/engines/codex/app-server/messages.js';
 import * as mcp from '../../src/engines/codex/mcp/messages.js';
 import { CODEX_APP_SERVER_PROTOCOL_VERSION } from '../../src/engines/codex/index.js';
 import { CODEX_FIXTURE_DIR, loadFixture } from '../support/codex-engine-kit.js';

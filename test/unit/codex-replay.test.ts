@@ -9,8 +9,8 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PermissionDecision } from '../../src/effects/effect.js';
-import { CodexAppServerEngine, CodexMcpEngine, type CodexEngineOptions, type CodexLauncher } from '../../src/engines/codex/index.js';
+import type { PermissionDecision } from '../../src/events/engine-input.js';
+import { CodexAppServerEngine, CodexMcpEngine, type CodexEngineOptions, type NdjsonLauncher } from '../../src/engines/codex/index.js';
 import { EventLog, loadFixture, realEngineContext, type TrafficFixture } from '../support/codex-engine-kit.js';
 import { replay, turnTextOf } from '../support/codex-replay.js';
 
@@ -73,7 +73,7 @@ afterAll(() => rmSync(fakeBinDir, { recursive: true, force: true }));
  * first turn starts: the replay points `thread.path` into a temp dir and writes the file when the
  * engine sends its first `turn/start`, as the server would.
  */
-function withRollout(launcher: CodexLauncher): CodexLauncher {
+function withRollout(launcher: NdjsonLauncher): NdjsonLauncher {
   return async (spec) => {
     let live: string | undefined;
     const transport = await launcher({

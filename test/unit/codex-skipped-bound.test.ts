@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppServerTranslator } from '../../src/engines/codex/app-server/translate.js';
 import { McpTranslator } from '../../src/engines/codex/mcp/translate.js';
-import { MAX_SKIPPED } from '../../src/engines/skipped.js';
+import { MAX_SKIPPED } from '../../src/engines/core/skipped-inputs.js';
 
 describe('skipped input is bounded', () => {
   it('app-server: streamed command output is ignored, not recorded; other skips keep only the newest', () => {

@@ -3,7 +3,7 @@
  * ordered delivery and the `activity` throttle.
  */
 import { describe, expect, it } from 'vitest';
-import { EngineEvents } from '../../src/engines/engine-events.js';
+import { EngineEvents } from '../../src/engines/core/engine-events.js';
 import { AseError } from '../../src/errors.js';
 import { ACTIVITY_INTERVAL_MS, type AgentEvent, type AgentEventBody } from '../../src/events/agent-event.js';
 

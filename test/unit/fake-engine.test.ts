@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { SimulatedClock } from '../../src/effects/clock.js';
-import type { EngineContext, EngineStartSpec } from '../../src/engines/engine.js';
+import { SimulatedClock } from '../../src/runtime/clock.js';
+import type { EngineContext, EngineStartSpec } from '../../src/engines/core/engine.js';
 import { FakeEngine, fakeEngine, FakeScriptSchema, type FakeScript } from '../../src/engines/fake/index.js';
-import { defaultRegistry, EngineRegistry } from '../../src/engines/registry.js';
+import { defaultRegistry } from '../../src/engines/default-registry.js';
+import { EngineRegistry } from '../../src/engines/core/registry.js';
 import { isAseError } from '../../src/errors.js';
 import { AgentEventSchema, type AgentEvent, type AgentEventBody } from '../../src/events/agent-event.js';
 

@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAseError } from '../../src/errors.js';
-import type { TranscriptEntry } from '../../src/effects/effect.js';
-import { FileJournal } from '../../src/effects/journal-file.js';
-import { MemoryJournal } from '../../src/effects/journal-memory.js';
+import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
+import { FileJournal } from '../../src/runtime/journal/file-journal.js';
+import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
 import { rejection } from '../support/async.js';
 
 function entry(seq: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/actors/session.js';
 import type { SessionConfig } from '../../src/actors/session-context.js';
 import { ZERO_SESSION_USAGE } from '../../src/actors/session-context.js';
-import { EffectSchema, type Effect, type EffectOf } from '../../src/effects/effect.js';
+import { EffectSchema, type Effect, type EffectOf } from '../../src/events/effect.js';
 import { ZERO_USAGE } from '../../src/events/agent-event.js';
 import type { ControlMode } from '../../src/events/session-input.js';
 import type { PersistedSession } from '../../src/events/session-state.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAseError } from '../../src/errors.js';
 import type { PersistedSession } from '../../src/events/session-state.js';
-import { FileStore, MemoryStore, type SessionStore } from '../../src/effects/store/index.js';
+import { FileStore, MemoryStore, type SessionStore } from '../../src/runtime/store/index.js';
 import { rejection } from '../support/async.js';
 
 function session(overrides: Partial<PersistedSession> = {}): PersistedSession {

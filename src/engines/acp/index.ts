@@ -1,15 +1,15 @@
 /** The `acp` engine factory: any Agent Client Protocol agent (gemini --acp, codex-acp, claude-code-acp, …). */
-import type { EngineFactory } from '../engine.js';
-import { ACP_CAPABILITIES, AcpEngine } from './acp-engine.js';
+import type { EngineFactory } from '../core/engine.js';
+import { ACP_CAPABILITIES, AcpEngine } from './engine.js';
 import type { AcpEngineOptions } from './options.js';
 
-export { ACP_CAPABILITIES, AcpEngine, classifyRpcError, turnUsage } from './acp-engine.js';
+export { ACP_CAPABILITIES, AcpEngine, classifyRpcError, turnUsage } from './engine.js';
 export { resolveAcpOptions, type AcpEngineOptions, type AcpFsOptions, type AcpTerminalOptions, type AgentProcess, type AgentSpawner } from './options.js';
 export { ACP_PRESETS, ACP_PRESET_NAMES, isAcpPresetName, packageDir, type AcpPreset, type AcpPresetName } from './presets.js';
 export { AcpTranslator, type AcpSessionInfo, type AcpTranslatorOptions, type SkippedInput } from './translate.js';
 export { chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, type AcpOptionChoice, type PendingPermission, type PermissionOutcome } from './permissions.js';
 export { tapStream, type WireObserver } from './traffic.js';
-export { CLIENT_INFO } from './connection.js';
+export { CLIENT_INFO } from './client.js';
 export { ConfinedFs, type ConfinedFsOptions } from './client-fs.js';
 export { TerminalManager, type TerminalManagerOptions } from './client-terminal.js';
 

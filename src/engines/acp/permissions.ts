@@ -9,7 +9,7 @@
  * explicitly through `updatedPermissions`.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { PermissionDecision } from '../../effects/effect.js';
+import type { PermissionDecision } from '../../events/engine-input.js';
 import type { AcpPermissionOption } from './messages.js';
 
 /** What is sent back as the `session/request_permission` result. */

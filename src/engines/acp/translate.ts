@@ -14,11 +14,11 @@
  * Never throws; input it cannot use is recorded in `skipped`.
  */
 import type { AgentEventBody, ContentBlock } from '../../events/agent-event.js';
-import { ThinkingIndicator } from '../thinking-indicator.js';
+import { ThinkingIndicator } from '../core/thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
-import { noteSkipped, type SkippedInput } from '../skipped.js';
+import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 
-export type { SkippedInput } from '../skipped.js';
+export type { SkippedInput } from '../core/skipped-inputs.js';
 
 
 /** Session state the agent reports that has no AgentEvent (kept for callers and diagnostics). */

@@ -1,10 +1,10 @@
 /** The `claude` engine factory: the real Claude Code CLI over stream-json. */
-import type { EngineFactory } from '../engine.js';
-import { CLAUDE_CAPABILITIES, ClaudeEngine, type ClaudeEngineOptions } from './claude-engine.js';
+import type { EngineFactory } from '../core/engine.js';
+import { CLAUDE_CAPABILITIES, ClaudeEngine, type ClaudeEngineOptions } from './engine.js';
 
-export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type ClaudeEngineOptions, type ClaudePermissionMode, type SetModelResult, type SetPermissionModeResult } from './claude-engine.js';
+export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type ClaudeEngineOptions, type ClaudePermissionMode, type SetModelResult, type SetPermissionModeResult } from './engine.js';
 export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
-export { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from './control.js';
+export { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from './client.js';
 export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
 
 export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import type { AgentEventBody, ContentBlock, ErrorKind, TurnUsage } from '../../events/agent-event.js';
 import { parseLine } from '../transport/ndjson.js';
 import { classifyClaudeMessage, type AssistantMessage, type ClaudeUserMessage, type ResultMessage, type StreamEvent, type SystemInit } from './messages.js';
-import { noteSkipped, type SkippedInput } from '../skipped.js';
+import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 
-export type { SkippedInput } from '../skipped.js';
+export type { SkippedInput } from '../core/skipped-inputs.js';
 
 export interface ClaudeTranslatorOptions {
   /** `$CLAUDE_CONFIG_DIR` (or `~/.claude`), for `session_identified.transcriptPath`. */

@@ -8,18 +8,18 @@
  * interrupted, how notifications and server requests translate, how permissions are answered.
  */
 import { AseError, errorMessage } from '../../errors.js';
-import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
+import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type { AgentEventBody } from '../../events/agent-event.js';
-import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
-import { EngineEvents, type InvalidEvent } from '../engine-events.js';
+import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
+import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
 import { buildEnv } from '../transport/env.js';
 import type { ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
 import type { ResolvedCodexBinary } from './binary.js';
-import { JsonRpcPeer, type InvalidMessage } from './json-rpc.js';
+import { JsonRpcPeer, type InvalidMessage } from '../transport/json-rpc.js';
 import { CODEX_ENV_ALLOW, mergeCodexOptions, type CodexEngineOptions } from './options.js';
-import { noteSkipped as noteSkippedInput } from '../skipped.js';
-import { launchCodexProcess, type CodexTransport } from './transport.js';
+import { noteSkipped as noteSkippedInput } from '../core/skipped-inputs.js';
+import { launchNdjsonProcess, type NdjsonProcess } from '../transport/ndjson-process.js';
 
 /** How long stop() lets a running turn be interrupted before the stop ladder. */
 const STOP_INTERRUPT_MS = 2_000;
@@ -37,7 +37,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   protected options!: O;
   protected spec!: EngineStartSpec;
   protected peer!: JsonRpcPeer;
-  #transport: CodexTransport | undefined;
+  #transport: NdjsonProcess | undefined;
   readonly #events: EngineEvents;
   #spawning: Promise<void> | undefined;
   #started = false;
@@ -131,7 +131,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     const tap = this.options.onTraffic;
     const spawning = (async () => {
       await this.preflight(file, env);
-      return (this.options.launcher ?? launchCodexProcess)({
+      return (this.options.launcher ?? launchNdjsonProcess)({
         file,
         args: this.commandArgs(),
         cwd: spec.workDir,
@@ -151,7 +151,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
       () => undefined,
       () => undefined,
     );
-    let transport: CodexTransport;
+    let transport: NdjsonProcess;
     try {
       transport = await spawning;
     } catch (error) {

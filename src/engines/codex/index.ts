@@ -4,7 +4,7 @@
  * - `codex-mcp`: the pinned `codex mcp-server` (0.153.4; removed from Codex in 0.154.0).
  * Both translate into the same AgentEvent vocabulary (docs/engines/codex.md).
  */
-import type { EngineFactory } from '../engine.js';
+import type { EngineFactory } from '../core/engine.js';
 import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
 
@@ -27,9 +27,9 @@ export {
 } from './binary.js';
 export { configOverrideArgs, tomlValue } from './config-overrides.js';
 export { classifyCodexError, CodexSessionNotFoundError, CodexTurnError } from './errors.js';
-export { JsonRpcClosedError, JsonRpcHandlerError, JsonRpcPeer, JsonRpcResponseError, JsonRpcTimeoutError } from './json-rpc.js';
+export { JsonRpcClosedError, JsonRpcHandlerError, JsonRpcPeer, JsonRpcResponseError, JsonRpcTimeoutError } from '../transport/json-rpc.js';
 export { CODEX_ENV_ALLOW, type CodexApprovalPolicy, type CodexEngineOptions, type CodexSandboxMode } from './options.js';
-export { launchCodexProcess, type CodexLauncher, type CodexTransport, type LaunchSpec } from './transport.js';
+export { launchNdjsonProcess, type NdjsonLauncher, type NdjsonProcess, type NdjsonProcessSpec } from '../transport/ndjson-process.js';
 
 /** The `codex` engine factory: `codex app-server` over JSON-RPC. */
 export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFactory {

@@ -7,7 +7,7 @@ import { AseError } from '../../errors.js';
 import { DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
 import type { TrafficTap } from '../transport/traffic.js';
-import type { CodexLauncher } from './transport.js';
+import type { NdjsonLauncher } from '../transport/ndjson-process.js';
 
 export type CodexApprovalPolicy = 'untrusted' | 'on-request' | 'never';
 export type CodexSandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
@@ -65,7 +65,7 @@ export interface CodexEngineOptions {
    */
   onTraffic?: TrafficTap;
   /** Testing hook: replaces process spawning (e.g. with a recorded-traffic replayer). */
-  launcher?: CodexLauncher;
+  launcher?: NdjsonLauncher;
 }
 
 /** The JSON-able subset accepted from `createSession({ engineOptions })`. */

@@ -6,16 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import { AseError } from '../../errors.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
-import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
+import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type {
   AgentEngine,
   AgentEventListener,
   EngineCapabilities,
   EngineContext,
   EngineStartSpec,
-} from '../engine.js';
+} from '../core/engine.js';
 import { echoTurn, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
-import { EngineEvents } from '../engine-events.js';
+import { EngineEvents } from '../core/engine-events.js';
 
 type Timer = { readonly id: number };
 type AskStep = Extract<FakeStep, { ask: unknown }>;

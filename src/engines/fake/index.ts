@@ -1,6 +1,6 @@
 /** The `fake` engine factory: a scripted agent for tests, the model-based harness and demos. */
 import { AseError } from '../../errors.js';
-import type { EngineFactory } from '../engine.js';
+import type { EngineFactory } from '../core/engine.js';
 import { FAKE_CAPABILITIES, FakeEngine } from './fake-engine.js';
 import { FakeScriptSchema, type FakeScript } from './script.js';
 

@@ -10,7 +10,7 @@
  *   has no field for the deny message);
  * - deny with `interrupt: true` → `cancel` (the turn is interrupted).
  */
-import type { PermissionDecision } from '../../../effects/effect.js';
+import type { PermissionDecision } from '../../../events/engine-input.js';
 import type { CommandExecutionApprovalDecision, FileChangeApprovalDecision } from './protocol/index.js';
 
 const OBJECT_DECISIONS = ['acceptWithExecpolicyAmendment', 'applyNetworkPolicyAmendment'] as const;

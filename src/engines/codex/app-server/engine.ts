@@ -11,17 +11,17 @@
  * `item/fileChange/requestApproval`) held open until `answerPermission`; every other server
  * request is answered with a JSON-RPC error by the peer.
  */
-import type { PermissionDecision, UserMessage } from '../../../effects/effect.js';
-import type { EngineCapabilities, EngineContext } from '../../engine.js';
+import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
+import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
 import { resolveCodexAppServerBinary, type ResolvedCodexBinary } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { errorMessage } from '../../../errors.js';
 import { CodexEngineBase } from '../engine-base.js';
-import { JsonRpcHandlerError } from '../json-rpc.js';
+import { JsonRpcHandlerError } from '../../transport/json-rpc.js';
 import type { CodexEngineOptions } from '../options.js';
 import { commandDecision, fileChangeDecision } from './decisions.js';
 import type { InitializeParams, ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams } from './protocol/index.js';
-import { CommandApprovalParamsSchema, FileChangeApprovalParamsSchema, ServerRequestResolvedSchema, ThreadStartResponseSchema, TurnStartResponseSchema } from './schemas.js';
+import { CommandApprovalParamsSchema, FileChangeApprovalParamsSchema, ServerRequestResolvedSchema, ThreadStartResponseSchema, TurnStartResponseSchema } from './messages.js';
 import { rolloutStarted } from './rollout-started.js';
 import { AppServerTranslator } from './translate.js';
 

@@ -14,9 +14,9 @@
  */
 import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/agent-event.js';
 import { ZERO_USAGE } from '../../../events/agent-event.js';
-import { ThinkingIndicator } from '../../thinking-indicator.js';
+import { ThinkingIndicator } from '../../core/thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
-import { noteSkipped, type SkippedInput } from '../../skipped.js';
+import { noteSkipped, type SkippedInput } from '../../core/skipped-inputs.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { addUsage, turnUsageOf, UsageSnapshots } from '../usage.js';
 import {
@@ -31,9 +31,9 @@ import {
   TokenUsageUpdatedSchema,
   TurnNotificationSchema,
   UserMessageItemSchema,
-} from './schemas.js';
+} from './messages.js';
 
-export type { SkippedInput } from '../../skipped.js';
+export type { SkippedInput } from '../../core/skipped-inputs.js';
 
 /** Notifications we know and deliberately do not translate. */
 const IGNORED = new Set([

@@ -9,7 +9,7 @@
  * - deny → `{denied: {rejection: <message>}}` (the model is told why; the turn continues);
  * - deny with `interrupt: true` → `"abort"` (the turn is aborted; the tool call never returns).
  */
-import type { PermissionDecision } from '../../../effects/effect.js';
+import type { PermissionDecision } from '../../../events/engine-input.js';
 
 export type McpReviewDecision = 'approved' | 'approved_for_session' | 'abort' | { denied: { rejection: string } } | { approved_execpolicy_amendment: unknown };
 

@@ -14,14 +14,14 @@
  * found" ({@link CodexSessionNotFoundError}; see `onSessionNotFound`).
  */
 import { AseError } from '../../../errors.js';
-import type { PermissionDecision, UserMessage } from '../../../effects/effect.js';
-import type { EngineCapabilities, EngineContext } from '../../engine.js';
+import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
+import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
 import { mcpVersionProblem, probeCodexVersion, resolveCodexMcpBinary, type ResolvedCodexBinary } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { errorMessage } from '../../../errors.js';
 import { CodexEngineBase } from '../engine-base.js';
 import { CodexSessionNotFoundError, SESSION_NOT_FOUND_RE } from '../errors.js';
-import { JsonRpcHandlerError, METHOD_NOT_FOUND } from '../json-rpc.js';
+import { JsonRpcHandlerError, METHOD_NOT_FOUND } from '../../transport/json-rpc.js';
 import type { CodexEngineOptions } from '../options.js';
 import { DEFAULT_REJECTION, mcpDecision } from './decisions.js';
 import { CodexEventParamsSchema, ElicitationParamsSchema, resultText, shellJoin, ToolCallResultSchema, ToolsListResultSchema } from './messages.js';

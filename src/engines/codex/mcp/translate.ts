@@ -15,9 +15,9 @@
  */
 import type { AgentEventBody, ContentBlock, TurnUsage } from '../../../events/agent-event.js';
 import { ZERO_USAGE } from '../../../events/agent-event.js';
-import { ThinkingIndicator } from '../../thinking-indicator.js';
+import { ThinkingIndicator } from '../../core/thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
-import { noteSkipped, type SkippedInput } from '../../skipped.js';
+import { noteSkipped, type SkippedInput } from '../../core/skipped-inputs.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { addUsage, turnUsageFromCodex, UsageSnapshots } from '../usage.js';
 import {
@@ -40,7 +40,7 @@ import {
   shellJoin,
 } from './messages.js';
 
-export type { SkippedInput } from '../../skipped.js';
+export type { SkippedInput } from '../../core/skipped-inputs.js';
 
 /** Event types we know and deliberately drop (the duplicate families, status noise). */
 const IGNORED = new Set([

@@ -9,6 +9,6 @@ export { RolloutReader, type RolloutReaderOptions } from './rollout-reader.js';
 export { initialCursor, type RolloutCursor, type TailedEvent, type RolloutDiagnostic, type RolloutDiagnosticKind } from './cursor.js';
 export { EventDeduper, dedupeKeyString, type DedupeKey, type DedupeKind, type DeduperOptions, type DeduperTimers } from './dedupe.js';
 export { dialectOf, type RolloutDialect } from './dialect.js';
-export { RolloutTranslator, type TranslatedEvent, type Translation } from './translator.js';
+export { RolloutTranslator, type TranslatedEvent, type Translation } from './translate.js';
 export { TurnUsageAccumulator, turnUsageFromCodex } from '../usage.js';
 export { parseRolloutLine, type RolloutLine } from './rollout-line.js';

@@ -10,7 +10,7 @@
 import { ByteLineReader, DEFAULT_MAX_ROLLOUT_LINE_BYTES, type RawLine } from './line-reader.js';
 import type { RolloutCursor, RolloutDiagnostic, TailedEvent } from './cursor.js';
 import { parseRolloutLine } from './rollout-line.js';
-import { RolloutTranslator, type TranslatedEvent } from './translator.js';
+import { RolloutTranslator, type TranslatedEvent } from './translate.js';
 
 export interface RolloutReaderOptions {
   /** resume after this cursor (events up to it are not emitted again) */

@@ -5,7 +5,7 @@
  * `control_cancel_request` drops a pending request (it is never answered) and is reported;
  * every other CLI→host subtype is answered with an error — never left unanswered, or the turn blocks.
  */
-import type { PermissionDecision } from '../../effects/effect.js';
+import type { PermissionDecision } from '../../events/engine-input.js';
 import type { NdjsonWriter } from '../transport/ndjson.js';
 import { CanUseToolRequestSchema, classifyClaudeMessage, type ControlRequest, type ControlResponse } from './messages.js';
 

@@ -12,16 +12,16 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AseError, errorMessage } from '../../errors.js';
-import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
-import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
+import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { buildEnv } from '../transport/env.js';
 import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
 import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
 import { spawnSupervised, type ProcessExit, type ShutdownOptions, type SupervisedProcess } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
-import { ControlClient } from './control.js';
+import { ControlClient } from './client.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
-import { EngineEvents, type InvalidEvent } from '../engine-events.js';
+import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
 import { ACTIVITY_INTERVAL_MS, ZERO_USAGE } from '../../events/agent-event.js';
 
 export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({

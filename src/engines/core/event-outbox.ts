@@ -3,7 +3,7 @@
  * is running, so a listener that reacts synchronously (e.g. calls `abort()`, which emits) cannot
  * make later listeners see events out of order; a listener that throws is recorded, not fatal.
  */
-import type { AgentEvent } from '../events/agent-event.js';
+import type { AgentEvent } from '../../events/agent-event.js';
 import type { AgentEventListener } from './engine.js';
 
 export class EventOutbox {

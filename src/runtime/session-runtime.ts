@@ -9,12 +9,13 @@ import { sessionMachine, type SessionEvent } from '../actors/session.js';
 import type { SessionMachineInput } from '../actors/session-context.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
-import type { EngineRegistry } from '../engines/registry.js';
-import type { AgentEngine } from '../engines/engine.js';
+import type { EngineRegistry } from '../engines/core/registry.js';
+import type { AgentEngine } from '../engines/core/engine.js';
 import { AseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
-import type { Effect, EffectOf, TranscriptEntry } from './effect.js';
-import type { TranscriptJournal } from './journal.js';
+import type { Effect, EffectOf } from '../events/effect.js';
+import type { TranscriptEntry } from '../events/transcript-entry.js';
+import type { TranscriptJournal } from './journal/transcript-journal.js';
 import type { SessionStore } from './store/session-store.js';
 
 export interface RuntimeOptions {

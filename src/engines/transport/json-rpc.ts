@@ -1,7 +1,7 @@
 /**
- * A small JSON-RPC 2.0 peer over an NDJSON stream, shared by both Codex engines (`codex
- * mcp-server` speaks JSON-RPC 2.0; `codex app-server` speaks the same without the `jsonrpc`
- * member, which it tolerates when sent).
+ * A small JSON-RPC 2.0 peer over an NDJSON stream, knowing nothing of any one agent. Both Codex
+ * engines use it (`codex mcp-server` speaks JSON-RPC 2.0; `codex app-server` speaks the same
+ * without the `jsonrpc` member, which it tolerates when sent).
  *
  * - Requests in both directions. Ours get numeric ids, a timeout and an AbortSignal; theirs are
  *   handed to a handler and ALWAYS answered: a method without a handler gets a JSON-RPC error
@@ -11,7 +11,7 @@
  *   `notifications/cancelled`) are given up locally with {@link JsonRpcPeer.forget}.
  * - Malformed or unmatched messages are reported to `onInvalid` and skipped, never thrown.
  */
-import type { NdjsonWriter } from '../transport/ndjson.js';
+import type { NdjsonWriter } from './ndjson.js';
 
 export type JsonRpcId = number | string;
 

@@ -1,15 +1,15 @@
 /**
- * The byte pipe under a Codex engine: one supervised `codex` process whose stdout is split into
- * NDJSON messages and whose stdin takes one JSON value per line. The engines talk to a
- * {@link CodexTransport}, not to the process, so unit tests can swap in a replay of recorded
- * traffic (the `launcher` option).
+ * The byte pipe under an NDJSON engine: one supervised agent process whose stdout is split into
+ * NDJSON messages and whose stdin takes one JSON value per line. Engines talk to an
+ * {@link NdjsonProcess}, not to the child process, so tests can swap in a replay of recorded
+ * traffic (an engine's `launcher` option).
  */
-import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
-import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
-import { spawnSupervised, type ProcessExit, type ShutdownOptions } from '../transport/process-supervisor.js';
-import type { TrafficRecord } from '../transport/traffic.js';
+import { LineSplitter, LineTooLongError } from './line-splitter.js';
+import { NdjsonWriter, parseLine } from './ndjson.js';
+import { spawnSupervised, type ProcessExit, type ShutdownOptions } from './process-supervisor.js';
+import type { TrafficRecord } from './traffic.js';
 
-export interface LaunchSpec {
+export interface NdjsonProcessSpec {
   file: string;
   args: readonly string[];
   cwd: string;
@@ -29,7 +29,7 @@ export interface LaunchSpec {
   onLine?(direction: TrafficRecord['direction'], line: string): void;
 }
 
-export interface CodexTransport {
+export interface NdjsonProcess {
   readonly pid: number | undefined;
   /** Writes one value as one line. Rejects once stdin is gone. */
   write(value: unknown): Promise<void>;
@@ -41,13 +41,13 @@ export interface CodexTransport {
   stderrTail(): string;
 }
 
-export type CodexLauncher = (spec: LaunchSpec) => Promise<CodexTransport>;
+export type NdjsonLauncher = (spec: NdjsonProcessSpec) => Promise<NdjsonProcess>;
 
 /** How long the exit report waits for stdout to drain (a grandchild may hold the pipe). */
 const STDOUT_DRAIN_MS = 500;
 
 /** Spawns the real process (own process group, env exactly as given). */
-export const launchCodexProcess: CodexLauncher = async (spec) => {
+export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
   const proc = await spawnSupervised({
     file: spec.file,
     args: spec.args,

@@ -6,18 +6,20 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import mittImport, { type Emitter } from 'mitt';
-import type { SessionContext } from './actors/session-context.js';
-import { RealClock } from './effects/clock.js';
-import type { Effect, Ephemeral, TranscriptEntry } from './effects/effect.js';
-import { FileJournal } from './effects/journal-file.js';
-import { SessionRuntime } from './effects/runtime.js';
-import { FileStore } from './effects/store/file-store.js';
-import { defaultRegistry } from './engines/registry.js';
-import type { AgentEvent } from './events/agent-event.js';
-import type { ControlMode, SessionInput } from './events/session-input.js';
-import type { CompletedPermission, OpenPermission, QueuedSend, SessionPhase, SessionUsage } from './events/session-state.js';
-import { AseError } from './errors.js';
-import { defaultDataDir, parseSessionOptions, type SessionOptions } from './session-options.js';
+import type { SessionContext } from '../actors/session-context.js';
+import { RealClock } from '../runtime/clock.js';
+import type { Effect } from '../events/effect.js';
+import type { Ephemeral } from '../events/ephemeral.js';
+import type { TranscriptEntry } from '../events/transcript-entry.js';
+import { FileJournal } from '../runtime/journal/file-journal.js';
+import { SessionRuntime } from '../runtime/session-runtime.js';
+import { FileStore } from '../runtime/store/file-store.js';
+import { defaultRegistry } from '../engines/default-registry.js';
+import type { AgentEvent } from '../events/agent-event.js';
+import type { ControlMode, SessionInput } from '../events/session-input.js';
+import type { CompletedPermission, OpenPermission, QueuedSend, SessionPhase, SessionUsage } from '../events/session-state.js';
+import { AseError } from '../errors.js';
+import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
 
 // mitt's typings are CommonJS-shaped while Node loads its ESM build (a default export);
 // under NodeNext resolution TypeScript sees the namespace, so name the function's type explicitly.

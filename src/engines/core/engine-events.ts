@@ -4,8 +4,8 @@
  * AgentEventSchema, delivered in order through an EventOutbox, and nothing follows `exited`. It
  * also knows when the session last heard from the engine, which is what throttles `activity`.
  */
-import { AseError } from '../errors.js';
-import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEvent, type AgentEventBody } from '../events/agent-event.js';
+import { AseError } from '../../errors.js';
+import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEvent, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEventListener, EngineContext } from './engine.js';
 import { EventOutbox } from './event-outbox.js';
 

@@ -1,10 +1,10 @@
-/** Engines by name, so sessions and the CLI can pick one with `agent: 'claude'` / `--agent fake`. */
-import { AseError } from '../errors.js';
+/**
+ * Engines by name, so sessions and the CLI can pick one with `agent: 'claude'` / `--agent fake`.
+ * The built-in set is `defaultRegistry()` (engines/default-registry.ts), one layer up: the contract
+ * knows no engine.
+ */
+import { AseError } from '../../errors.js';
 import type { EngineFactory } from './engine.js';
-import { fakeEngine } from './fake/index.js';
-import { claudeEngine } from './claude/index.js';
-import { codexEngine, codexMcpEngine } from './codex/index.js';
-import { acpEngine } from './acp/index.js';
 
 export class EngineRegistry {
   readonly #factories = new Map<string, EngineFactory>();
@@ -34,14 +34,4 @@ export class EngineRegistry {
   names(): string[] {
     return [...this.#factories.keys()];
   }
-}
-
-/** A fresh registry with the built-in engines. */
-export function defaultRegistry(): EngineRegistry {
-  return new EngineRegistry()
-    .register(fakeEngine())
-    .register(claudeEngine())
-    .register(codexEngine())
-    .register(codexMcpEngine())
-    .register(acpEngine());
 }

@@ -3,7 +3,7 @@
  * (`thinking {active: true}` once when it starts, `{active: false}` once when text, a tool call or
  * the turn's end follows), however many reasoning deltas arrive in between.
  */
-import type { AgentEventBody } from '../events/agent-event.js';
+import type { AgentEventBody } from '../../events/agent-event.js';
 
 export class ThinkingIndicator {
   #active = false;

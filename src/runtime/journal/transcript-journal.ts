@@ -2,7 +2,7 @@
  * The transcript journal: an append-only record of everything durable that happened in a session
  * (user messages, agent messages, tool calls, decisions, turn ends), one JSON object per line.
  */
-import type { TranscriptEntry } from './effect.js';
+import type { TranscriptEntry } from '../../events/transcript-entry.js';
 
 export interface TranscriptJournal {
   /** Appends in call order; resolves once the entry is durable. I/O failures reject with `AseError('JOURNAL_IO')`. */

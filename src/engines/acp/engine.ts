@@ -20,22 +20,22 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
 import { AseError } from '../../errors.js';
-import type { PermissionDecision, UserMessage } from '../../effects/effect.js';
+import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { ZERO_USAGE, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
-import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../engine.js';
-import { EngineEvents, type InvalidEvent } from '../engine-events.js';
+import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
+import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
 import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
 import { ConfinedFs } from './client-fs.js';
 import { TerminalManager } from './client-terminal.js';
-import { CLIENT_INFO, connectAcpClient } from './connection.js';
+import { CLIENT_INFO, connectAcpClient } from './client.js';
 import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
 import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
 import { chooseOutcome, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
 import { tapStream } from './traffic.js';
-import { noteSkipped, type SkippedInput } from '../skipped.js';
+import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 import { AcpTranslator, type AcpSessionInfo } from './translate.js';
 
 export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({

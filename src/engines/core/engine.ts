@@ -3,9 +3,9 @@
  * implements. An engine runs one agent process for one runner generation, translates its protocol
  * into AgentEvents stamped with that generation, and never imports from `actors/`.
  */
-import type { AgentEvent } from '../events/agent-event.js';
-import type { ControlMode } from '../events/session-input.js';
-import type { PermissionDecision, UserMessage } from '../effects/effect.js';
+import type { AgentEvent } from '../../events/agent-event.js';
+import type { ControlMode } from '../../events/session-input.js';
+import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 
 /** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */
 export interface EngineCapabilities {

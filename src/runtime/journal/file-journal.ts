@@ -7,11 +7,11 @@
  */
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { AseError } from '../errors.js';
-import { TranscriptEntrySchema, type TranscriptEntry } from './effect.js';
-import type { TranscriptJournal } from './journal.js';
-import { assertSessionId } from './store/file-store.js';
-import { errno, syncDir } from './fs-durable.js';
+import { AseError } from '../../errors.js';
+import { TranscriptEntrySchema, type TranscriptEntry } from '../../events/transcript-entry.js';
+import type { TranscriptJournal } from './transcript-journal.js';
+import { assertSessionId } from '../store/file-store.js';
+import { errno, syncDir } from '../fs-durable.js';
 
 export interface FileJournalOptions {
   dir: string;

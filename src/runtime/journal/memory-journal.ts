@@ -2,8 +2,8 @@
  * An in-memory TranscriptJournal for tests and embedders that need no durability. Entries are
  * copied in and out, so later mutation by either side cannot rewrite history.
  */
-import type { TranscriptEntry } from './effect.js';
-import type { TranscriptJournal } from './journal.js';
+import type { TranscriptEntry } from '../../events/transcript-entry.js';
+import type { TranscriptJournal } from './transcript-journal.js';
 
 export class MemoryJournal implements TranscriptJournal {
   readonly #sessions = new Map<string, TranscriptEntry[]>();

@@ -5,15 +5,15 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_SESSION_CONFIG, type SessionConfig } from './actors/session-context.js';
-import type { Clock } from './effects/clock.js';
-import type { TranscriptJournal } from './effects/journal.js';
-import type { SessionStore } from './effects/store/session-store.js';
-import type { EngineFactory } from './engines/engine.js';
-import type { EngineRegistry } from './engines/registry.js';
-import { ControlModeSchema } from './events/session-input.js';
-import { AseError } from './errors.js';
-import type { SessionNotice } from './session-handle.js';
+import { DEFAULT_SESSION_CONFIG, type SessionConfig } from '../actors/session-context.js';
+import type { Clock } from '../runtime/clock.js';
+import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import type { SessionStore } from '../runtime/store/session-store.js';
+import type { EngineFactory } from '../engines/core/engine.js';
+import type { EngineRegistry } from '../engines/core/registry.js';
+import { ControlModeSchema } from '../events/session-input.js';
+import { AseError } from '../errors.js';
+import type { SessionNotice } from './create-session.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
 const ConfigSchema = z

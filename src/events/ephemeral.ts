@@ -1,0 +1,30 @@
+/**
+ * Notices a session sends its clients that are not part of the durable transcript: thinking,
+ * presence, open permission prompts (re-sent on reconnect), their resolution, and status.
+ */
+import { z } from 'zod';
+import { ControlModeSchema } from './session-input.js';
+import { PermissionStatusSchema, SessionPhaseSchema } from './session-state.js';
+
+export const EphemeralSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('thinking'), active: z.boolean() }),
+  z.object({ kind: z.literal('presence'), online: z.boolean() }),
+  z.object({
+    kind: z.literal('permission_prompt'),
+    requestId: z.string(),
+    tool: z.string(),
+    input: z.unknown(),
+    callId: z.string().optional(),
+    suggestions: z.array(z.unknown()).optional(),
+    deadline: z.number().optional(),
+  }),
+  z.object({ kind: z.literal('permission_resolved'), requestId: z.string(), status: PermissionStatusSchema }),
+  z.object({
+    kind: z.literal('status'),
+    phase: SessionPhaseSchema,
+    mode: ControlModeSchema,
+    gen: z.number().int().nonnegative(),
+    detail: z.string().optional(),
+  }),
+]);
+export type Ephemeral = z.infer<typeof EphemeralSchema>;

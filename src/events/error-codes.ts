@@ -1,0 +1,44 @@
+/**
+ * Every error code the library uses, declared once. `AseError` (src/errors.ts) carries one of
+ * these; the SessionActor's `client.error` effect carries one of the client subset.
+ */
+import { z } from 'zod';
+
+export const ERROR_CODES = [
+  'INVALID_OPTIONS',
+  'INVALID_INPUT',
+  'SESSION_STOPPED',
+  'UNKNOWN_ENGINE',
+  'ENGINE_START_FAILED',
+  'ENGINE_NOT_RUNNING',
+  'STORE_CONFLICT',
+  'STORE_CORRUPT',
+  'STORE_IO',
+  'JOURNAL_IO',
+  'ABORTED',
+  'PERMISSION_NOT_FOUND',
+  'PERMISSION_ALREADY_DECIDED',
+  'DUPLICATE_SEND',
+  'NOTHING_TO_ABORT',
+  'SESSION_FAILED',
+  'RESUME_FORKED',
+  'PERSIST_FAILED',
+  'ENGINE_ERROR',
+] as const;
+export const ErrorCodeSchema = z.enum(ERROR_CODES);
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The codes the SessionActor reports to clients (`client.error`): refusals of an input, and failures. */
+export const CLIENT_ERROR_CODES = [
+  'PERMISSION_NOT_FOUND',
+  'PERMISSION_ALREADY_DECIDED',
+  'DUPLICATE_SEND',
+  'NOTHING_TO_ABORT',
+  'SESSION_FAILED',
+  'SESSION_STOPPED',
+  'RESUME_FORKED',
+  'ENGINE_ERROR',
+  'PERSIST_FAILED',
+] as const satisfies readonly ErrorCode[];
+export const ClientErrorCodeSchema = z.enum(CLIENT_ERROR_CODES);
+export type ClientErrorCode = z.infer<typeof ClientErrorCodeSchema>;
