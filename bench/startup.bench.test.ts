@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { fakeEngine } from '../src/engines/fake/index.js';
-import { createSession, type Session } from '../src/session/create-session.js';
+import { createSession } from '../src/session/create-session.js';
+import { type Session } from '../src/session/session.js';
 import { latency } from './support/measure.js';
 import { ms, writeSection } from './support/report.js';
 

@@ -1,17 +1,60 @@
 /**
- * Typed errors. Every error the library throws or reports is an `AseError` with a stable `code`,
- * so callers can branch on `error.code` instead of parsing messages.
+ * The library's one error family. Everything it throws or rejects with is an `AseError` carrying a
+ * stable `code` from the one list (`ERROR_CODES`, src/events/error-codes.ts), so callers branch on
+ * `error.code`, never on classes or messages. Structured facts ride along in `details`.
+ *
+ * What the agent itself sent back over the wire (a JSON-RPC error object, a refused control
+ * request) is an {@link AgentError}: still an AseError (code `AGENT_ERROR`), with the agent's own
+ * code and message kept apart as data, the way the MCP SDK keeps a peer's errors apart from its own.
  */
 import type { ErrorCode } from './events/error-codes.js';
 
-export class AseError extends Error {
+export interface AseErrorOptions<D extends object> {
+  cause?: unknown;
+  /** Structured facts about the failure (limits, timeouts, names), for code rather than for reading. */
+  details?: D;
+}
+
+export class AseError<D extends object = Record<string, unknown>> extends Error {
   override readonly name: string = 'AseError';
+  readonly details: D | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options: AseErrorOptions<D> = {},
   ) {
-    super(message, options);
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.details = options.details;
+  }
+}
+
+export interface AgentErrorInit {
+  /** What was asked: the JSON-RPC method or the control request subtype. */
+  request: string;
+  /** The agent's own error code (a JSON-RPC code, a Claude `error_code`), if it sent one. */
+  upstreamCode?: number | string | undefined;
+  /** The agent's own message, verbatim. */
+  upstreamMessage: string;
+  /** Any further data the agent attached. */
+  data?: unknown;
+  /** The message of this error; default `<request> failed (<code>): <upstream message>`. */
+  message?: string;
+}
+
+/** An error the agent sent back over the wire, answering one of our requests. Code `AGENT_ERROR`. */
+export class AgentError extends AseError {
+  override readonly name: string = 'AgentError';
+  readonly request: string;
+  readonly upstreamCode: number | string | undefined;
+  readonly upstreamMessage: string;
+  readonly data: unknown;
+  constructor(init: AgentErrorInit) {
+    const code = init.upstreamCode === undefined ? '' : ` (${String(init.upstreamCode)})`;
+    super('AGENT_ERROR', init.message ?? `${init.request} failed${code}: ${init.upstreamMessage}`);
+    this.request = init.request;
+    this.upstreamCode = init.upstreamCode;
+    this.upstreamMessage = init.upstreamMessage;
+    this.data = init.data;
   }
 }
 
@@ -20,4 +63,10 @@ export const errorMessage = (error: unknown): string => (error instanceof Error 
 
 export function isAseError(value: unknown, code?: ErrorCode): value is AseError {
   return value instanceof AseError && (code === undefined || value.code === code);
+}
+
+/** `error` as it is when it is an AseError already; anything else wrapped with `code` (the original as `cause`). */
+export function toAseError(error: unknown, code: ErrorCode): AseError {
+  if (error instanceof AseError) return error;
+  return new AseError(code, errorMessage(error), { cause: error });
 }

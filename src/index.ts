@@ -6,7 +6,9 @@
  * runtime's pluggable parts (stores, journal, clock, engines).
  */
 export { createSession } from './session/create-session.js';
-export type { Session, SessionNotice, SessionNoticeType, NoticeOf, SessionSnapshot, SendOptions, DecideOptions } from './session/create-session.js';
+export type { Session, SendOptions, DecideOptions } from './session/session.js';
+export type { SessionNotice, SessionNoticeType, NoticeOf } from './session/notices.js';
+export type { SessionSnapshot } from './session/snapshot.js';
 export { SessionOptionsSchema, type SessionOptions } from './session/options.js';
 export { AseError, isAseError } from './errors.js';
 export { ERROR_CODES, type ErrorCode } from './events/error-codes.js';
@@ -42,7 +44,6 @@ export {
   codexMcpEngine,
   CodexAppServerEngine,
   CodexMcpEngine,
-  CodexSessionNotFoundError,
   CODEX_CAPABILITIES,
   CODEX_MCP_CAPABILITIES,
   type CodexAppServerEngineOptions,

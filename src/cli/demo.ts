@@ -9,7 +9,9 @@ import path from 'node:path';
 import type { EngineFactory } from '../engines/core/engine.js';
 import { EngineRegistry } from '../engines/core/registry.js';
 import { FakeEngine, type FakeScript } from '../engines/fake/index.js';
-import { createSession, type Session, type SessionNotice } from '../session/create-session.js';
+import { createSession } from '../session/create-session.js';
+import { type Session } from '../session/session.js';
+import { type SessionNotice } from '../session/notices.js';
 import { bold, NoticeRenderer, type Output } from './render.js';
 
 const RESUME_TOKEN = 'demo-agent-session-1';

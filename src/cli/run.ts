@@ -7,7 +7,8 @@ import { createInterface } from 'node:readline/promises';
 import type { ControlMode } from '../events/session-input.js';
 import { defaultRegistry } from '../engines/default-registry.js';
 import { fakeEngine, FakeScriptSchema, type FakeScript } from '../engines/fake/index.js';
-import { createSession, type SessionNotice } from '../session/create-session.js';
+import { createSession } from '../session/create-session.js';
+import { type SessionNotice } from '../session/notices.js';
 import { AseError } from '../errors.js';
 import { NoticeRenderer, yellow, type Output } from './render.js';
 

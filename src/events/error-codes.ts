@@ -24,6 +24,18 @@ export const ERROR_CODES = [
   'RESUME_FORKED',
   'PERSIST_FAILED',
   'ENGINE_ERROR',
+  /** A request to the agent got no answer in time (JSON-RPC request, Claude control request). */
+  'TIMEOUT',
+  /** The connection to the agent closed (or the request was given up) before an answer came. */
+  'CONNECTION_CLOSED',
+  /** The agent wrote a line longer than the engine accepts; the stream is treated as truncated. */
+  'LINE_TOO_LONG',
+  /** The agent broke its protocol (a message we cannot act on), or we answer it with a protocol error. */
+  'PROTOCOL_ERROR',
+  /** The agent answered a request with an error of its own (see `AgentError`). */
+  'AGENT_ERROR',
+  /** The agent cannot continue the session the resume token names (codex mcp-server after a restart). */
+  'RESUME_NOT_FOUND',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -13,7 +13,7 @@ import type { EngineFactory } from '../engines/core/engine.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
-import type { SessionNotice } from './create-session.js';
+import type { SessionNotice } from './notices.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
 const ConfigSchema = z

@@ -219,7 +219,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     await second.engine.send({ localId: 'm2', text: 'continue' });
     const tc = await second.log.waitFor('turn_complete');
     expect(tc).toMatchObject({ status: 'failed', stopReason: 'session_not_found' });
-    expect(second.engine.lastSessionNotFound).toMatchObject({ name: 'CodexSessionNotFoundError', code: 'CODEX_SESSION_NOT_FOUND', threadId: token });
+    expect(second.engine.lastSessionNotFound).toMatchObject({ name: 'AseError', code: 'RESUME_NOT_FOUND', details: { threadId: token } });
     expect(second.log.of('error')[0]).toMatchObject({ kind: 'fatal', message: expect.stringContaining('onSessionNotFound') });
     await second.engine.stop();
     bench.record('session-not-found', second.traffic, { resumeToken: token });

@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AcpTranslator, chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, resolveAcpOptions, classifyRpcError, turnUsage } from '../../src/engines/acp/index.js';
+import { AcpTranslator, chooseOutcome, outcomeAllows, PermissionBroker, resolveAcpOptions, classifyRpcError, turnUsage } from '../../src/engines/acp/index.js';
 import { readPermissionRequest, readSessionUpdate } from '../../src/engines/acp/messages.js';
 import type { AgentEventBody } from '../../src/events/agent-event.js';
 
@@ -207,7 +207,7 @@ describe('permission options', () => {
   });
 
   it('never picks allow_always on its own; an explicit choice can', () => {
-    expect(() => chooseOutcome([claude[0]!, claude[2]!], { behavior: 'allow' })).toThrow(PermissionChoiceError);
+    expect(() => chooseOutcome([claude[0]!, claude[2]!], { behavior: 'allow' })).toThrow(expect.objectContaining({ name: 'AseError', code: 'INVALID_INPUT' }));
     expect(chooseOutcome(claude, { behavior: 'allow', updatedPermissions: [{ kind: 'allow_always' }] })).toEqual({ outcome: 'selected', optionId: 'allow_always' });
     expect(chooseOutcome(gemini, { behavior: 'allow', updatedPermissions: [{ optionId: 'proceed_always' }] })).toEqual({ outcome: 'selected', optionId: 'proceed_always' });
     expect(() => chooseOutcome(gemini, { behavior: 'allow', updatedPermissions: [{ optionId: 'nope' }] })).toThrow(/no permission option matches/);
@@ -217,7 +217,7 @@ describe('permission options', () => {
           const outcome = chooseOutcome(options, { behavior: 'allow' });
           expect(outcome.outcome === 'selected' && options.find((o) => o.optionId === outcome.optionId)?.kind).toBe('allow_once');
         } catch (error) {
-          expect(error).toBeInstanceOf(PermissionChoiceError);
+          expect(error).toMatchObject({ name: 'AseError', code: 'INVALID_INPUT' });
         }
       }),
     );

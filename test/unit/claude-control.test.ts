@@ -3,7 +3,8 @@ import { dirname, join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from '../../src/engines/claude/client.js';
+import { ControlClient, type PermissionAsk } from '../../src/engines/claude/client.js';
+import { AgentError, AseError } from '../../src/errors.js';
 import { NdjsonWriter } from '../../src/engines/transport/ndjson.js';
 
 type Json = Record<string, any>;
@@ -50,7 +51,8 @@ describe('ControlClient', () => {
     expect(client.handle({ type: 'control_response', response: { subtype: 'success', request_id: idb, response: { still_queued: [] } } })).toBe(true);
     expect(client.handle({ type: 'control_response', response: { subtype: 'error', request_id: ida, error: 'nope', error_code: 'x' } })).toBe(true);
     await expect(b).resolves.toEqual({ still_queued: [] });
-    await expect(a).rejects.toBeInstanceOf(ControlRequestError);
+    await expect(a).rejects.toBeInstanceOf(AgentError);
+    await expect(a).rejects.toMatchObject({ code: 'AGENT_ERROR', request: 'initialize', upstreamCode: 'x', upstreamMessage: 'nope' });
     // late / unknown response: ignored
     expect(client.handle({ type: 'control_response', response: { subtype: 'success', request_id: 'zzz' } })).toBe(true);
     expect(client.pendingRequests).toBe(0);
@@ -59,16 +61,16 @@ describe('ControlClient', () => {
   it('times out with a typed error', async () => {
     const { client } = setup();
     const err = await client.request('interrupt', {}, { timeoutMs: 20 }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ControlTimeoutError);
-    expect((err as ControlTimeoutError).code).toBe('CONTROL_TIMEOUT');
+    expect(err).toBeInstanceOf(AseError);
+    expect((err as AseError).code).toBe('TIMEOUT');
   });
 
   it('rejects pending requests with ConnectionClosed on close, and later ones too', async () => {
     const { client } = setup();
     const p = client.request('initialize', {}, { timeoutMs: 10_000 });
     client.close('process exited');
-    await expect(p).rejects.toBeInstanceOf(ConnectionClosedError);
-    await expect(client.request('interrupt')).rejects.toBeInstanceOf(ConnectionClosedError);
+    await expect(p).rejects.toMatchObject({ name: 'AseError', code: 'CONNECTION_CLOSED' });
+    await expect(client.request('interrupt')).rejects.toMatchObject({ name: 'AseError', code: 'CONNECTION_CLOSED' });
   });
 
   it('surfaces can_use_tool and answers allow (default: original input) and deny', async () => {

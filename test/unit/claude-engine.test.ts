@@ -179,7 +179,7 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     await expect(e.setPermissionMode('acceptEdits')).resolves.toEqual({ mode: 'acceptEdits' });
     await expect(e.setModel('claude-sonnet-4-5')).resolves.toEqual({ model: 'claude-sonnet-4-5' });
     await expect(e.setModel(null)).resolves.toEqual({ model: 'default-model' });
-    await expect(e.setPermissionMode('nonsense' as never)).rejects.toMatchObject({ code: 'CONTROL_REQUEST_FAILED', message: expect.stringContaining('Invalid permission mode') });
+    await expect(e.setPermissionMode('nonsense' as never)).rejects.toMatchObject({ name: 'AgentError', code: 'AGENT_ERROR', request: 'set_permission_mode', message: expect.stringContaining('Invalid permission mode') });
     // the engine still works after a refused request
     await e.send({ localId: 'l1', text: 'hi' });
     await waitFor(events, (ev) => ev.type === 'turn_complete');
@@ -192,8 +192,8 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     const { e, events } = engine('silent-control');
     await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
     await waitFor(events, (ev) => ev.type === 'ready');
-    await expect(e.setPermissionMode('plan', { timeoutMs: 100 })).rejects.toMatchObject({ code: 'CONTROL_TIMEOUT', subtype: 'set_permission_mode' });
-    await expect(e.setModel('m', { timeoutMs: 100 })).rejects.toMatchObject({ code: 'CONTROL_TIMEOUT', subtype: 'set_model' });
+    await expect(e.setPermissionMode('plan', { timeoutMs: 100 })).rejects.toMatchObject({ code: 'TIMEOUT', details: { request: 'set_permission_mode' } });
+    await expect(e.setModel('m', { timeoutMs: 100 })).rejects.toMatchObject({ code: 'TIMEOUT', details: { request: 'set_model' } });
     await e.stop();
   });
 

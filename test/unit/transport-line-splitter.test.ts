@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, LineTooLongError } from '../../src/engines/transport/line-splitter.js';
+import { isLineTooLong, LineSplitter, type LineTooLongError } from '../../src/engines/transport/line-splitter.js';
 
 /** Feeds `input` cut at `cuts` (byte offsets) and returns all lines plus the end() result. */
 function feed(input: Buffer, cuts: number[], maxLineBytes?: number) {
@@ -57,7 +57,7 @@ describe('LineSplitter', () => {
     );
   });
 
-  it('latches LineTooLongError for a pending line over the cap and refuses further input', () => {
+  it('latches a LINE_TOO_LONG error for a pending line over the cap and refuses further input', () => {
     const s = new LineSplitter({ maxLineBytes: 10 });
     expect(s.push(Buffer.from('ok\n0123456'))).toEqual(['ok']);
     let caught: unknown;
@@ -66,11 +66,11 @@ describe('LineSplitter', () => {
     } catch (error) {
       caught = error;
     }
-    expect(caught).toBeInstanceOf(LineTooLongError);
-    expect(caught).toMatchObject({ code: 'LINE_TOO_LONG', bytes: 12, maxLineBytes: 10 });
+    expect(isLineTooLong(caught)).toBe(true);
+    expect(caught).toMatchObject({ name: 'AseError', code: 'LINE_TOO_LONG', details: { bytes: 12, maxLineBytes: 10 } });
     expect(s.error).toBe(caught);
-    expect(() => s.push(Buffer.from('\n'))).toThrow(LineTooLongError);
-    expect(() => s.end()).toThrow(LineTooLongError);
+    expect(() => s.push(Buffer.from('\n'))).toThrow(caught as Error);
+    expect(() => s.end()).toThrow(caught as Error);
   });
 
   it('latches for a complete over-long line and keeps the lines before it', () => {
@@ -81,9 +81,9 @@ describe('LineSplitter', () => {
     } catch (error) {
       caught = error as LineTooLongError;
     }
-    expect(caught).toBeInstanceOf(LineTooLongError);
-    expect(caught!.precedingLines).toEqual(['abc']);
-    expect(caught!.bytes).toBe(6);
+    expect(isLineTooLong(caught)).toBe(true);
+    expect(caught!.details.precedingLines).toEqual(['abc']);
+    expect(caught!.details.bytes).toBe(6);
   });
 
   it('accepts a line of exactly maxLineBytes, also when its \\r\\n is split', () => {

@@ -1,7 +1,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LineSplitter } from '../../src/engines/transport/line-splitter.js';
-import { NdjsonWriter, parseLine, StreamClosedError } from '../../src/engines/transport/ndjson.js';
+import { NdjsonWriter, parseLine } from '../../src/engines/transport/ndjson.js';
 
 describe('parseLine', () => {
   it('parses JSON, skips blank lines, reports garbage without throwing', () => {
@@ -58,8 +58,8 @@ describe('NdjsonWriter', () => {
     const first = writer.write({ a: 'x'.repeat(100) });
     const queued = writer.write({ b: 1 });
     stream.destroy(new Error('EPIPE'));
-    await expect(queued).rejects.toBeInstanceOf(StreamClosedError);
-    await expect(first).rejects.toBeInstanceOf(StreamClosedError);
+    await expect(queued).rejects.toMatchObject({ name: 'AseError', code: 'CONNECTION_CLOSED' });
+    await expect(first).rejects.toMatchObject({ name: 'AseError', code: 'CONNECTION_CLOSED' });
     await expect(writer.write({ c: 1 })).rejects.toThrow(/stream (errored|closed)/);
     expect(writer.closed).toBe(true);
   });
@@ -78,7 +78,7 @@ describe('NdjsonWriter', () => {
     void writer.write({ n: 2 });
     await writer.end();
     expect(received).toEqual(['{"n":1}\n', '{"n":2}\n']);
-    await expect(writer.write({ n: 3 })).rejects.toBeInstanceOf(StreamClosedError);
+    await expect(writer.write({ n: 3 })).rejects.toMatchObject({ name: 'AseError', code: 'CONNECTION_CLOSED' });
     await expect(writer.end()).resolves.toBeUndefined();
   });
 
@@ -87,7 +87,7 @@ describe('NdjsonWriter', () => {
     const writer = new NdjsonWriter(stream);
     const circular: Record<string, unknown> = {};
     circular.self = circular;
-    await expect(writer.write(circular)).rejects.toThrow(TypeError);
+    await expect(writer.write(circular)).rejects.toMatchObject({ name: 'AseError', code: 'INVALID_INPUT', cause: expect.any(TypeError) });
     await expect(writer.write(undefined)).rejects.toThrow(/not JSON-serializable/);
     expect(stream.readableLength).toBe(0);
   });

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
-import { AseError } from '../../errors.js';
+import { AseError, isAseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { ZERO_USAGE, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
@@ -32,7 +32,7 @@ import { TerminalManager } from './client-terminal.js';
 import { CLIENT_INFO, connectAcpClient } from './client.js';
 import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
 import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
-import { chooseOutcome, PermissionBroker, PermissionChoiceError, type PendingPermission, type PermissionOutcome } from './permissions.js';
+import { chooseOutcome, PermissionBroker, type PendingPermission, type PermissionOutcome } from './permissions.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
 import { tapStream } from './traffic.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
@@ -313,7 +313,7 @@ export class AcpEngine implements AgentEngine {
     try {
       outcome = chooseOutcome(pending.options, decision, pending.input);
     } catch (error) {
-      if (!(error instanceof PermissionChoiceError)) throw error;
+      if (!isAseError(error, 'INVALID_INPUT')) throw error;
       // The agent must still get an answer; `cancelled` is only valid for a cancelled turn.
       await this.#cancelTurn(pending);
       throw new AseError('INVALID_INPUT', `acp engine: ${error.message}`, { cause: error });
@@ -425,7 +425,7 @@ export class AcpEngine implements AgentEngine {
       let loaded = false;
       if (token !== undefined) {
         try {
-          if (!canLoad) throw new Error('the agent does not support session/load');
+          if (!canLoad) throw new AseError('ENGINE_START_FAILED', 'the agent does not support session/load');
           this.#loading = true;
           this.#historyTranslator = new AcpTranslator({ idPrefix: `acp-${this.#spec!.gen}-history`, includeUserMessages: true });
           this.sessionId = token;
@@ -676,7 +676,7 @@ export class AcpEngine implements AgentEngine {
     // the engine), so the supervisor's ladder runs here; when the exit was requested it is the
     // same promise stop() awaits.
     await this.#proc?.stop();
-    this.#conn?.close(new Error(`agent exited (code ${exit.code}, signal ${exit.signal})`));
+    this.#conn?.close(new AseError('CONNECTION_CLOSED', `agent exited (code ${exit.code}, signal ${exit.signal})`));
     this.#permissions?.cancelAll('agent exited');
     await this.#terminals?.closeAll().catch(() => undefined);
     if (this.#events.exited) return;

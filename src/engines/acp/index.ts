@@ -7,7 +7,7 @@ export { ACP_CAPABILITIES, AcpEngine, classifyRpcError, turnUsage } from './engi
 export { resolveAcpOptions, type AcpEngineOptions, type AcpFsOptions, type AcpTerminalOptions, type AgentProcess, type AgentSpawner } from './options.js';
 export { ACP_PRESETS, ACP_PRESET_NAMES, isAcpPresetName, packageDir, type AcpPreset, type AcpPresetName } from './presets.js';
 export { AcpTranslator, type AcpSessionInfo, type AcpTranslatorOptions, type SkippedInput } from './translate.js';
-export { chooseOutcome, outcomeAllows, PermissionBroker, PermissionChoiceError, type AcpOptionChoice, type PendingPermission, type PermissionOutcome } from './permissions.js';
+export { chooseOutcome, outcomeAllows, PermissionBroker, type AcpOptionChoice, type PendingPermission, type PermissionOutcome } from './permissions.js';
 export { tapStream, type WireObserver } from './traffic.js';
 export { CLIENT_INFO } from './client.js';
 export { ConfinedFs, type ConfinedFsOptions } from './client-fs.js';

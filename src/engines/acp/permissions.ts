@@ -9,17 +9,15 @@
  * explicitly through `updatedPermissions`.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { AseError } from '../../errors.js';
 import type { PermissionDecision } from '../../events/engine-input.js';
 import type { AcpPermissionOption } from './messages.js';
 
 /** What is sent back as the `session/request_permission` result. */
 export type PermissionOutcome = { outcome: 'selected'; optionId: string } | { outcome: 'cancelled' };
 
-/** The decision cannot be expressed with the options the agent offered. */
-export class PermissionChoiceError extends Error {
-  override readonly name = 'PermissionChoiceError';
-  readonly code = 'ACP_PERMISSION_CHOICE' as const;
-}
+/** The decision cannot be expressed with the options the agent offered: an AseError with code `INVALID_INPUT`. */
+const choiceError = (message: string): AseError => new AseError('INVALID_INPUT', message);
 
 /**
  * An explicit choice in `PermissionDecision.updatedPermissions` (the ACP shape of that field):
@@ -35,7 +33,7 @@ function explicitChoice(options: readonly AcpPermissionOption[], entries: readon
     const found =
       typeof e['optionId'] === 'string' ? options.find((o) => o.optionId === e['optionId']) : typeof e['kind'] === 'string' ? options.find((o) => o.kind === e['kind']) : undefined;
     if (found) return found;
-    throw new PermissionChoiceError(`no permission option matches ${JSON.stringify(entry)} (offered: ${options.map((o) => `${o.optionId}/${o.kind}`).join(', ')})`);
+    throw choiceError(`no permission option matches ${JSON.stringify(entry)} (offered: ${options.map((o) => `${o.optionId}/${o.kind}`).join(', ')})`);
   }
   return undefined;
 }
@@ -46,7 +44,7 @@ function explicitChoice(options: readonly AcpPermissionOption[], entries: readon
  *   `updatedInput` other than the reported `input` cannot be expressed);
  * - deny → the `reject_once` option, else `cancelled` (never a persistent `reject_always`);
  * - deny with `interrupt` → `cancelled` (the caller also cancels the turn).
- * Throws PermissionChoiceError when an allow cannot be expressed (no `allow_once` offered, or a
+ * Throws an AseError `INVALID_INPUT` when an allow cannot be expressed (no `allow_once` offered, or a
  * changed input).
  */
 export function chooseOutcome(options: readonly AcpPermissionOption[], decision: PermissionDecision, input?: unknown): PermissionOutcome {
@@ -54,11 +52,11 @@ export function chooseOutcome(options: readonly AcpPermissionOption[], decision:
     // ACP has no way to hand the agent another input: allowing would run the ORIGINAL call, not
     // the one the host approved. The same input handed back unchanged is a plain allow.
     if (decision.updatedInput !== undefined && !isDeepStrictEqual(decision.updatedInput, input)) {
-      throw new PermissionChoiceError('ACP agents cannot run a tool with a changed input (updatedInput); allow the call as it is, or deny it');
+      throw choiceError('ACP agents cannot run a tool with a changed input (updatedInput); allow the call as it is, or deny it');
     }
     const chosen = explicitChoice(options, decision.updatedPermissions) ?? options.find((o) => o.kind === 'allow_once');
     if (!chosen) {
-      throw new PermissionChoiceError(
+      throw choiceError(
         `the agent offered no allow_once option (offered: ${options.map((o) => `${o.optionId}/${o.kind}`).join(', ') || 'none'}); choose one explicitly with updatedPermissions: [{ optionId }]`,
       );
     }

@@ -6,37 +6,8 @@
  * every other CLI→host subtype is answered with an error — never left unanswered, or the turn blocks.
  */
 import type { PermissionDecision } from '../../events/engine-input.js';
-import type { NdjsonWriter } from '../transport/ndjson.js';
+import { AgentError, AseError, toAseError } from '../../errors.js';
 import { CanUseToolRequestSchema, classifyClaudeMessage, type ControlRequest, type ControlResponse } from './messages.js';
-
-export class ControlTimeoutError extends Error {
-  override readonly name = 'ControlTimeoutError';
-  readonly code = 'CONTROL_TIMEOUT' as const;
-  constructor(
-    readonly subtype: string,
-    readonly timeoutMs: number,
-  ) {
-    super(`control request "${subtype}" got no response within ${timeoutMs} ms`);
-  }
-}
-
-export class ConnectionClosedError extends Error {
-  override readonly name = 'ConnectionClosedError';
-  readonly code = 'CONNECTION_CLOSED' as const;
-}
-
-/** The CLI answered a request with `subtype: "error"`. */
-export class ControlRequestError extends Error {
-  override readonly name = 'ControlRequestError';
-  readonly code = 'CONTROL_REQUEST_FAILED' as const;
-  constructor(
-    readonly subtype: string,
-    message: string,
-    readonly errorCode?: unknown,
-  ) {
-    super(`control request "${subtype}" failed: ${message}`);
-  }
-}
 
 /** A `can_use_tool` request waiting for the host's decision. */
 export interface PermissionAsk {
@@ -59,7 +30,8 @@ const defaultTimers: ControlTimers = {
 };
 
 export interface ControlClientOptions {
-  writer: NdjsonWriter;
+  /** Writes one value as one line (rejects once the CLI's stdin is gone). */
+  writer: { write(value: unknown): Promise<void> };
   /** A `can_use_tool` request arrived; answer it with `answer(requestId, decision)`. */
   onPermissionRequest?: (ask: PermissionAsk) => void;
   /** The CLI cancelled a pending request of its own (`control_cancel_request`); it must not be answered. */
@@ -86,7 +58,7 @@ export class ControlClient {
   readonly #pending = new Map<string, PendingRequest>();
   readonly #asks = new Map<string, PermissionAsk>();
   #seq = 0;
-  #closed: ConnectionClosedError | undefined;
+  #closed: AseError | undefined;
 
   constructor(options: ControlClientOptions) {
     this.#opts = options;
@@ -114,14 +86,14 @@ export class ControlClient {
         entry.timer = this.#timers.setTimeout(() => {
           if (this.#pending.get(requestId) !== entry) return;
           this.#pending.delete(requestId);
-          reject(new ControlTimeoutError(subtype, timeoutMs));
+          reject(new AseError('TIMEOUT', `control request "${subtype}" got no response within ${timeoutMs} ms`, { details: { request: subtype, timeoutMs } }));
         }, timeoutMs);
       }
       this.#pending.set(requestId, entry);
       this.#opts.writer.write({ type: 'control_request', request_id: requestId, request: { ...fields, subtype } }).catch((error: unknown) => {
         if (this.#pending.get(requestId) !== entry) return;
         this.#settle(requestId, entry);
-        reject(error instanceof Error ? error : new Error(String(error)));
+        reject(toAseError(error, 'CONNECTION_CLOSED'));
       });
     });
   }
@@ -170,10 +142,10 @@ export class ControlClient {
     return true;
   }
 
-  /** Rejects every pending host→CLI request with a ConnectionClosedError. Idempotent. */
+  /** Rejects every pending host→CLI request (code `CONNECTION_CLOSED`). Idempotent. */
   close(reason = 'control connection closed'): void {
     if (this.#closed) return;
-    this.#closed = new ConnectionClosedError(reason);
+    this.#closed = new AseError('CONNECTION_CLOSED', reason);
     for (const [id, entry] of [...this.#pending]) {
       this.#settle(id, entry);
       entry.reject(this.#closed);
@@ -192,7 +164,19 @@ export class ControlClient {
     if (!entry) return; // late or unknown: ignored, like the CLI does
     this.#settle(id, entry);
     if (subtype === 'success') entry.resolve(msg.response.response ?? {});
-    else entry.reject(new ControlRequestError(entry.subtype, typeof msg.response.error === 'string' ? msg.response.error : JSON.stringify(msg.response.error ?? subtype), msg.response.error_code));
+    else {
+      const upstreamMessage = typeof msg.response.error === 'string' ? msg.response.error : JSON.stringify(msg.response.error ?? subtype);
+      const upstreamCode = msg.response.error_code;
+      entry.reject(
+        new AgentError({
+          request: entry.subtype,
+          upstreamCode: typeof upstreamCode === 'number' || typeof upstreamCode === 'string' ? upstreamCode : undefined,
+          upstreamMessage,
+          ...(upstreamCode !== undefined && { data: { error_code: upstreamCode } }),
+          message: `control request "${entry.subtype}" failed: ${upstreamMessage}`,
+        }),
+      );
+    }
   }
 
   #onRequest(msg: ControlRequest): void {
@@ -226,6 +210,6 @@ export class ControlClient {
   #replyError(requestId: string, error: string): void {
     this.#opts.writer
       .write({ type: 'control_response', response: { subtype: 'error', request_id: requestId, error } })
-      .catch((e: unknown) => this.#opts.onWriteError?.(e instanceof Error ? e : new Error(String(e))));
+      .catch((e: unknown) => this.#opts.onWriteError?.(toAseError(e, 'CONNECTION_CLOSED')));
   }
 }

@@ -15,9 +15,8 @@ import { AseError, errorMessage } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { buildEnv } from '../transport/env.js';
-import { LineSplitter, LineTooLongError } from '../transport/line-splitter.js';
-import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
-import { spawnSupervised, type ProcessExit, type ShutdownOptions, type SupervisedProcess } from '../transport/process-supervisor.js';
+import { launchNdjsonProcess, type NdjsonLauncher, type NdjsonProcess } from '../transport/ndjson-process.js';
+import type { ProcessExit, ShutdownOptions } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './client.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
@@ -52,6 +51,8 @@ export interface ClaudeEngineOptions {
   controlTimeoutMs?: number;
   /** Sees every stdin/stdout line (for recording fixtures, diagnostics). */
   onTraffic?: TrafficTap;
+  /** Starts the CLI process; default: a real supervised process. Tests swap in a replay. */
+  launcher?: NdjsonLauncher;
 }
 
 /** Permission modes accepted by `set_permission_mode` (reference §6). */
@@ -106,17 +107,13 @@ export class ClaudeEngine implements AgentEngine {
   readonly #options: ClaudeEngineOptions;
   readonly #events: EngineEvents;
   #spec: EngineStartSpec | undefined;
-  #proc: SupervisedProcess | undefined;
-  #writer: NdjsonWriter | undefined;
+  #proc: NdjsonProcess | undefined;
   #control: ControlClient | undefined;
   #translator: ClaudeTranslator | undefined;
-  readonly #splitter: LineSplitter;
   #spawning: Promise<void> | undefined;
   #ready = false;
   #stopRequested = false;
   #stopping: Promise<void> | undefined;
-  #stdoutEnded!: () => void;
-  readonly #stdoutEnd = new Promise<void>((resolve) => (this.#stdoutEnded = resolve));
   readonly #pendingSends: UserMessage[] = [];
   /** Turns written to the CLI whose `result` has not arrived yet. */
   #turnsRunning = 0;
@@ -140,7 +137,6 @@ export class ClaudeEngine implements AgentEngine {
     this.#context = context;
     this.#options = options;
     this.#events = new EngineEvents(context);
-    this.#splitter = new LineSplitter(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {});
   }
 
   /** Unknown / malformed CLI lines skipped so far (kept for diagnostics). */
@@ -178,8 +174,23 @@ export class ClaudeEngine implements AgentEngine {
       args.push('--session-id', this.sessionId);
     }
     args.push(...(this.#options.extraArgs ?? []));
-    let proc: SupervisedProcess;
-    const spawning = spawnSupervised({ file, args, cwd: spec.workDir, env, ...(this.#options.shutdown && { shutdown: this.#options.shutdown }) });
+    const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
+    this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir });
+    const tap = this.#options.onTraffic;
+    const ctx = this.#context;
+    let proc: NdjsonProcess;
+    const spawning = (this.#options.launcher ?? launchNdjsonProcess)({
+      file,
+      args,
+      cwd: spec.workDir,
+      env,
+      ...(this.#options.shutdown && { shutdown: this.#options.shutdown }),
+      ...(this.#options.maxLineBytes !== undefined && { maxLineBytes: this.#options.maxLineBytes }),
+      onMessage: (value) => this.#onMessage(value),
+      onInvalidLine: (reason, line) => this.#onMessage(undefined, { reason, line }),
+      onProtocolFailure: (error) => this.#onProtocolFailure(error),
+      ...(tap && { onLine: (direction, line) => tapTraffic(tap, { at: ctx.now(), direction, line }) }),
+    });
     this.#spawning = spawning.then(
       () => undefined,
       () => undefined,
@@ -191,14 +202,8 @@ export class ClaudeEngine implements AgentEngine {
     }
     this.#proc = proc;
     this.timings.spawned = this.#context.now();
-    const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
-    this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir });
-    const tap = this.#options.onTraffic;
-    const ctx = this.#context;
-    const writer = new NdjsonWriter(proc.stdin, tap && ((line) => tapTraffic(tap, { at: ctx.now(), direction: 'to_agent', line })));
-    this.#writer = writer;
     this.#control = new ControlClient({
-      writer,
+      writer: proc,
       idPrefix: `ase-${spec.gen}`,
       timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), clearTimeout: (h) => ctx.clearTimeout(h as { readonly id: number }) },
       onPermissionRequest: (ask) =>
@@ -217,9 +222,6 @@ export class ClaudeEngine implements AgentEngine {
         if (ask) this.#events.emit({ type: 'permission_cancelled', requestId, reason: 'cancelled by the CLI' });
       },
     });
-    proc.stdout.on('data', (chunk: Buffer) => this.#onStdout(chunk));
-    proc.stdout.once('end', () => this.#onStdoutEnd());
-    proc.stdout.once('close', () => this.#stdoutEnded());
     void proc.exited.then((exit) => this.#onExit(exit));
     // stop() was called while we were spawning: it waits for #spawning, then stops this process.
     if (this.#stopRequested) return;
@@ -252,7 +254,7 @@ export class ClaudeEngine implements AgentEngine {
   /**
    * Claude-specific (not part of AgentEngine): switches the CLI's permission mode via the
    * `set_permission_mode` control request. Rejects with ENGINE_NOT_RUNNING before `ready` / after
-   * stop, a ControlRequestError when the CLI refuses, a ControlTimeoutError on timeout.
+   * stop, an AgentError (code `AGENT_ERROR`) when the CLI refuses, an AseError `TIMEOUT` on timeout.
    */
   async setPermissionMode(mode: ClaudePermissionMode, options: { timeoutMs?: number } = {}): Promise<SetPermissionModeResult> {
     const response = await this.#controlRequest('set_permission_mode', { mode }, options.timeoutMs);
@@ -323,7 +325,7 @@ export class ClaudeEngine implements AgentEngine {
   async #writeUser(message: UserMessage): Promise<void> {
     this.#turnsRunning++;
     try {
-      await this.#writer!.write({
+      await this.#proc!.write({
         type: 'user',
         session_id: '',
         message: { role: 'user', content: [{ type: 'text', text: message.text }] },
@@ -335,38 +337,11 @@ export class ClaudeEngine implements AgentEngine {
     }
   }
 
-  #onStdout(chunk: Buffer): void {
-    if (this.#protocolFailure) return;
-    let lines: string[];
-    try {
-      lines = this.#splitter.push(chunk);
-    } catch (error) {
-      if (error instanceof LineTooLongError) {
-        for (const line of error.precedingLines) this.#onLine(line);
-        this.#onLineTooLong(error);
-      }
-      return;
-    }
-    for (const line of lines) this.#onLine(line);
-  }
-
-  #onStdoutEnd(): void {
-    if (!this.#protocolFailure) {
-      try {
-        const { line } = this.#splitter.end();
-        if (line !== undefined) this.#onLine(line);
-      } catch {
-        // latched too-long line: already reported
-      }
-    }
-    this.#stdoutEnded();
-  }
-
-  #onLine(line: string): void {
+  /** One decoded stdout message, or a line that is not JSON (`invalid`). */
+  #onMessage(value: unknown, invalid?: { reason: string; line: string }): void {
     if (this.#events.exited) return;
-    tapTraffic(this.#options.onTraffic, { at: this.#context.now(), direction: 'from_agent', line });
     // Every line counts for the stall watchdog, keep-alives and control traffic included (reference §10).
-    this.#events.observe(() => this.#handleLine(line));
+    this.#events.observe(() => (invalid ? this.#translator!.skipLine(invalid.reason, invalid.line) : this.#handleMessage(value)));
     this.#syncToolHeartbeat();
   }
 
@@ -393,25 +368,26 @@ export class ClaudeEngine implements AgentEngine {
     }
   }
 
-  #handleLine(line: string): void {
-    const parsed = parseLine(line);
-    const type = parsed?.ok ? (parsed.value as { type?: unknown } | null)?.type : undefined;
-    if (parsed?.ok && typeof type === 'string' && type.startsWith('control_')) {
+  #handleMessage(value: unknown): void {
+    const type = (value as { type?: unknown } | null)?.type;
+    if (typeof type === 'string' && type.startsWith('control_')) {
       // Noted before the control client reports the ask: a listener may deny it synchronously.
-      const v = parsed.value as { type?: string; request_id?: string; request?: { subtype?: string; tool_use_id?: unknown } };
+      const v = value as { type?: string; request_id?: string; request?: { subtype?: string; tool_use_id?: unknown } };
       if (v.type === 'control_request' && v.request?.subtype === 'can_use_tool' && typeof v.request.tool_use_id === 'string' && v.request_id) {
         this.#askCalls.set(v.request_id, v.request.tool_use_id);
       }
-      if (this.#control!.handle(parsed.value)) return;
+      if (this.#control!.handle(value)) return;
     }
-    const bodies = parsed?.ok ? this.#translator!.translate(parsed.value) : this.#translator!.translateLine(line);
+    const bodies = this.#translator!.translate(value);
     for (const body of bodies) {
       if (body.type === 'turn_complete') this.#turnsRunning = Math.max(0, this.#turnsRunning - 1);
       this.#events.emit(body);
     }
   }
 
-  #onLineTooLong(error: LineTooLongError): void {
+  /** The stream can no longer be trusted (a line over the cap): the turn fails and the CLI is stopped. */
+  #onProtocolFailure(error: Error): void {
+    if (this.#protocolFailure) return;
     this.#protocolFailure = true;
     this.#events.emit({ type: 'error', kind: 'protocol', message: `claude engine: ${error.message}`, retryable: false });
     if (this.#turnsRunning > 0) {
@@ -422,10 +398,8 @@ export class ClaudeEngine implements AgentEngine {
   }
 
   async #onExit(exit: ProcessExit): Promise<void> {
-    // Let the last stdout lines (e.g. the final `result`) be processed first, but never hang on
-    // a grandchild holding the pipe.
-    await Promise.race([this.#stdoutEnd, new Promise<void>((r) => setTimeout(r, 500).unref())]);
-    // The CLI is gone, but what it spawned may not be: Bash tool commands run under setsid and
+    // `exited` resolves once the last stdout lines (e.g. the final `result`) were handled, or after
+    // a bounded wait when a grandchild holds the pipe. The CLI is gone, but what it spawned may not be: Bash tool commands run under setsid and
     // outlive a crashed CLI. Nobody calls stop() after `exited` (the runtime forgets the engine),
     // so the supervisor's ladder runs here, before `exited` says the generation is over. It is
     // the same promise stop() awaits when the exit was requested.
@@ -449,7 +423,7 @@ export class ClaudeEngine implements AgentEngine {
   }
 
   #stderrSuffix(): string {
-    const tail = this.#proc?.stderrTail.text().trim();
+    const tail = this.#proc?.stderrTail().trim();
     return tail ? `; stderr: ${tail}` : '';
   }
 

@@ -4,7 +4,7 @@ import { CLAUDE_CAPABILITIES, ClaudeEngine, type ClaudeEngineOptions } from './e
 
 export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type ClaudeEngineOptions, type ClaudePermissionMode, type SetModelResult, type SetPermissionModeResult } from './engine.js';
 export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
-export { ConnectionClosedError, ControlClient, ControlRequestError, ControlTimeoutError, type PermissionAsk } from './client.js';
+export { ControlClient, type PermissionAsk } from './client.js';
 export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
 
 export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {

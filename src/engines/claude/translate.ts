@@ -120,11 +120,14 @@ export class ClaudeTranslator {
   translateLine(line: string): AgentEventBody[] {
     const parsed = parseLine(line);
     if (!parsed) return [];
-    if (!parsed.ok) {
-      noteSkipped(this.skipped, { reason: `not JSON: ${parsed.error.message}`, raw: line });
-      return [];
-    }
+    if (!parsed.ok) return this.skipLine(`not JSON: ${parsed.error.message}`, line);
     return this.translate(parsed.value);
+  }
+
+  /** A stdout line that is not a message (not JSON): kept for diagnostics, nothing to report. */
+  skipLine(reason: string, line: string): AgentEventBody[] {
+    noteSkipped(this.skipped, { reason, raw: line });
+    return [];
   }
 
   /** Translates one decoded message. Never throws. */

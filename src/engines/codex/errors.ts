@@ -1,45 +1,35 @@
 /**
- * Typed Codex errors and the mapping of Codex's error codes (`codexErrorInfo` in app-server,
+ * The Codex resume-not-found error and the mapping of Codex's error codes (`codexErrorInfo` in app-server,
  * `codex_error_info` in MCP events) onto the AgentEvent error kinds.
  */
+import { AseError } from '../../errors.js';
 import type { ErrorKind } from '../../events/agent-event.js';
+
+export type SessionNotFoundDetails = {
+  threadId: string;
+  /** What mcp-server said, verbatim. */
+  upstreamMessage: string;
+};
 
 /**
  * `codex-reply` named a thread the running `codex mcp-server` does not hold in memory. The MCP
  * server keeps threads only for its own lifetime, so this is what every resume after a restart
- * gets. Fallbacks (docs/engines/codex.md): `onSessionNotFound: 'new-thread'` (continue in a
- * fresh thread, history lost), or the `codex` (app-server) engine, which resumes a thread from its
- * rollout with `thread/resume`.
+ * gets: an AseError with code `RESUME_NOT_FOUND`. Fallbacks (docs/engines/codex.md):
+ * `onSessionNotFound: 'new-thread'` (continue in a fresh thread, history lost), or the `codex`
+ * (app-server) engine, which resumes a thread from its rollout with `thread/resume`.
  */
-export class CodexSessionNotFoundError extends Error {
-  override readonly name = 'CodexSessionNotFoundError';
-  readonly code = 'CODEX_SESSION_NOT_FOUND' as const;
-  constructor(
-    readonly threadId: string,
-    readonly upstreamMessage: string,
-  ) {
-    super(
-      `codex-mcp: thread ${threadId} is not loaded in this codex mcp-server process ("${upstreamMessage}"); ` +
-        `mcp-server only continues threads it started itself. Fallback: engineOptions.onSessionNotFound = 'new-thread', ` +
-        `or resume with the 'codex' (app-server) engine (thread/resume).`,
-    );
-  }
+export function sessionNotFound(threadId: string, upstreamMessage: string): AseError<SessionNotFoundDetails> {
+  return new AseError(
+    'RESUME_NOT_FOUND',
+    `codex-mcp: thread ${threadId} is not loaded in this codex mcp-server process ("${upstreamMessage}"); ` +
+      `mcp-server only continues threads it started itself. Fallback: engineOptions.onSessionNotFound = 'new-thread', ` +
+      `or resume with the 'codex' (app-server) engine (thread/resume).`,
+    { details: { threadId, upstreamMessage } },
+  );
 }
 
 /** The text mcp-server 0.153.4 returns (as an `isError` tool result) for an unknown thread. */
 export const SESSION_NOT_FOUND_RE = /Session not found for thread_id/i;
-
-/** A Codex turn failed on the upstream side (tool result `isError`, `turn.status: failed`). */
-export class CodexTurnError extends Error {
-  override readonly name = 'CodexTurnError';
-  readonly code = 'CODEX_TURN_FAILED' as const;
-  constructor(
-    message: string,
-    readonly info?: unknown,
-  ) {
-    super(message);
-  }
-}
 
 const normalize = (key: string): string => key.replace(/[_-]/g, '').toLowerCase();
 

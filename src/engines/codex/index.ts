@@ -26,8 +26,8 @@ export {
   type ResolvedCodexBinary,
 } from './binary.js';
 export { configOverrideArgs, tomlValue } from './config-overrides.js';
-export { classifyCodexError, CodexSessionNotFoundError, CodexTurnError } from './errors.js';
-export { JsonRpcClosedError, JsonRpcHandlerError, JsonRpcPeer, JsonRpcResponseError, JsonRpcTimeoutError } from '../transport/json-rpc.js';
+export { classifyCodexError, sessionNotFound, type SessionNotFoundDetails } from './errors.js';
+export { JsonRpcPeer, rpcError } from '../transport/json-rpc.js';
 export { CODEX_ENV_ALLOW, type CodexApprovalPolicy, type CodexEngineOptions, type CodexSandboxMode } from './options.js';
 export { launchNdjsonProcess, type NdjsonLauncher, type NdjsonProcess, type NdjsonProcessSpec } from '../transport/ndjson-process.js';
 

@@ -11,51 +11,25 @@
  *   `notifications/cancelled`) are given up locally with {@link JsonRpcPeer.forget}.
  * - Malformed or unmatched messages are reported to `onInvalid` and skipped, never thrown.
  */
+import { AgentError, AseError, toAseError } from '../../errors.js';
 import type { NdjsonWriter } from './ndjson.js';
 
 export type JsonRpcId = number | string;
 
-/** The remote answered with a JSON-RPC error object. */
-export class JsonRpcResponseError extends Error {
-  override readonly name = 'JsonRpcResponseError';
-  constructor(
-    readonly method: string,
-    readonly rpcCode: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(`${method} failed (${rpcCode}): ${message}`);
-  }
+/**
+ * What a request handler throws to answer with a specific JSON-RPC error (anything else it throws
+ * is answered with -32603): an AseError with code `PROTOCOL_ERROR` and the `rpcCode` in its details.
+ */
+export function rpcError(rpcCode: number, message: string, data?: unknown): AseError<RpcErrorDetails> {
+  return new AseError('PROTOCOL_ERROR', message, { details: { rpcCode, ...(data !== undefined && { data }) } });
 }
 
-/** No response within the request's timeout. */
-export class JsonRpcTimeoutError extends Error {
-  override readonly name = 'JsonRpcTimeoutError';
-  constructor(
-    readonly method: string,
-    readonly timeoutMs: number,
-  ) {
-    super(`${method} got no response within ${timeoutMs} ms`);
-  }
-}
+export type RpcErrorDetails = {
+  rpcCode: number;
+  data?: unknown;
+};
 
-/** The connection closed (or the request was given up) before a response arrived. */
-export class JsonRpcClosedError extends Error {
-  override readonly name = 'JsonRpcClosedError';
-}
-
-/** Thrown by a request handler to answer with a specific JSON-RPC error. */
-export class JsonRpcHandlerError extends Error {
-  override readonly name = 'JsonRpcHandlerError';
-  constructor(
-    readonly rpcCode: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
-
+export const INVALID_PARAMS = -32602;
 export const METHOD_NOT_FOUND = -32601;
 export const INTERNAL_ERROR = -32603;
 
@@ -75,7 +49,7 @@ const defaultTimers: JsonRpcTimers = {
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
-/** Handles one request from the remote; its return value (or thrown JsonRpcHandlerError) is the answer. */
+/** Handles one request from the remote; its return value (or a thrown {@link rpcError}) is the answer. */
 export type RequestHandler = (params: unknown, id: JsonRpcId) => unknown;
 export type NotificationListener = (method: string, params: unknown) => void;
 
@@ -122,7 +96,7 @@ export class JsonRpcPeer {
   readonly #pending = new Map<number, Pending>();
   readonly #handlers = new Map<string, RequestHandler>();
   #nextId = 1;
-  #closed: JsonRpcClosedError | undefined;
+  #closed: AseError | undefined;
 
   constructor(options: JsonRpcPeerOptions) {
     this.#opts = options;
@@ -152,9 +126,9 @@ export class JsonRpcPeer {
   start<T = unknown>(method: string, params?: unknown, options: RequestOptions = {}): OutgoingRequest<T> {
     const id = this.#nextId++;
     if (this.#closed) return { id, result: Promise.reject(this.#closed) };
-    if (options.signal?.aborted) return { id, result: Promise.reject(new JsonRpcClosedError(`${method} aborted before it was sent`)) };
+    if (options.signal?.aborted) return { id, result: Promise.reject(new AseError('CONNECTION_CLOSED', `${method} aborted before it was sent`)) };
     const result = new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => void this.#fail(id, new JsonRpcClosedError(`${method} aborted`));
+      const onAbort = (): void => void this.#fail(id, new AseError('CONNECTION_CLOSED', `${method} aborted`));
       const entry: Pending = {
         method,
         resolve: resolve as (value: unknown) => void,
@@ -164,12 +138,12 @@ export class JsonRpcPeer {
       };
       const timeoutMs = options.timeoutMs ?? this.#opts.defaultTimeoutMs ?? 30_000;
       if (timeoutMs > 0 && Number.isFinite(timeoutMs)) {
-        entry.timer = this.#timers.setTimeout(() => void this.#fail(id, new JsonRpcTimeoutError(method, timeoutMs)), timeoutMs);
+        entry.timer = this.#timers.setTimeout(() => void this.#fail(id, new AseError('TIMEOUT', `${method} got no response within ${timeoutMs} ms`, { details: { request: method, timeoutMs } })), timeoutMs);
       }
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.#pending.set(id, entry);
       this.#write({ id, method, ...(params !== undefined && { params }) }).catch((error: unknown) =>
-        this.#fail(id, error instanceof Error ? error : new Error(String(error))),
+        this.#fail(id, toAseError(error, 'CONNECTION_CLOSED')),
       );
     });
     return { id, result };
@@ -182,11 +156,11 @@ export class JsonRpcPeer {
   }
 
   /**
-   * Gives up on one of our requests locally: its promise rejects with JsonRpcClosedError and a
+   * Gives up on one of our requests locally: its promise rejects (code `CONNECTION_CLOSED`) and a
    * late response is ignored. For requests the protocol never answers (cancelled MCP tool calls).
    */
   forget(id: number, reason: string): boolean {
-    return this.#fail(id, new JsonRpcClosedError(reason));
+    return this.#fail(id, new AseError('CONNECTION_CLOSED', reason));
   }
 
   /** Feeds one decoded message from the remote. Never throws. */
@@ -209,10 +183,10 @@ export class JsonRpcPeer {
     this.#opts.onInvalid?.({ reason: 'neither request, notification nor response', raw: message });
   }
 
-  /** Rejects every pending request with a JsonRpcClosedError; later requests reject at once. Idempotent. */
+  /** Rejects every pending request (code `CONNECTION_CLOSED`); later requests reject at once. Idempotent. */
   close(reason = 'JSON-RPC connection closed'): void {
     if (this.#closed) return;
-    this.#closed = new JsonRpcClosedError(reason);
+    this.#closed = new AseError('CONNECTION_CLOSED', reason);
     for (const id of [...this.#pending.keys()]) this.#fail(id, this.#closed);
   }
 
@@ -243,7 +217,7 @@ export class JsonRpcPeer {
       const err = isObject(message['error']) ? message['error'] : {};
       const code = typeof err['code'] === 'number' ? err['code'] : INTERNAL_ERROR;
       const text = typeof err['message'] === 'string' ? err['message'] : JSON.stringify(message['error']);
-      entry.reject(new JsonRpcResponseError(entry.method, code, text, err['data']));
+      entry.reject(new AgentError({ request: entry.method, upstreamCode: code, upstreamMessage: text, data: err['data'] }));
       return;
     }
     entry.resolve(message['result']);
@@ -264,8 +238,9 @@ export class JsonRpcPeer {
     outcome.then(
       (result) => this.#answer(id, { result: result ?? {} }),
       (error: unknown) => {
-        if (error instanceof JsonRpcHandlerError) {
-          this.#answer(id, { error: { code: error.rpcCode, message: error.message, ...(error.data !== undefined && { data: error.data }) } });
+        const details = error instanceof AseError && error.code === 'PROTOCOL_ERROR' ? (error.details as Partial<RpcErrorDetails> | undefined) : undefined;
+        if (typeof details?.rpcCode === 'number') {
+          this.#answer(id, { error: { code: details.rpcCode, message: error instanceof Error ? error.message : String(error), ...(details.data !== undefined && { data: details.data }) } });
         } else {
           this.#answer(id, { error: { code: INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) } });
         }
@@ -274,7 +249,7 @@ export class JsonRpcPeer {
   }
 
   #answer(id: JsonRpcId, body: { result: unknown } | { error: unknown }): void {
-    this.#write({ id, ...body }).catch((error: unknown) => this.#opts.onWriteError?.(error instanceof Error ? error : new Error(String(error))));
+    this.#write({ id, ...body }).catch((error: unknown) => this.#opts.onWriteError?.(toAseError(error, 'CONNECTION_CLOSED')));
   }
 
   #write(message: Record<string, unknown>): Promise<void> {

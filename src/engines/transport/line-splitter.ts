@@ -15,28 +15,29 @@
  *   treat EOF-without-newline as a protocol error (or accept it) explicitly.
  */
 
+import { AseError, isAseError } from '../../errors.js';
+
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
-export class LineTooLongError extends Error {
-  override readonly name = 'LineTooLongError';
-  readonly code = 'LINE_TOO_LONG' as const;
-  constructor(
-    /** Bytes of the offending line seen so far (at least `maxLineBytes + 1`). */
-    readonly bytes: number,
-    readonly maxLineBytes: number,
-    /** Lines that completed before the overflow in the chunk that triggered it. */
-    readonly precedingLines: readonly string[] = [],
-  ) {
-    super(`NDJSON line exceeds ${maxLineBytes} bytes (${bytes} bytes seen); stream is truncated`);
-  }
+export type LineTooLongDetails = {
+  /** Bytes of the offending line seen so far (at least `maxLineBytes + 1`). */
+  bytes: number;
+  maxLineBytes: number;
+  /** Lines that completed before the overflow in the chunk that triggered it. */
+  precedingLines: readonly string[];
+};
+
+/** The error a too-long line latches: an AseError with code `LINE_TOO_LONG`. */
+export type LineTooLongError = AseError<LineTooLongDetails> & { readonly code: 'LINE_TOO_LONG'; readonly details: LineTooLongDetails };
+
+export function isLineTooLong(error: unknown): error is LineTooLongError {
+  return isAseError(error, 'LINE_TOO_LONG') && error.details !== undefined;
 }
 
-export class SplitterEndedError extends Error {
-  override readonly name = 'SplitterEndedError';
-  readonly code = 'SPLITTER_ENDED' as const;
-  constructor() {
-    super('LineSplitter.push() after end()');
-  }
+function lineTooLong(bytes: number, maxLineBytes: number, precedingLines: readonly string[]): LineTooLongError {
+  return new AseError('LINE_TOO_LONG', `NDJSON line exceeds ${maxLineBytes} bytes (${bytes} bytes seen); stream is truncated`, {
+    details: { bytes, maxLineBytes, precedingLines },
+  }) as LineTooLongError;
 }
 
 export interface LineSplitterOptions {
@@ -65,7 +66,7 @@ export class LineSplitter {
 
   constructor(options: LineSplitterOptions = {}) {
     const max = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    if (!Number.isInteger(max) || max < 1) throw new RangeError(`maxLineBytes must be a positive integer, got ${max}`);
+    if (!Number.isInteger(max) || max < 1) throw new AseError('INVALID_OPTIONS', `maxLineBytes must be a positive integer, got ${max}`);
     this.maxLineBytes = max;
   }
 
@@ -77,7 +78,7 @@ export class LineSplitter {
   /** Feeds a chunk; returns the lines it completed, in order. Throws once the cap is exceeded. */
   push(chunk: Buffer | Uint8Array): string[] {
     if (this.latched) throw this.latched;
-    if (this.ended) throw new SplitterEndedError();
+    if (this.ended) throw new AseError('INVALID_INPUT', 'LineSplitter.push() after end()');
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     const lines: string[] = [];
     let start = 0;
@@ -131,7 +132,7 @@ export class LineSplitter {
   private latch(bytes: number, preceding: string[]): never {
     this.pending = [];
     this.pendingBytes = 0;
-    this.latched = new LineTooLongError(bytes, this.maxLineBytes, preceding);
+    this.latched = lineTooLong(bytes, this.maxLineBytes, preceding);
     throw this.latched;
   }
 }

@@ -4,7 +4,8 @@
  * {@link NdjsonProcess}, not to the child process, so tests can swap in a replay of recorded
  * traffic (an engine's `launcher` option).
  */
-import { LineSplitter, LineTooLongError } from './line-splitter.js';
+import type { AseError } from '../../errors.js';
+import { isLineTooLong, LineSplitter, type LineTooLongError } from './line-splitter.js';
 import { NdjsonWriter, parseLine } from './ndjson.js';
 import { spawnSupervised, type ProcessExit, type ShutdownOptions } from './process-supervisor.js';
 import type { TrafficRecord } from './traffic.js';
@@ -21,7 +22,7 @@ export interface NdjsonProcessSpec {
   /** A stdout line that is not JSON (logged and skipped). */
   onInvalidLine(reason: string, line: string): void;
   /** The stream can no longer be trusted (a line over the cap); the engine should stop. */
-  onProtocolFailure(error: Error): void;
+  onProtocolFailure(error: AseError): void;
   /**
    * Sees every line as it crosses the pipe, both ways, non-JSON lines included (the engine's
    * traffic tap). Called before the line is decoded or written.
@@ -66,7 +67,7 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
     else spec.onInvalidLine(`not JSON: ${parsed.error.message}`, line);
   };
   const fail = (error: LineTooLongError): void => {
-    for (const line of error.precedingLines) onLine(line);
+    for (const line of error.details.precedingLines) onLine(line);
     failed = true;
     spec.onProtocolFailure(error);
   };
@@ -77,7 +78,7 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
     try {
       for (const line of splitter.push(chunk)) onLine(line);
     } catch (error) {
-      if (error instanceof LineTooLongError) fail(error);
+      if (isLineTooLong(error)) fail(error);
       else throw error;
     }
   });

@@ -8,9 +8,10 @@
  * ONE `write` (a partial line on an agent's stdin is fatal for Claude Code). Writes go through a
  * single ordered queue that waits for 'drain' whenever the stream signals backpressure. Once the
  * stream errors, closes or is ended, every queued and later write rejects with
- * {@link StreamClosedError}, so pending writes never hang when the transport goes away.
+ * an AseError with code `CONNECTION_CLOSED`, so pending writes never hang when the transport goes away.
  */
 import type { Writable } from 'node:stream';
+import { AseError, errorMessage } from '../../errors.js';
 
 export type ParseResult = { ok: true; value: unknown } | { ok: false; error: Error; line: string };
 
@@ -24,10 +25,8 @@ export function parseLine(line: string): ParseResult | undefined {
   }
 }
 
-export class StreamClosedError extends Error {
-  override readonly name = 'StreamClosedError';
-  readonly code = 'STREAM_CLOSED' as const;
-}
+/** Every write after the stream went away rejects with this: an AseError with code `CONNECTION_CLOSED`. */
+const streamClosed = (message: string, cause?: unknown): AseError => new AseError('CONNECTION_CLOSED', message, cause !== undefined ? { cause } : {});
 
 interface QueuedWrite {
   data: string;
@@ -39,7 +38,7 @@ export class NdjsonWriter {
   private readonly queue: QueuedWrite[] = [];
   private readonly inFlight = new Set<QueuedWrite>();
   private pumping = false;
-  private failure: StreamClosedError | undefined;
+  private failure: AseError | undefined;
   private endPromise: Promise<void> | undefined;
   private wake: (() => void) | undefined;
 
@@ -49,9 +48,9 @@ export class NdjsonWriter {
     private readonly onLine?: (line: string) => void,
   ) {
     // Listening to 'error' also keeps an EPIPE on a dead child's stdin from crashing the host.
-    stream.on('error', (error) => this.fail(new StreamClosedError(`NDJSON stream errored: ${error.message}`, { cause: error })));
-    stream.on('close', () => this.fail(new StreamClosedError('NDJSON stream closed')));
-    if (stream.destroyed || stream.writableEnded) this.fail(new StreamClosedError('NDJSON stream already closed'));
+    stream.on('error', (error) => this.fail(streamClosed(`NDJSON stream errored: ${error.message}`, error)));
+    stream.on('close', () => this.fail(streamClosed('NDJSON stream closed')));
+    if (stream.destroyed || stream.writableEnded) this.fail(streamClosed('NDJSON stream already closed'));
   }
 
   /** True once the stream can no longer be written to. */
@@ -65,14 +64,14 @@ export class NdjsonWriter {
    */
   write(value: unknown): Promise<void> {
     if (this.failure) return Promise.reject(this.failure);
-    if (this.endPromise) return Promise.reject(new StreamClosedError('NDJSON writer was ended'));
+    if (this.endPromise) return Promise.reject(streamClosed('NDJSON writer was ended'));
     let data: string | undefined;
     try {
       data = JSON.stringify(value);
     } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      return Promise.reject(new AseError('INVALID_INPUT', `value is not JSON-serializable: ${errorMessage(error)}`, { cause: error }));
     }
-    if (data === undefined) return Promise.reject(new TypeError(`value is not JSON-serializable: ${typeof value}`));
+    if (data === undefined) return Promise.reject(new AseError('INVALID_INPUT', `value is not JSON-serializable: ${typeof value}`));
     this.onLine?.(data);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ data: data + '\n', resolve, reject });
@@ -88,7 +87,7 @@ export class NdjsonWriter {
       await new Promise<void>((resolve, reject) => {
         this.stream.end(() => resolve());
         // 'close' without 'finish' (destroyed during end) must not hang.
-        this.stream.once('close', () => (this.stream.writableFinished ? resolve() : reject(new StreamClosedError('NDJSON stream closed before finishing'))));
+        this.stream.once('close', () => (this.stream.writableFinished ? resolve() : reject(streamClosed('NDJSON stream closed before finishing'))));
       });
     })();
     return this.endPromise;
@@ -116,7 +115,7 @@ export class NdjsonWriter {
         this.inFlight.add(item);
         const ok = this.stream.write(item.data, (error) => {
           this.inFlight.delete(item);
-          if (error) item.reject(this.failure ?? new StreamClosedError(`NDJSON write failed: ${error.message}`, { cause: error }));
+          if (error) item.reject(this.failure ?? streamClosed(`NDJSON write failed: ${error.message}`, error));
           else item.resolve();
         });
         if (!ok && !this.failure) {
@@ -140,7 +139,7 @@ export class NdjsonWriter {
     }
   }
 
-  private fail(error: StreamClosedError): void {
+  private fail(error: AseError): void {
     if (this.failure) return;
     this.failure = error;
     for (const item of this.queue.splice(0)) item.reject(error);

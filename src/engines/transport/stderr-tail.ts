@@ -4,6 +4,7 @@
  * stream's volume.
  */
 import type { Readable } from 'node:stream';
+import { AseError } from '../../errors.js';
 
 export const DEFAULT_STDERR_TAIL_BYTES = 8 * 1024;
 
@@ -16,7 +17,7 @@ export class StderrTail {
   totalBytes = 0;
 
   constructor(capacity: number = DEFAULT_STDERR_TAIL_BYTES) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1) throw new AseError('INVALID_OPTIONS', `capacity must be a positive integer, got ${capacity}`);
     this.capacity = capacity;
     this.ring = Buffer.alloc(capacity);
   }

@@ -15,9 +15,9 @@ import type { PermissionDecision, UserMessage } from '../../../events/engine-inp
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
 import { resolveCodexAppServerBinary, type ResolvedCodexBinary } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
-import { errorMessage } from '../../../errors.js';
+import { AseError, errorMessage } from '../../../errors.js';
 import { CodexEngineBase } from '../engine-base.js';
-import { JsonRpcHandlerError } from '../../transport/json-rpc.js';
+import { INVALID_PARAMS, rpcError } from '../../transport/json-rpc.js';
 import type { CodexEngineOptions } from '../options.js';
 import { commandDecision, fileChangeDecision } from './decisions.js';
 import type { InitializeParams, ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams } from './protocol/index.js';
@@ -42,7 +42,6 @@ export type CodexAppServerEngineOptions = CodexEngineOptions;
 const CLIENT_NAME = 'agent_session_engine';
 const CLIENT_VERSION = '0.1.0';
 
-const INVALID_PARAMS = -32602;
 
 interface PendingApproval {
   rpcId: string | number;
@@ -115,14 +114,14 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       try {
         raw = await this.peer.request('thread/resume', params, { timeoutMs });
       } catch (error) {
-        throw new Error(`thread/resume ${this.spec.resumeToken} failed: ${errorMessage(error)}`, { cause: error });
+        throw new AseError('ENGINE_START_FAILED', `thread/resume ${this.spec.resumeToken} failed: ${errorMessage(error)}`, { cause: error });
       }
     } else {
       const params: ThreadStartParams = common;
       raw = await this.peer.request('thread/start', params, { timeoutMs });
     }
     const parsed = ThreadStartResponseSchema.safeParse(raw);
-    if (!parsed.success) throw new Error(`unexpected thread response: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success) throw new AseError('PROTOCOL_ERROR', `unexpected thread response: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const { thread } = parsed.data;
     this.threadId = thread.id;
     this.transcriptPath = thread.path ?? undefined;
@@ -251,7 +250,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     const requestId = `g${this.spec.gen}-${rpcId}`;
     if (kind === 'command') {
       const parsed = CommandApprovalParamsSchema.safeParse(params);
-      if (!parsed.success) throw new JsonRpcHandlerError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
+      if (!parsed.success) throw rpcError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
       const p = parsed.data;
       const input = { command: p.command ?? '', cwd: p.cwd ?? this.spec.workDir, ...(p.reason && { reason: p.reason }), ...(p.commandActions && { commandActions: p.commandActions }) };
       this.emitAll(this.#translator.callForApproval(p.itemId, 'shell', input));
@@ -268,7 +267,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       return held;
     }
     const parsed = FileChangeApprovalParamsSchema.safeParse(params);
-    if (!parsed.success) throw new JsonRpcHandlerError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success) throw rpcError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
     const p = parsed.data;
     const input = { changes: this.#translator.changesOf(p.itemId) ?? [], ...(p.reason && { reason: p.reason }), ...(p.grantRoot && { grantRoot: p.grantRoot }) };
     this.emitAll(this.#translator.callForApproval(p.itemId, 'apply_patch', input));

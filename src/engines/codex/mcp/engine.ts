@@ -11,17 +11,16 @@
  * Approvals are `elicitation/create` requests answered with `{decision}`. `abort()` sends
  * `notifications/cancelled`; the cancelled call never gets a response, so `turn_aborted` ends the
  * turn. Threads live only in the server's memory: after a restart `codex-reply` gets "Session not
- * found" ({@link CodexSessionNotFoundError}; see `onSessionNotFound`).
+ * found" (code `RESUME_NOT_FOUND`, {@link sessionNotFound}; see `onSessionNotFound`).
  */
-import { AseError } from '../../../errors.js';
+import { AseError, errorMessage } from '../../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
 import { mcpVersionProblem, probeCodexVersion, resolveCodexMcpBinary, type ResolvedCodexBinary } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
-import { errorMessage } from '../../../errors.js';
 import { CodexEngineBase } from '../engine-base.js';
-import { CodexSessionNotFoundError, SESSION_NOT_FOUND_RE } from '../errors.js';
-import { JsonRpcHandlerError, METHOD_NOT_FOUND } from '../../transport/json-rpc.js';
+import { SESSION_NOT_FOUND_RE, sessionNotFound, type SessionNotFoundDetails } from '../errors.js';
+import { INVALID_PARAMS, METHOD_NOT_FOUND, rpcError } from '../../transport/json-rpc.js';
 import type { CodexEngineOptions } from '../options.js';
 import { DEFAULT_REJECTION, mcpDecision } from './decisions.js';
 import { CodexEventParamsSchema, ElicitationParamsSchema, resultText, shellJoin, ToolCallResultSchema, ToolsListResultSchema } from './messages.js';
@@ -58,7 +57,6 @@ export const CODEX_MCP_DEFAULT_SHUTDOWN = Object.freeze({ stdinGraceMs: 300 });
 
 const CLIENT_INFO = { name: 'agent_session_engine', version: '0.1.0' };
 const MCP_PROTOCOL_VERSION = '2025-06-18';
-const INVALID_PARAMS = -32602;
 /** With two live listeners, how long the end of a turn waits for stragglers from the other one. */
 const MULTI_LISTENER_SETTLE_MS = 40;
 
@@ -97,7 +95,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
   /** `codex --version` of the binary, once checked. */
   version: string | undefined;
   /** The last "Session not found" answer (typed), for callers deciding on a fallback. */
-  lastSessionNotFound: CodexSessionNotFoundError | undefined;
+  lastSessionNotFound: AseError<SessionNotFoundDetails> | undefined;
 
   constructor(context: EngineContext, options: CodexMcpEngineOptions = {}) {
     super(context, { shutdown: CODEX_MCP_DEFAULT_SHUTDOWN, ...options });
@@ -144,7 +142,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
     const tools = ToolsListResultSchema.safeParse(await this.peer.request('tools/list', {}, { timeoutMs }));
     const names = tools.success ? tools.data.tools.map((t) => t.name) : [];
     const missing = ['codex', 'codex-reply'].filter((n) => !names.includes(n));
-    if (missing.length > 0) throw new Error(`mcp-server does not offer the tool(s) ${missing.join(', ')} (offered: ${names.join(', ') || 'none'})`);
+    if (missing.length > 0) throw new AseError('PROTOCOL_ERROR', `mcp-server does not offer the tool(s) ${missing.join(', ')} (offered: ${names.join(', ') || 'none'})`);
   }
 
   protected async startTurn(message: UserMessage): Promise<void> {
@@ -303,7 +301,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
     }
     const text = resultText(result) || 'codex tool call failed';
     if (call.reply && SESSION_NOT_FOUND_RE.test(text)) {
-      const error = new CodexSessionNotFoundError(this.threadId ?? '?', text);
+      const error = sessionNotFound(this.threadId ?? '?', text);
       this.lastSessionNotFound = error;
       if (this.options.onSessionNotFound === 'new-thread') {
         this.noteSkipped(error.message, raw);
@@ -332,7 +330,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
 
   #ask(params: unknown, rpcId: string | number): Promise<unknown> {
     const parsed = ElicitationParamsSchema.safeParse(params);
-    if (!parsed.success) throw new JsonRpcHandlerError(INVALID_PARAMS, `invalid elicitation params: ${parsed.error.issues[0]?.message}`);
+    if (!parsed.success) throw rpcError(INVALID_PARAMS, `invalid elicitation params: ${parsed.error.issues[0]?.message}`);
     const p = parsed.data;
     const requestId = `g${this.spec.gen}-${rpcId}`;
     let kind: PendingApproval['kind'];
@@ -348,7 +346,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
       input = { changes: p.codex_changes ?? {} };
     } else {
       // mcp-server treats an error answer as a denial, which is the safe default.
-      throw new JsonRpcHandlerError(METHOD_NOT_FOUND, `unsupported elicitation ${p.codex_elicitation}`);
+      throw rpcError(METHOD_NOT_FOUND, `unsupported elicitation ${p.codex_elicitation}`);
     }
     if (p.message) input['message'] = p.message;
     this.emitAll(this.#translator.callForApproval(p.codex_call_id, toolName, input));

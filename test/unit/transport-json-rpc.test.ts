@@ -1,18 +1,12 @@
 /**
- * The JSON-RPC peer shared by the Codex engines, without any process: requests both ways with id
+ * The JSON-RPC peer of the transport layer (both Codex engines use it), without any process: requests both ways with id
  * correlation, timeouts, errors, notifications, answers to every server request (unknown methods
  * get -32601), forgetting, closing; plus a fast-check property that responses in any order reach
  * the right callers.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  JsonRpcClosedError,
-  JsonRpcHandlerError,
-  JsonRpcPeer,
-  JsonRpcTimeoutError,
-} from '../../src/engines/codex/index.js';
-import type { InvalidMessage } from '../../src/engines/transport/json-rpc.js';
+import { JsonRpcPeer, rpcError, type InvalidMessage } from '../../src/engines/transport/json-rpc.js';
 import { rejection } from '../support/async.js';
 
 function setup(options: { jsonrpcField?: boolean; defaultTimeoutMs?: number } = {}) {
@@ -64,17 +58,17 @@ describe('JsonRpcPeer', () => {
     const { peer } = setup({ defaultTimeoutMs: 20 });
     const failing = peer.request('thread/resume');
     peer.receive({ id: 1, error: { code: -32600, message: 'no rollout found', data: { x: 1 } } });
-    expect(await rejection(failing)).toMatchObject({ name: 'JsonRpcResponseError', rpcCode: -32600, data: { x: 1 }, message: expect.stringContaining('no rollout found') });
-    expect(await rejection(peer.request('slow'))).toBeInstanceOf(JsonRpcTimeoutError);
+    expect(await rejection(failing)).toMatchObject({ name: 'AgentError', code: 'AGENT_ERROR', request: 'thread/resume', upstreamCode: -32600, upstreamMessage: 'no rollout found', data: { x: 1 }, message: expect.stringContaining('no rollout found') });
+    expect(await rejection(peer.request('slow'))).toMatchObject({ name: 'AseError', code: 'TIMEOUT' });
     const controller = new AbortController();
     const aborted = peer.request('x', undefined, { signal: controller.signal, timeoutMs: 0 });
     controller.abort();
-    expect(await rejection(aborted)).toBeInstanceOf(JsonRpcClosedError);
+    expect(await rejection(aborted)).toMatchObject({ name: 'AseError', code: 'CONNECTION_CLOSED' });
     const open = peer.request('y', undefined, { timeoutMs: 0 });
     peer.close('process exited');
-    expect(await rejection(open)).toMatchObject({ name: 'JsonRpcClosedError', message: 'process exited' });
-    expect(await rejection(peer.request('after-close'))).toBeInstanceOf(JsonRpcClosedError);
-    expect(await rejection(peer.notify('n'))).toBeInstanceOf(JsonRpcClosedError);
+    expect(await rejection(open)).toMatchObject({ name: 'AseError', code: 'CONNECTION_CLOSED', message: 'process exited' });
+    expect(await rejection(peer.request('after-close'))).toMatchObject({ code: 'CONNECTION_CLOSED' });
+    expect(await rejection(peer.notify('n'))).toMatchObject({ code: 'CONNECTION_CLOSED' });
     expect(peer.pendingCount).toBe(0);
   });
 
@@ -93,7 +87,7 @@ describe('JsonRpcPeer', () => {
     let release!: (v: unknown) => void;
     peer.handle('elicitation/create', () => new Promise((r) => (release = r)));
     peer.handle('broken', () => {
-      throw new JsonRpcHandlerError(-32602, 'bad params', { field: 'x' });
+      throw rpcError(-32602, 'bad params', { field: 'x' });
     });
     peer.handle('crashes', () => {
       throw new Error('boom');
