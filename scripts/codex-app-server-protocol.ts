@@ -6,7 +6,7 @@
  * engine uses ({@link PROTOCOL_ROOTS}), rewrite the extensionless relative imports to `.js`
  * (required by `moduleResolution: NodeNext`), and write them under
  * src/engines/codex/app-server/protocol/generated/. The files are otherwise byte-identical to the
- * binary's output. test/unit/codex-app-server-protocol.test.ts regenerates into a temp dir and
+ * binary's output. test/unit/codex-protocol.test.ts regenerates into a temp dir and
  * compares, so a changed pin or a hand edit fails the suite.
  *
  *   ./node_modules/.bin/node scripts/codex-app-server-protocol.ts            # (re)write

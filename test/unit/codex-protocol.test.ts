@@ -5,7 +5,7 @@
  *   generator: no model, no network);
  * - every recorded server message (test/fixtures/codex/*.jsonl) that the engines read passes the
  *   engines' runtime schemas, so the schemas describe the real traffic, not a guess.
- * (The schemas' agreement with the generated TYPES is checked by tsc: schemas.ts PROTOCOL_AGREEMENT.)
+ * (The schemas' agreement with the generated TYPES is checked by tsc: app-server/messages.ts PROTOCOL_AGREEMENT.)
  */
 import { readdirSync } from 'node:fs';
 import type { z } from 'zod';

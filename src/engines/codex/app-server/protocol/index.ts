@@ -1,7 +1,7 @@
 /**
  * The Codex app-server protocol types the `codex` engine compiles against. Everything under
  * `generated/` comes from the pinned binary (`codex app-server generate-ts`, see
- * scripts/codex-app-server-protocol.ts); test/unit/codex-app-server-protocol.test.ts fails when
+ * scripts/codex-app-server-protocol.ts); test/unit/codex-protocol.test.ts fails when
  * they drift from it.
  */
 export type { InitializeParams } from './generated/InitializeParams.js';
