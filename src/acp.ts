@@ -3,7 +3,7 @@
  * presets, and the confined fs/* and terminal/* handlers, usable on their own).
  *
  * Any export added here becomes public API: list every name explicitly (named exports only, never
- * `export *`), and document it in docs/api.md (test/unit/docs.test.ts checks). The protocol
+ * a star re-export), and document it in docs/api.md (test/unit/docs.test.ts checks). The protocol
  * internals (translator, permission broker, traffic tap, option resolution) are not exported.
  */
 export {

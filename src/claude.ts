@@ -3,7 +3,7 @@
  * `ClaudeEngine` directly or locates its transcripts.
  *
  * Any export added here becomes public API: list every name explicitly (named exports only, never
- * `export *`), and document it in docs/api.md (test/unit/docs.test.ts checks). The protocol
+ * a star re-export), and document it in docs/api.md (test/unit/docs.test.ts checks). The protocol
  * internals (translator, control client, message schemas) are not exported.
  */
 export {

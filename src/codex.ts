@@ -3,7 +3,7 @@
  * the pinned versions and binary resolvers) and the Codex rollout tailer.
  *
  * Any export added here becomes public API: list every name explicitly (named exports only, never
- * `export *`), and document it in docs/api.md (test/unit/docs.test.ts checks). The protocol
+ * a star re-export), and document it in docs/api.md (test/unit/docs.test.ts checks). The protocol
  * internals (translators, decision mappers, the JSON-RPC peer, generated protocol types) are not
  * exported.
  */

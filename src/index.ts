@@ -2,7 +2,7 @@
  * agent-session-engine: supervise coding-agent CLIs as actors.
  *
  * This file is the package root (`agent-session-engine`). Any export added here becomes public
- * API: list every name explicitly (named exports only, never `export *`), and document it in
+ * API: list every name explicitly (named exports only, never a star re-export), and document it in
  * docs/api.md (test/unit/docs.test.ts checks). Engine-specific extras live in the subpath entries
  * beside this file: src/claude.ts, src/codex.ts, src/acp.ts.
  *
