@@ -1,30 +1,121 @@
 /**
  * agent-session-engine: supervise coding-agent CLIs as actors.
  *
- * The small public surface: `createSession` and its handle; the vocabulary (AgentEvent, inputs,
- * effects) as zod schemas and types; the SessionActor machine for inspection and testing; the
- * runtime's pluggable parts (stores, journal, clock, engines).
+ * This file is the package root (`agent-session-engine`). Any export added here becomes public
+ * API: list every name explicitly (named exports only, never a star re-export), and document it in
+ * docs/api.md (test/unit/docs.test.ts checks). Engine-specific extras live in the subpath entries
+ * beside this file: src/claude.ts, src/codex.ts, src/acp.ts.
+ *
+ * What is here: `createSession` and the session types; the error family; the vocabulary (AgentEvent,
+ * inputs, persisted state, effects) as zod schemas and types; the SessionActor for inspection and
+ * testing; the runtime's pluggable parts (clocks, stores, journals); the engine contract for custom
+ * engines, and the built-in engine factories with their options.
  */
+
+// Sessions
 export { createSession } from './session/create-session.js';
 export type { Session, SendOptions, DecideOptions } from './session/session.js';
 export type { SessionNotice, SessionNoticeType, NoticeOf } from './session/notices.js';
 export type { SessionSnapshot } from './session/snapshot.js';
 export { SessionOptionsSchema, type SessionOptions } from './session/options.js';
-export { AseError, isAseError } from './errors.js';
-export { ERROR_CODES, type ErrorCode } from './events/error-codes.js';
 
-export * from './events/index.js';
+// Errors
+export { AseError, AgentError, isAseError, type AseErrorOptions, type AgentErrorInit } from './errors.js';
+export { ERROR_CODES, CLIENT_ERROR_CODES, type ErrorCode, type ClientErrorCode } from './events/error-codes.js';
+
+// Vocabulary: what engines report
+export {
+  AgentEventSchema,
+  ReadyEventSchema,
+  ExitedEventSchema,
+  SessionIdentifiedEventSchema,
+  ActivityEventSchema,
+  ThinkingEventSchema,
+  TextDeltaEventSchema,
+  MessageEventSchema,
+  ToolCallEventSchema,
+  ToolResultEventSchema,
+  PermissionRequestEventSchema,
+  PermissionCancelledEventSchema,
+  TurnCompleteEventSchema,
+  ErrorEventSchema,
+  AGENT_EVENT_TYPES,
+  isAgentEventType,
+  ACTIVITY_INTERVAL_MS,
+  ContentBlockSchema,
+  TextBlockSchema,
+  ThinkingBlockSchema,
+  ToolUseBlockSchema,
+  ToolResultBlockSchema,
+  TurnUsageSchema,
+  ZERO_USAGE,
+  ErrorKindSchema,
+  ERROR_KINDS,
+  type AgentEvent,
+  type AgentEventType,
+  type AgentEventOf,
+  type AgentEventBody,
+  type ContentBlock,
+  type TurnUsage,
+  type ErrorKind,
+} from './events/agent-event.js';
+
+// Vocabulary: what clients ask
+export {
+  SessionInputSchema,
+  SendInputSchema,
+  AbortInputSchema,
+  SwitchModeInputSchema,
+  DecideInputSchema,
+  ClientOnlineInputSchema,
+  ClientOfflineInputSchema,
+  StopInputSchema,
+  ControlModeSchema,
+  type SessionInput,
+  type SessionInputType,
+  type ControlMode,
+} from './events/session-input.js';
+
+// Vocabulary: persisted state
+export {
+  PersistedSessionSchema,
+  SessionPhaseSchema,
+  PermissionStatusSchema,
+  OpenPermissionSchema,
+  CompletedPermissionSchema,
+  QueuedSendSchema,
+  SessionUsageSchema,
+  type PersistedSession,
+  type VersionedSession,
+  type SessionPhase,
+  type PermissionStatus,
+  type OpenPermission,
+  type CompletedPermission,
+  type QueuedSend,
+  type SessionUsage,
+} from './events/session-state.js';
+
+// Vocabulary: what the runtime reports to the actor, and what the actor emits
+export { RuntimeEventSchema, type RuntimeEvent } from './events/runtime-event.js';
 export { EffectSchema, type Effect, type EffectType, type EffectOf } from './events/effect.js';
-export { CLIENT_ERROR_CODES, type ClientErrorCode } from './events/error-codes.js';
+export { EphemeralSchema, type Ephemeral } from './events/ephemeral.js';
 export { PermissionDecisionSchema, UserMessageSchema, type PermissionDecision, type UserMessage } from './events/engine-input.js';
 export { TranscriptEntrySchema, type TranscriptEntry } from './events/transcript-entry.js';
-export { type Ephemeral } from './events/ephemeral.js';
 
+// The SessionActor
 export { sessionMachine, type SessionEvent, type SessionMachine, type Stamped } from './actors/session.js';
-export { DEFAULT_SESSION_CONFIG, type SessionConfig, type SessionContext, type SessionMachineInput } from './actors/session-context.js';
+export {
+  DEFAULT_SESSION_CONFIG,
+  type SessionConfig,
+  type SessionContext,
+  type SessionMachineInput,
+  type TurnState,
+  type EngineErrorInfo,
+} from './actors/session-context.js';
 export { toMermaid } from './actors/diagram.js';
 export { listTransitions, type TransitionInfo } from './actors/transitions.js';
 
+// The runtime and its pluggable parts
 export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './runtime/session-runtime.js';
 export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './runtime/clock.js';
 export type { SessionStore, SaveResult } from './runtime/store/session-store.js';
@@ -34,48 +125,30 @@ export type { TranscriptJournal } from './runtime/journal/transcript-journal.js'
 export { FileJournal, type FileJournalOptions } from './runtime/journal/file-journal.js';
 export { MemoryJournal } from './runtime/journal/memory-journal.js';
 
+// The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
 export { EngineRegistry } from './engines/core/registry.js';
 export { defaultRegistry } from './engines/default-registry.js';
+export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';
+export type { ShutdownOptions } from './engines/transport/process-supervisor.js';
+
+// The built-in engines: factories and their options (engine classes and extras: the subpath entries)
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';
 export { claudeEngine, type ClaudeEngineOptions } from './engines/claude/index.js';
 export {
   codexEngine,
   codexMcpEngine,
-  CodexAppServerEngine,
-  CodexMcpEngine,
-  CODEX_CAPABILITIES,
-  CODEX_MCP_CAPABILITIES,
+  type CodexEngineOptions,
   type CodexAppServerEngineOptions,
   type CodexMcpEngineOptions,
-  type CodexEngineOptions,
   type CodexApprovalPolicy,
   type CodexSandboxMode,
 } from './engines/codex/index.js';
 export {
-  tailRollout,
-  readRollout,
-  RolloutTailer,
-  EventDeduper,
-  type RolloutTailerOptions,
-  type RolloutCursor,
-  type TailedEvent,
-  type RolloutSnapshot,
-  type DedupeKey,
-} from './engines/codex/rollout/index.js';
-export {
   acpEngine,
-  AcpEngine,
-  ACP_CAPABILITIES,
   ACP_PRESET_NAMES,
-  ConfinedFs,
-  TerminalManager,
   type AcpEngineOptions,
   type AcpFsOptions,
   type AcpTerminalOptions,
   type AcpPresetName,
-  type AcpSessionInfo,
-  type ConfinedFsOptions,
-  type TerminalManagerOptions,
 } from './engines/acp/index.js';
-export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';

@@ -6,12 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { EngineFactory } from '../engines/core/engine.js';
-import { EngineRegistry } from '../engines/core/registry.js';
-import { FakeEngine, type FakeScript } from '../engines/fake/index.js';
-import { createSession } from '../session/create-session.js';
-import { type Session } from '../session/session.js';
-import { type SessionNotice } from '../session/notices.js';
+import { createSession, EngineRegistry, FakeEngine, type EngineFactory, type FakeScript, type Session, type SessionNotice } from '../index.js';
 import { bold, NoticeRenderer, type Output } from './render.js';
 
 const RESUME_TOKEN = 'demo-agent-session-1';

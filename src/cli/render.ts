@@ -2,7 +2,7 @@
  * Human-readable rendering of session notices for the terminal. Kept apart from the commands so
  * `run` and `demo` print the same way.
  */
-import type { SessionNotice } from '../session/notices.js';
+import type { SessionNotice } from '../index.js';
 
 export interface Output {
   out(text: string): void;

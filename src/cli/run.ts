@@ -4,12 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline/promises';
-import type { ControlMode } from '../events/session-input.js';
-import { defaultRegistry } from '../engines/default-registry.js';
-import { fakeEngine, FakeScriptSchema, type FakeScript } from '../engines/fake/index.js';
-import { createSession } from '../session/create-session.js';
-import { type SessionNotice } from '../session/notices.js';
-import { AseError } from '../errors.js';
+import { AseError, createSession, defaultRegistry, fakeEngine, FakeScriptSchema, type ControlMode, type FakeScript, type SessionNotice } from '../index.js';
 import { NoticeRenderer, yellow, type Output } from './render.js';
 
 export interface RunArgs {
