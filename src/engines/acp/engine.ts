@@ -24,6 +24,7 @@ import type { PermissionDecision, UserMessage } from '../../events/engine-input.
 import { ZERO_USAGE, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
+import { drainWithin, STDOUT_DRAIN_MS } from '../transport/drain.js';
 import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
@@ -56,8 +57,6 @@ const DEFAULTS = {
 } as const;
 /** How long stop() lets a cancelled turn end before it closes the connection anyway. */
 const STOP_CANCEL_WAIT_MS = 2_000;
-/** After the process exits, how long to wait for stdout to drain (a grandchild may hold it). */
-const EXIT_DRAIN_MS = 500;
 
 
 interface Turn {
@@ -132,8 +131,6 @@ export class AcpEngine implements AgentEngine {
   /** Why we are taking the agent down ourselves (cancel timeout, failed handshake, …). */
   #killReason: string | undefined;
   #stopping: Promise<void> | undefined;
-  #stdoutEnded!: () => void;
-  readonly #stdoutEnd = new Promise<void>((resolve) => (this.#stdoutEnded = resolve));
   readonly #queue: UserMessage[] = [];
   #turn: Turn | undefined;
   /** Our outstanding JSON-RPC requests: id key → method. */
@@ -270,8 +267,6 @@ export class AcpEngine implements AgentEngine {
     }
     this.#proc = proc;
     this.timings.spawned = this.#context.now();
-    proc.stdout.once('end', () => this.#stdoutEnded());
-    proc.stdout.once('close', () => this.#stdoutEnded());
     const base = ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>);
     const stream = tapStream(base, { inbound: (m) => this.#onInbound(m), outbound: (m) => this.#onOutbound(m) }, (error) =>
       noteSkipped(this.unhandled, { reason: `wire observer failed: ${errorMessage(error)}`, raw: undefined }),
@@ -665,12 +660,12 @@ export class AcpEngine implements AgentEngine {
       const reason = this.#conn?.signal.reason;
       this.#events.emit({ type: 'error', kind: 'protocol', message: `acp engine: the connection to the agent closed: ${errorMessage(reason ?? 'unknown reason')}`, retryable: true });
       this.#kill('connection closed');
-    }, EXIT_DRAIN_MS);
+    }, STDOUT_DRAIN_MS);
   }
 
   async #onExit(exit: ProcessExit): Promise<void> {
     this.#processExited = true;
-    await Promise.race([this.#stdoutEnd, this.#delay(EXIT_DRAIN_MS)]);
+    await drainWithin(this.#proc!.stdout, STDOUT_DRAIN_MS, (ms) => this.#delay(ms));
     // The agent is gone, but what it spawned may not be (tool commands run in sessions of their
     // own and outlive a crashed agent). Nobody calls stop() after `exited` (the runtime forgets
     // the engine), so the supervisor's ladder runs here; when the exit was requested it is the
