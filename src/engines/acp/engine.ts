@@ -14,30 +14,28 @@
  * order (the SDK may dispatch different methods' handlers out of order). The SDK answers requests
  * and carries ours.
  */
-import { lstatSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
 import { AseError, isAseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
-import { ZERO_USAGE, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
+import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
 import { drainWithin, STDOUT_DRAIN_MS } from '../transport/drain.js';
-import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
-import { ConfinedFs } from './client-fs.js';
-import { TerminalManager } from './client-terminal.js';
+import { agentLaunch, type AgentLaunch } from './agent-launch.js';
+import { clientServices, type ClientServices } from './client-services.js';
 import { CLIENT_INFO, connectAcpClient } from './client.js';
+import { classifyRpcError } from './errors.js';
 import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
 import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
 import { chooseOutcome, PermissionBroker, type PendingPermission, type PermissionOutcome } from './permissions.js';
-import { ACP_PRESETS, type AcpPreset } from './presets.js';
 import { tapStream } from './traffic.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 import { AcpTranslator, type AcpSessionInfo } from './translate.js';
+import { turnUsage } from './usage.js';
 
 export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: false,
@@ -73,38 +71,6 @@ interface Turn {
   markDone(): void;
 }
 
-/** JSON-RPC error → AgentEvent error kind. */
-export function classifyRpcError(code: number, message: string, data?: unknown): { kind: ErrorKind; retryable: boolean } {
-  if (code === -32000) return { kind: 'auth', retryable: false };
-  if (code === -32800) return { kind: 'cancelled', retryable: false };
-  if (code === -32700 || code === -32600 || code === -32601 || code === -32602) return { kind: 'protocol', retryable: false };
-  const text = `${message} ${data === undefined ? '' : JSON.stringify(data)}`.toLowerCase();
-  if (/\b429\b|rate.?limit|quota|resource_exhausted/.test(text)) return { kind: 'rate_limited', retryable: true };
-  // Model/stream failures are reported as -32603 by the agents observed: worth another try.
-  return { kind: 'transient', retryable: true };
-}
-
-/**
- * The turn's token usage from the PromptResponse: `usage` (unstable; documented as this turn's),
- * else gemini-cli's `_meta.quota.token_count` (observed per turn on 0.61.0).
- */
-export function turnUsage(result: unknown): TurnUsage {
-  if (!isRecord(result)) return { ...ZERO_USAGE };
-  const count = (source: Record<string, unknown>, key: string): number => {
-    const value = source[key];
-    return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
-  };
-  if (isRecord(result['usage'])) {
-    const u = result['usage'];
-    return { inputTokens: count(u, 'inputTokens'), outputTokens: count(u, 'outputTokens'), cacheReadTokens: count(u, 'cachedReadTokens'), cacheWriteTokens: count(u, 'cachedWriteTokens') };
-  }
-  const meta = isRecord(result['_meta']) ? result['_meta'] : undefined;
-  const quota = meta && isRecord(meta['quota']) ? meta['quota'] : undefined;
-  const tokens = quota && isRecord(quota['token_count']) ? quota['token_count'] : undefined;
-  if (tokens) return { inputTokens: count(tokens, 'input_tokens'), outputTokens: count(tokens, 'output_tokens'), cacheReadTokens: 0, cacheWriteTokens: 0 };
-  return { ...ZERO_USAGE };
-}
-
 /** An error as one line; a JSON-RPC error keeps its code and data (agents put the reason there). */
 function errorMessage(error: unknown): string {
   if (error instanceof RequestError) return `${error.message} (JSON-RPC ${error.code}${error.data === undefined ? '' : ` ${JSON.stringify(error.data)}`})`;
@@ -123,8 +89,7 @@ export class AcpEngine implements AgentEngine {
   #translator: AcpTranslator | undefined;
   #historyTranslator: AcpTranslator | undefined;
   #permissions: PermissionBroker | undefined;
-  #fs: ConfinedFs | undefined;
-  #terminals: TerminalManager | undefined;
+  #services: ClientServices = { fs: undefined, terminals: undefined };
   #spawning: Promise<void> | undefined;
   #ready = false;
   #stopRequested = false;
@@ -208,16 +173,14 @@ export class AcpEngine implements AgentEngine {
     const fail = (error: unknown): never => {
       throw this.#events.startFailed(error, errorMessage(error));
     };
-    let argv: { file: string; args: string[] };
-    let env: Record<string, string>;
-    let preset: AcpPreset | undefined;
+    let launch: AgentLaunch;
     try {
       this.#options = resolveAcpOptions(this.#factoryOptions, spec.options);
-      ({ argv, preset } = this.#argv());
-      env = this.#env(preset);
+      launch = agentLaunch(this.#options, this.#context.bin);
     } catch (error) {
       return fail(error);
     }
+    const { argv, env, preset } = launch;
     const gen = spec.gen;
     const workDir = resolve(spec.workDir);
     this.#translator = new AcpTranslator({ idPrefix: `acp-${gen}` });
@@ -226,29 +189,8 @@ export class AcpEngine implements AgentEngine {
       graceMs: this.#options.permissionGraceMs ?? DEFAULTS.permissionGraceMs,
       timers: { setTimeout: (f, ms) => this.#context.setTimeout(f, timerMs(ms)), clearTimeout: (h) => this.#context.clearTimeout(h) },
     });
-    // The roots are resolved here (realpath): one that does not exist is a start failure.
     try {
-      const fsOptions = this.#options.fs;
-      if (fsOptions?.enabled) {
-        this.#fs = new ConfinedFs({
-          workDir,
-          ...(fsOptions.extraRoots && { extraRoots: fsOptions.extraRoots }),
-          ...(fsOptions.maxReadBytes !== undefined && { maxReadBytes: fsOptions.maxReadBytes }),
-          ...(fsOptions.maxWriteBytes !== undefined && { maxWriteBytes: fsOptions.maxWriteBytes }),
-        });
-      }
-      const terminal = this.#options.terminal;
-      if (terminal?.enabled) {
-        const allowed = Object.fromEntries(Object.entries(env).filter(([k]) => DEFAULT_ENV_ALLOW.includes(k)));
-        this.#terminals = new TerminalManager({
-          workDir,
-          env: terminal.env ?? allowed,
-          ...(terminal.extraRoots && { extraRoots: terminal.extraRoots }),
-          ...(terminal.maxTerminals !== undefined && { maxTerminals: terminal.maxTerminals }),
-          ...(terminal.defaultOutputByteLimit !== undefined && { defaultOutputByteLimit: terminal.defaultOutputByteLimit }),
-          ...(terminal.wallClockMs !== undefined && { wallClockMs: terminal.wallClockMs }),
-        });
-      }
+      this.#services = clientServices(this.#options, workDir, env);
     } catch (error) {
       return fail(error);
     }
@@ -273,8 +215,8 @@ export class AcpEngine implements AgentEngine {
     );
     this.#conn = connectAcpClient(stream, {
       permissionAnswer: (key) => this.#permissions?.answerFor(key),
-      fs: () => this.#fs,
-      terminals: () => this.#terminals,
+      fs: () => this.#services.fs,
+      terminals: () => this.#services.terminals,
       checkSession: (sessionId) => {
         if (sessionId !== this.sessionId) throw RequestError.invalidParams({ sessionId }, 'unknown sessionId');
       },
@@ -346,7 +288,7 @@ export class AcpEngine implements AgentEngine {
         await Promise.race([turn.done, this.#delay(STOP_CANCEL_WAIT_MS)]);
       }
       this.#permissions?.cancelAll('session closed');
-      await this.#terminals?.closeAll().catch(() => undefined);
+      await this.#services.terminals?.closeAll().catch(() => undefined);
       await this.#proc.stop();
       await this.#events.exitedEmitted;
     })();
@@ -355,36 +297,6 @@ export class AcpEngine implements AgentEngine {
 
   // ------------------------------------------------------------------------------ start-up
 
-  #argv(): { argv: { file: string; args: string[] }; preset: AcpPreset | undefined } {
-    const o = this.#options;
-    // `ase --bin` replaces the executable like `command` does (the preset then only lends its env and shutdown).
-    const file = this.#context.bin ?? o.command;
-    if (file !== undefined) return { argv: { file, args: [...(o.args ?? [])] }, preset: o.preset ? ACP_PRESETS[o.preset] : undefined };
-    if (!o.preset) throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
-    const preset = ACP_PRESETS[o.preset];
-    const argv = preset.resolve();
-    return { argv: { file: argv.file, args: [...argv.args, ...(o.args ?? [])] }, preset };
-  }
-
-  /** Scrubbed env: the allow-list (plus `passEnv`), a private HOME, the preset's, then the caller's. */
-  #env(preset: AcpPreset | undefined): Record<string, string> {
-    const o = this.#options;
-    const set: Record<string, string> = { ...(preset?.env ?? {}) };
-    const home = o.home ?? 'private';
-    if (home === 'private') set['HOME'] = privateHome(preset?.name ?? 'custom');
-    else if (home !== 'inherit') {
-      mkdirSync(home, { recursive: true, mode: 0o700 });
-      set['HOME'] = home;
-    }
-    const env = buildEnv({ allow: [...DEFAULT_ENV_ALLOW, ...(o.passEnv ?? [])], set: { ...set, ...(o.env ?? {}) } });
-    // Also in front of a caller's PATH: a node preset means "this Node", for the agent's children too.
-    if (preset?.node) {
-      const nodeDir = dirname(process.execPath);
-      env['PATH'] = [nodeDir, ...(env['PATH'] ?? '').split(delimiter).filter((p) => p !== '' && p !== nodeDir)].join(delimiter);
-    }
-    return env;
-  }
-
   #sessionTimeout(): number {
     return this.#options.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs;
   }
@@ -392,13 +304,14 @@ export class AcpEngine implements AgentEngine {
   async #handshake(workDir: string): Promise<void> {
     const conn = this.#conn!;
     const o = this.#options;
+    const { fs, terminals } = this.#services;
     try {
       const init = await this.#withTimeout(
         conn.agent.request('initialize', {
           protocolVersion: PROTOCOL_VERSION,
           clientCapabilities: {
-            fs: { readTextFile: this.#fs !== undefined, writeTextFile: this.#fs !== undefined },
-            terminal: this.#terminals !== undefined,
+            fs: { readTextFile: fs !== undefined, writeTextFile: fs !== undefined },
+            terminal: terminals !== undefined,
           },
           clientInfo: { ...CLIENT_INFO },
         }),
@@ -673,7 +586,7 @@ export class AcpEngine implements AgentEngine {
     await this.#proc?.stop();
     this.#conn?.close(new AseError('CONNECTION_CLOSED', `agent exited (code ${exit.code}, signal ${exit.signal})`));
     this.#permissions?.cancelAll('agent exited');
-    await this.#terminals?.closeAll().catch(() => undefined);
+    await this.#services.terminals?.closeAll().catch(() => undefined);
     if (this.#events.exited) return;
     const expected = this.#stopRequested || this.#killReason !== undefined;
     const turn = this.#turn;
@@ -699,7 +612,7 @@ export class AcpEngine implements AgentEngine {
   #kill(reason: string): void {
     this.#killReason ??= reason;
     this.#permissions?.cancelAll(reason);
-    void this.#terminals?.closeAll().catch(() => undefined);
+    void this.#services.terminals?.closeAll().catch(() => undefined);
     void this.#proc?.stop();
   }
 
@@ -745,26 +658,3 @@ export class AcpEngine implements AgentEngine {
 
 }
 
-/**
- * `<tmp>/ase-acp-<uid>/<agent>`: private to this user, stable across generations (for session/load).
- * The temp dir is shared and the name predictable, so both levels must be real directories owned
- * by us that nobody else can write: otherwise another user could have planted a config file (an
- * MCP server, a model endpoint) that the agent would load with our rights.
- */
-function privateHome(name: string): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-  const base = join(tmpdir(), `ase-acp-${uid ?? 'user'}`);
-  const dir = join(base, name.replace(/[^A-Za-z0-9._-]/g, '_'));
-  for (const path of [base, dir]) {
-    try {
-      mkdirSync(path, { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const st = lstatSync(path);
-    if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
-      throw new AseError('INVALID_OPTIONS', `acp engine: the private HOME ${path} is not private (a symlink, another user's, or writable by others); remove it or set \`home\``);
-    }
-  }
-  return dir;
-}
