@@ -17,7 +17,7 @@
 import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
-import { AseError, isAseError } from '../../errors.js';
+import { AgentError, AseError, errorMessage, isAseError, toAseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
@@ -28,7 +28,7 @@ import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
 import { agentLaunch, type AgentLaunch } from './agent-launch.js';
 import { clientServices, type ClientServices } from './client-services.js';
 import { CLIENT_INFO, connectAcpClient } from './client.js';
-import { classifyRpcError } from './errors.js';
+import { classifyRpcError, toAcpError } from './errors.js';
 import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
 import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
 import { chooseOutcome, PermissionBroker, type PendingPermission, type PermissionOutcome } from './permissions.js';
@@ -69,12 +69,6 @@ interface Turn {
   cancelTimer?: { readonly id: number };
   readonly done: Promise<void>;
   markDone(): void;
-}
-
-/** An error as one line; a JSON-RPC error keeps its code and data (agents put the reason there). */
-function errorMessage(error: unknown): string {
-  if (error instanceof RequestError) return `${error.message} (JSON-RPC ${error.code}${error.data === undefined ? '' : ` ${JSON.stringify(error.data)}`})`;
-  return error instanceof Error ? error.message : String(error);
 }
 
 export class AcpEngine implements AgentEngine {
@@ -250,7 +244,8 @@ export class AcpEngine implements AgentEngine {
     try {
       outcome = chooseOutcome(pending.options, decision, pending.input);
     } catch (error) {
-      if (!isAseError(error, 'INVALID_INPUT')) throw error;
+      // Not the options' refusal (an updatedPermissions entry JSON.stringify cannot print): still the caller's input.
+      if (!isAseError(error, 'INVALID_INPUT')) throw toAseError(error, 'INVALID_INPUT');
       // The agent must still get an answer; `cancelled` is only valid for a cancelled turn.
       await this.#cancelTurn(pending);
       throw new AseError('INVALID_INPUT', `acp engine: ${error.message}`, { cause: error });
@@ -268,8 +263,8 @@ export class AcpEngine implements AgentEngine {
 
   /**
    * ACP-specific (not part of AgentEngine): `session/set_mode` (e.g. a codex sandbox mode or a
-   * Claude permission mode). Rejects with ENGINE_NOT_RUNNING before `ready`, or with the agent's
-   * JSON-RPC error.
+   * Claude permission mode). Rejects with ENGINE_NOT_RUNNING before `ready`, with an AgentError
+   * carrying the agent's JSON-RPC error, or with CONNECTION_CLOSED.
    */
   async setMode(modeId: string): Promise<void> {
     this.#assertRunning('setMode');
@@ -289,7 +284,11 @@ export class AcpEngine implements AgentEngine {
       }
       this.#permissions?.cancelAll('session closed');
       await this.#services.terminals?.closeAll().catch(() => undefined);
-      await this.#proc.stop();
+      try {
+        await this.#proc.stop();
+      } catch (error) {
+        throw toAseError(error, 'ENGINE_ERROR'); // a custom spawner's process may fail its stop
+      }
       await this.#events.exitedEmitted;
     })();
     return this.#stopping;
@@ -359,7 +358,8 @@ export class AcpEngine implements AgentEngine {
       }
     } catch (error) {
       if (this.#gone()) return; // the exit path reports it, with the exit status and stderr
-      this.#events.emit({ type: 'error', kind: error instanceof RequestError && error.code === -32000 ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
+      const auth = error instanceof AgentError && error.upstreamCode === -32000;
+      this.#events.emit({ type: 'error', kind: auth ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
       this.#kill('start-up failed');
       return;
     }
@@ -570,7 +570,7 @@ export class AcpEngine implements AgentEngine {
   #onConnectionClosed(): void {
     this.#context.setTimeout(() => {
       if (this.#processExited || this.#events.exited || this.#stopRequested || this.#killReason) return;
-      const reason = this.#conn?.signal.reason;
+      const reason: unknown = this.#conn?.signal.reason;
       this.#events.emit({ type: 'error', kind: 'protocol', message: `acp engine: the connection to the agent closed: ${errorMessage(reason ?? 'unknown reason')}`, retryable: true });
       this.#kill('connection closed');
     }, STDOUT_DRAIN_MS);
@@ -625,8 +625,13 @@ export class AcpEngine implements AgentEngine {
     return tail ? `; stderr: ${tail.slice(-2000)}` : '';
   }
 
+  /** Our request `what`, bounded by `ms`; rejects only with AseErrors (errors.ts: toAcpError). */
   #withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-    if (!(ms > 0) || !Number.isFinite(ms)) return promise;
+    if (!(ms > 0) || !Number.isFinite(ms)) {
+      return promise.catch((error: unknown) => {
+        throw toAcpError(error, what);
+      });
+    }
     return new Promise<T>((resolvePromise, reject) => {
       const timer = this.#context.setTimeout(() => reject(new AseError('ENGINE_ERROR', `acp engine: ${what} got no response within ${ms} ms`)), timerMs(ms));
       promise.then(
@@ -636,7 +641,7 @@ export class AcpEngine implements AgentEngine {
         },
         (error: unknown) => {
           this.#context.clearTimeout(timer);
-          reject(error);
+          reject(toAcpError(error, what));
         },
       );
     });
