@@ -169,8 +169,8 @@ export class AcpEngine implements AgentEngine {
       canPrompt: () => this.#ready && !this.#events.exited && !this.#stopRequested && !this.#killReason,
       // Results and errors are handled in wire order (wire-interpreter.ts); a rejection without
       // a response means the connection closed, which the exit path reports.
-      prompt: (text) => void this.#conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text }] }).catch(() => undefined),
-      cancel: () => this.#conn!.agent.notify('session/cancel', { sessionId: this.sessionId! }),
+      sendPrompt: (text) => void this.#conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text }] }).catch(() => undefined),
+      sendCancel: () => this.#conn!.agent.notify('session/cancel', { sessionId: this.sessionId! }),
       kill: (reason) => this.#kill(reason),
     }));
     this.#wire = new WireInterpreter({ session: this, events: this.#events, translator, permissions, turns, replay: this.#replay });

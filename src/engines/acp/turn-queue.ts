@@ -47,9 +47,9 @@ export interface TurnQueueHost {
   /** A prompt may go out: the session is ready and nothing is taking the agent down. */
   canPrompt(): boolean;
   /** Sends `session/prompt`; its response comes back through {@link TurnQueue.promptAnswered}. */
-  prompt(text: string): void;
+  sendPrompt(text: string): void;
   /** Sends `session/cancel`. */
-  cancel(): Promise<unknown>;
+  sendCancel(): Promise<unknown>;
   /** Takes the agent down (a cancelled turn did not end in time). */
   kill(reason: string): void;
 }
@@ -86,7 +86,7 @@ export class TurnQueue {
     const cost = host.translator.info.cost;
     const turn: Turn = { localId: message.localId, cancelled: false, ended: false, costAtStart: cost?.currency === 'USD' ? cost.amount : undefined, done, markDone };
     this.#turn = turn;
-    host.prompt(message.text);
+    host.sendPrompt(message.text);
     // Emitted once the turn is set and its prompt queued: a listener reacting (send, abort) sees a consistent state.
     for (const body of late) host.events.emit(body);
   }
@@ -150,7 +150,7 @@ export class TurnQueue {
       return;
     }
     turn.cancelled = true;
-    const sent = host.cancel();
+    const sent = host.sendCancel();
     permissions.cancelAll('turn cancelled');
     turn.cancelTimer = host.context.setTimeout(() => this.#cancelTimedOut(turn), timerMs(host.cancelTimeoutMs));
     await sent.catch(() => undefined); // a dead connection is reported by the exit path
