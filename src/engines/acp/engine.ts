@@ -3,40 +3,42 @@
  * presets.ts) per runner generation and speaks the Agent Client Protocol to it through
  * `@agentclientprotocol/sdk` (reference "acp.md").
  *
- * Lifecycle: spawn (scrubbed env, private HOME, own process group) → `initialize` (awaited; fs and
- * terminal capabilities only when enabled) → `session/new`, or `session/load` for a resume token
- * (replayed history is kept in `history`, never emitted as a live turn) → `session_identified` +
- * `ready` → one `session/prompt` per `send`, queued so that never two are in flight → `stop()`:
- * cancel a running turn, answer every open permission, close terminals, then the supervisor's
- * ladder (stdin end → SIGTERM → SIGKILL of the group) → `exited`.
+ * Lifecycle: spawn (scrubbed env, private HOME, own process group: agent-launch.ts) → `initialize`
+ * (awaited; fs and terminal capabilities only when enabled: client-services.ts) → `session/new`,
+ * or `session/load` for a resume token (replayed history is kept in `history`, never emitted as a
+ * live turn: history-replay.ts) → `session_identified` + `ready` → one `session/prompt` per
+ * `send`, queued so that never two are in flight (turn-queue.ts) → `stop()`: cancel a running
+ * turn, answer every open permission, close terminals, then the supervisor's ladder (stdin end →
+ * SIGTERM → SIGKILL of the group) → `exited`.
  *
  * Ordering: the agent's messages are interpreted in the traffic tap, synchronously and in wire
  * order (the SDK may dispatch different methods' handlers out of order). The SDK answers requests
- * and carries ours.
+ * and carries ours; what our requests reject with becomes an AseError in agent-request.ts.
  */
-import { lstatSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type McpServer, type NewSessionRequest } from '@agentclientprotocol/sdk';
-import { AseError, isAseError } from '../../errors.js';
+import { ndJsonStream, RequestError, type AnyMessage, type ClientConnection } from '@agentclientprotocol/sdk';
+import { AgentError, AseError, errorMessage, isAseError, toAseError } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
-import { ZERO_USAGE, type AgentEventBody, type ErrorKind, type TurnUsage } from '../../events/agent-event.js';
+import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
-import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
+import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
+import { drainWithin, STDOUT_DRAIN_MS } from '../transport/drain.js';
 import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
-import { ConfinedFs } from './client-fs.js';
-import { TerminalManager } from './client-terminal.js';
-import { CLIENT_INFO, connectAcpClient } from './client.js';
-import { classifyWire, isRecord, readPermissionRequest, readSessionUpdate, rpcKey } from './messages.js';
-import { resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
-import { chooseOutcome, PermissionBroker, type PendingPermission, type PermissionOutcome } from './permissions.js';
-import { ACP_PRESETS, type AcpPreset } from './presets.js';
+import { agentLaunch, type AgentLaunch } from './agent-launch.js';
+import { agentRequest } from './agent-request.js';
+import { clientServices, type ClientServices } from './client-services.js';
+import { connectAcpClient } from './client.js';
+import { handshake } from './handshake.js';
+import { HistoryReplay } from './history-replay.js';
+import { ACP_DEFAULTS, resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
+import { chooseOutcome, PermissionBroker, type PermissionOutcome } from './permissions.js';
 import { tapStream } from './traffic.js';
-import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 import { AcpTranslator, type AcpSessionInfo } from './translate.js';
+import { TurnQueue } from './turn-queue.js';
+import { WireInterpreter } from './wire-interpreter.js';
 
 export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: false,
@@ -48,69 +50,8 @@ export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   cost: false,
 });
 
-const DEFAULTS = {
-  initializeTimeoutMs: 60_000,
-  sessionTimeoutMs: 60_000,
-  cancelTimeoutMs: 8_000,
-  permissionGraceMs: 2_000,
-} as const;
 /** How long stop() lets a cancelled turn end before it closes the connection anyway. */
 const STOP_CANCEL_WAIT_MS = 2_000;
-/** After the process exits, how long to wait for stdout to drain (a grandchild may hold it). */
-const EXIT_DRAIN_MS = 500;
-
-
-interface Turn {
-  readonly localId: string;
-  /** Our JSON-RPC id of its `session/prompt`, once the SDK wrote it. */
-  promptKey?: string;
-  /** We sent `session/cancel`: the turn ends `cancelled` whatever the agent's stopReason. */
-  cancelled: boolean;
-  ended: boolean;
-  /** The session's cumulative USD cost when the turn started (for a per-turn delta). */
-  costAtStart: number | undefined;
-  cancelTimer?: { readonly id: number };
-  readonly done: Promise<void>;
-  markDone(): void;
-}
-
-/** JSON-RPC error → AgentEvent error kind. */
-export function classifyRpcError(code: number, message: string, data?: unknown): { kind: ErrorKind; retryable: boolean } {
-  if (code === -32000) return { kind: 'auth', retryable: false };
-  if (code === -32800) return { kind: 'cancelled', retryable: false };
-  if (code === -32700 || code === -32600 || code === -32601 || code === -32602) return { kind: 'protocol', retryable: false };
-  const text = `${message} ${data === undefined ? '' : JSON.stringify(data)}`.toLowerCase();
-  if (/\b429\b|rate.?limit|quota|resource_exhausted/.test(text)) return { kind: 'rate_limited', retryable: true };
-  // Model/stream failures are reported as -32603 by the agents observed: worth another try.
-  return { kind: 'transient', retryable: true };
-}
-
-/**
- * The turn's token usage from the PromptResponse: `usage` (unstable; documented as this turn's),
- * else gemini-cli's `_meta.quota.token_count` (observed per turn on 0.61.0).
- */
-export function turnUsage(result: unknown): TurnUsage {
-  if (!isRecord(result)) return { ...ZERO_USAGE };
-  const count = (source: Record<string, unknown>, key: string): number => {
-    const value = source[key];
-    return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
-  };
-  if (isRecord(result['usage'])) {
-    const u = result['usage'];
-    return { inputTokens: count(u, 'inputTokens'), outputTokens: count(u, 'outputTokens'), cacheReadTokens: count(u, 'cachedReadTokens'), cacheWriteTokens: count(u, 'cachedWriteTokens') };
-  }
-  const meta = isRecord(result['_meta']) ? result['_meta'] : undefined;
-  const quota = meta && isRecord(meta['quota']) ? meta['quota'] : undefined;
-  const tokens = quota && isRecord(quota['token_count']) ? quota['token_count'] : undefined;
-  if (tokens) return { inputTokens: count(tokens, 'input_tokens'), outputTokens: count(tokens, 'output_tokens'), cacheReadTokens: 0, cacheWriteTokens: 0 };
-  return { ...ZERO_USAGE };
-}
-
-/** An error as one line; a JSON-RPC error keeps its code and data (agents put the reason there). */
-function errorMessage(error: unknown): string {
-  if (error instanceof RequestError) return `${error.message} (JSON-RPC ${error.code}${error.data === undefined ? '' : ` ${JSON.stringify(error.data)}`})`;
-  return error instanceof Error ? error.message : String(error);
-}
 
 export class AcpEngine implements AgentEngine {
   readonly capabilities = ACP_CAPABILITIES;
@@ -122,25 +63,17 @@ export class AcpEngine implements AgentEngine {
   #proc: AgentProcess | undefined;
   #conn: ClientConnection | undefined;
   #translator: AcpTranslator | undefined;
-  #historyTranslator: AcpTranslator | undefined;
+  readonly #replay = new HistoryReplay();
   #permissions: PermissionBroker | undefined;
-  #fs: ConfinedFs | undefined;
-  #terminals: TerminalManager | undefined;
+  #services: ClientServices = { fs: undefined, terminals: undefined };
+  #turns: TurnQueue | undefined;
+  #wire: WireInterpreter | undefined;
   #spawning: Promise<void> | undefined;
   #ready = false;
   #stopRequested = false;
   /** Why we are taking the agent down ourselves (cancel timeout, failed handshake, …). */
   #killReason: string | undefined;
   #stopping: Promise<void> | undefined;
-  #stdoutEnded!: () => void;
-  readonly #stdoutEnd = new Promise<void>((resolve) => (this.#stdoutEnded = resolve));
-  readonly #queue: UserMessage[] = [];
-  #turn: Turn | undefined;
-  /** Our outstanding JSON-RPC requests: id key → method. */
-  readonly #outgoing = new Map<string, string>();
-  /** The id key of our `session/load` while its history replays. */
-  #loadKey: string | undefined;
-  #loading = false;
   #processExited = false;
 
   /** The ACP session id (the resume token). */
@@ -153,7 +86,7 @@ export class AcpEngine implements AgentEngine {
    * The history the agent replayed during `session/load`, as messages, tool calls and results
    * (not emitted: the vocabulary has no way yet to mark an event as history; see docs/engines/acp.md).
    */
-  readonly history: AgentEventBody[] = [];
+  readonly history: AgentEventBody[] = this.#replay.entries;
   /** Updates and permission requests that arrived while no turn was running (attached to the last). */
   lateMessages = 0;
   /** Requests/notifications without a handler, and observer failures. */
@@ -182,7 +115,7 @@ export class AcpEngine implements AgentEngine {
 
   /** Session updates the translator could not use (logged and skipped). */
   get skipped(): readonly SkippedInput[] {
-    return [...(this.#translator?.skipped ?? []), ...(this.#historyTranslator?.skipped ?? [])];
+    return [...(this.#translator?.skipped ?? []), ...this.#replay.skipped];
   }
 
   /** Plan, commands, mode, config options, title, context usage and cost the agent reported. */
@@ -211,47 +144,38 @@ export class AcpEngine implements AgentEngine {
     const fail = (error: unknown): never => {
       throw this.#events.startFailed(error, errorMessage(error));
     };
-    let argv: { file: string; args: string[] };
-    let env: Record<string, string>;
-    let preset: AcpPreset | undefined;
+    let launch: AgentLaunch;
     try {
       this.#options = resolveAcpOptions(this.#factoryOptions, spec.options);
-      ({ argv, preset } = this.#argv());
-      env = this.#env(preset);
+      launch = agentLaunch(this.#options, this.#context.bin);
     } catch (error) {
       return fail(error);
     }
+    const { argv, env, preset } = launch;
     const gen = spec.gen;
     const workDir = resolve(spec.workDir);
-    this.#translator = new AcpTranslator({ idPrefix: `acp-${gen}` });
-    this.#permissions = new PermissionBroker({
+    const translator = (this.#translator = new AcpTranslator({ idPrefix: `acp-${gen}` }));
+    const permissions = (this.#permissions = new PermissionBroker({
       idPrefix: `acp-${gen}-perm`,
-      graceMs: this.#options.permissionGraceMs ?? DEFAULTS.permissionGraceMs,
+      graceMs: this.#options.permissionGraceMs ?? ACP_DEFAULTS.permissionGraceMs,
       timers: { setTimeout: (f, ms) => this.#context.setTimeout(f, timerMs(ms)), clearTimeout: (h) => this.#context.clearTimeout(h) },
-    });
-    // The roots are resolved here (realpath): one that does not exist is a start failure.
+    }));
+    const turns = (this.#turns = new TurnQueue({
+      context: this.#context,
+      events: this.#events,
+      translator,
+      permissions,
+      cancelTimeoutMs: this.#options.cancelTimeoutMs ?? ACP_DEFAULTS.cancelTimeoutMs,
+      canPrompt: () => this.#ready && !this.#events.exited && !this.#stopRequested && !this.#killReason,
+      // Results and errors are handled in wire order (wire-interpreter.ts); a rejection without
+      // a response means the connection closed, which the exit path reports.
+      sendPrompt: (text) => void this.#conn!.agent.request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text }] }).catch(() => undefined),
+      sendCancel: () => this.#conn!.agent.notify('session/cancel', { sessionId: this.sessionId! }),
+      kill: (reason) => this.#kill(reason),
+    }));
+    this.#wire = new WireInterpreter({ session: this, events: this.#events, translator, permissions, turns, replay: this.#replay });
     try {
-      const fsOptions = this.#options.fs;
-      if (fsOptions?.enabled) {
-        this.#fs = new ConfinedFs({
-          workDir,
-          ...(fsOptions.extraRoots && { extraRoots: fsOptions.extraRoots }),
-          ...(fsOptions.maxReadBytes !== undefined && { maxReadBytes: fsOptions.maxReadBytes }),
-          ...(fsOptions.maxWriteBytes !== undefined && { maxWriteBytes: fsOptions.maxWriteBytes }),
-        });
-      }
-      const terminal = this.#options.terminal;
-      if (terminal?.enabled) {
-        const allowed = Object.fromEntries(Object.entries(env).filter(([k]) => DEFAULT_ENV_ALLOW.includes(k)));
-        this.#terminals = new TerminalManager({
-          workDir,
-          env: terminal.env ?? allowed,
-          ...(terminal.extraRoots && { extraRoots: terminal.extraRoots }),
-          ...(terminal.maxTerminals !== undefined && { maxTerminals: terminal.maxTerminals }),
-          ...(terminal.defaultOutputByteLimit !== undefined && { defaultOutputByteLimit: terminal.defaultOutputByteLimit }),
-          ...(terminal.wallClockMs !== undefined && { wallClockMs: terminal.wallClockMs }),
-        });
-      }
+      this.#services = clientServices(this.#options, workDir, env);
     } catch (error) {
       return fail(error);
     }
@@ -270,16 +194,14 @@ export class AcpEngine implements AgentEngine {
     }
     this.#proc = proc;
     this.timings.spawned = this.#context.now();
-    proc.stdout.once('end', () => this.#stdoutEnded());
-    proc.stdout.once('close', () => this.#stdoutEnded());
     const base = ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>);
     const stream = tapStream(base, { inbound: (m) => this.#onInbound(m), outbound: (m) => this.#onOutbound(m) }, (error) =>
       noteSkipped(this.unhandled, { reason: `wire observer failed: ${errorMessage(error)}`, raw: undefined }),
     );
     this.#conn = connectAcpClient(stream, {
       permissionAnswer: (key) => this.#permissions?.answerFor(key),
-      fs: () => this.#fs,
-      terminals: () => this.#terminals,
+      fs: () => this.#services.fs,
+      terminals: () => this.#services.terminals,
       checkSession: (sessionId) => {
         if (sessionId !== this.sessionId) throw RequestError.invalidParams({ sessionId }, 'unknown sessionId');
       },
@@ -295,13 +217,12 @@ export class AcpEngine implements AgentEngine {
     this.#assertRunning('send');
     // Being taken down (cancel timeout, failed start-up): the prompt could never be sent.
     if (this.#killReason) throw new AseError('ENGINE_NOT_RUNNING', `acp engine: send() while the agent is being stopped (${this.#killReason})`);
-    this.#queue.push(message);
-    this.#pump();
+    this.#turns!.enqueue(message);
   }
 
   async abort(): Promise<void> {
     this.#assertRunning('abort');
-    await this.#cancelTurn();
+    await this.#turns!.cancel();
   }
 
   async answerPermission(requestId: string, decision: PermissionDecision): Promise<void> {
@@ -313,9 +234,10 @@ export class AcpEngine implements AgentEngine {
     try {
       outcome = chooseOutcome(pending.options, decision, pending.input);
     } catch (error) {
-      if (!isAseError(error, 'INVALID_INPUT')) throw error;
+      // Not the options' refusal (an updatedPermissions entry JSON.stringify cannot print): still the caller's input.
+      if (!isAseError(error, 'INVALID_INPUT')) throw toAseError(error, 'INVALID_INPUT');
       // The agent must still get an answer; `cancelled` is only valid for a cancelled turn.
-      await this.#cancelTurn(pending);
+      await this.#turns!.cancel(pending);
       throw new AseError('INVALID_INPUT', `acp engine: ${error.message}`, { cause: error });
     }
     // A host's deny ends the call `denied`; an interrupt (timeout, turn stopping) leaves it to the cancelled turn.
@@ -323,7 +245,7 @@ export class AcpEngine implements AgentEngine {
     if (outcome.outcome === 'cancelled') {
       // deny+interrupt, or a deny the agent offers no reject_once for: cancel the turn (ACP only
       // allows `cancelled` after session/cancel), which answers this request too.
-      await this.#cancelTurn(pending);
+      await this.#turns!.cancel(pending);
       return;
     }
     permissions.settle(requestId, outcome, 'decided');
@@ -331,13 +253,13 @@ export class AcpEngine implements AgentEngine {
 
   /**
    * ACP-specific (not part of AgentEngine): `session/set_mode` (e.g. a codex sandbox mode or a
-   * Claude permission mode). Rejects with ENGINE_NOT_RUNNING before `ready`, or with the agent's
-   * JSON-RPC error.
+   * Claude permission mode). Rejects with ENGINE_NOT_RUNNING before `ready`, with an AgentError
+   * carrying the agent's JSON-RPC error, or with CONNECTION_CLOSED.
    */
   async setMode(modeId: string): Promise<void> {
     this.#assertRunning('setMode');
     if (!this.#ready || !this.sessionId) throw new AseError('ENGINE_NOT_RUNNING', 'acp engine: setMode before the session is ready');
-    await this.#withTimeout(this.#conn!.agent.request('session/set_mode', { sessionId: this.sessionId, modeId }), this.#sessionTimeout(), 'session/set_mode');
+    await this.#request(this.#conn!.agent.request('session/set_mode', { sessionId: this.sessionId, modeId }), this.#options.sessionTimeoutMs ?? ACP_DEFAULTS.sessionTimeoutMs, 'session/set_mode');
   }
 
   stop(): Promise<void> {
@@ -345,14 +267,18 @@ export class AcpEngine implements AgentEngine {
     this.#stopping ??= (async () => {
       await this.#spawning;
       if (!this.#proc || this.#events.exited) return;
-      const turn = this.#turn;
+      const turn = this.#turns?.current;
       if (this.#ready && turn && !turn.ended) {
-        await this.#cancelTurn().catch(() => undefined);
+        await this.#turns!.cancel().catch(() => undefined);
         await Promise.race([turn.done, this.#delay(STOP_CANCEL_WAIT_MS)]);
       }
       this.#permissions?.cancelAll('session closed');
-      await this.#terminals?.closeAll().catch(() => undefined);
-      await this.#proc.stop();
+      await this.#services.terminals?.closeAll().catch(() => undefined);
+      try {
+        await this.#proc.stop();
+      } catch (error) {
+        throw toAseError(error, 'ENGINE_ERROR'); // a custom spawner's process may fail its stop
+      }
       await this.#events.exitedEmitted;
     })();
     return this.#stopping;
@@ -360,98 +286,31 @@ export class AcpEngine implements AgentEngine {
 
   // ------------------------------------------------------------------------------ start-up
 
-  #argv(): { argv: { file: string; args: string[] }; preset: AcpPreset | undefined } {
-    const o = this.#options;
-    // `ase --bin` replaces the executable like `command` does (the preset then only lends its env and shutdown).
-    const file = this.#context.bin ?? o.command;
-    if (file !== undefined) return { argv: { file, args: [...(o.args ?? [])] }, preset: o.preset ? ACP_PRESETS[o.preset] : undefined };
-    if (!o.preset) throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
-    const preset = ACP_PRESETS[o.preset];
-    const argv = preset.resolve();
-    return { argv: { file: argv.file, args: [...argv.args, ...(o.args ?? [])] }, preset };
-  }
-
-  /** Scrubbed env: the allow-list (plus `passEnv`), a private HOME, the preset's, then the caller's. */
-  #env(preset: AcpPreset | undefined): Record<string, string> {
-    const o = this.#options;
-    const set: Record<string, string> = { ...(preset?.env ?? {}) };
-    const home = o.home ?? 'private';
-    if (home === 'private') set['HOME'] = privateHome(preset?.name ?? 'custom');
-    else if (home !== 'inherit') {
-      mkdirSync(home, { recursive: true, mode: 0o700 });
-      set['HOME'] = home;
-    }
-    const env = buildEnv({ allow: [...DEFAULT_ENV_ALLOW, ...(o.passEnv ?? [])], set: { ...set, ...(o.env ?? {}) } });
-    // Also in front of a caller's PATH: a node preset means "this Node", for the agent's children too.
-    if (preset?.node) {
-      const nodeDir = dirname(process.execPath);
-      env['PATH'] = [nodeDir, ...(env['PATH'] ?? '').split(delimiter).filter((p) => p !== '' && p !== nodeDir)].join(delimiter);
-    }
-    return env;
-  }
-
-  #sessionTimeout(): number {
-    return this.#options.sessionTimeoutMs ?? DEFAULTS.sessionTimeoutMs;
+  #request<T>(request: Promise<T>, ms: number, what: string): Promise<T> {
+    return agentRequest(request, ms, what, this.#context);
   }
 
   async #handshake(workDir: string): Promise<void> {
-    const conn = this.#conn!;
-    const o = this.#options;
     try {
-      const init = await this.#withTimeout(
-        conn.agent.request('initialize', {
-          protocolVersion: PROTOCOL_VERSION,
-          clientCapabilities: {
-            fs: { readTextFile: this.#fs !== undefined, writeTextFile: this.#fs !== undefined },
-            terminal: this.#terminals !== undefined,
-          },
-          clientInfo: { ...CLIENT_INFO },
-        }),
-        o.initializeTimeoutMs ?? DEFAULTS.initializeTimeoutMs,
-        'initialize',
-      );
-      this.initializeResult = init as unknown as Record<string, unknown>;
-      this.timings.initialized = this.#context.now();
-      if (o.authenticate) {
-        await this.#withTimeout(conn.agent.request('authenticate', { ...o.authenticate }), o.initializeTimeoutMs ?? DEFAULTS.initializeTimeoutMs, 'authenticate');
-      }
-      const session: NewSessionRequest = {
-        cwd: workDir,
-        mcpServers: (o.mcpServers ?? []) as McpServer[],
-        ...(o.additionalDirectories && { additionalDirectories: o.additionalDirectories }),
-      };
-      const token = this.#spec!.resumeToken;
-      const canLoad = init.agentCapabilities?.loadSession === true;
-      let loaded = false;
-      if (token !== undefined) {
-        try {
-          if (!canLoad) throw new AseError('ENGINE_START_FAILED', 'the agent does not support session/load');
-          this.#loading = true;
-          this.#historyTranslator = new AcpTranslator({ idPrefix: `acp-${this.#spec!.gen}-history`, includeUserMessages: true });
-          this.sessionId = token;
-          const result = await this.#withTimeout(conn.agent.request('session/load', { sessionId: token, ...session }), this.#sessionTimeout(), 'session/load');
-          this.sessionResult = (result ?? {}) as Record<string, unknown>;
-          loaded = true;
-        } catch (error) {
-          if (this.#gone()) return;
-          this.sessionId = undefined;
-          if ((o.loadFallback ?? 'new') === 'fail') throw error;
-          this.#events.emit({ type: 'error', kind: 'protocol', message: `acp engine: session/load of ${token} failed (${errorMessage(error)}); started a new session`, retryable: true });
-        } finally {
-          this.#endHistory();
-        }
-      }
-      if (!loaded) {
-        const result = await this.#withTimeout(conn.agent.request('session/new', session), this.#sessionTimeout(), 'session/new');
-        this.sessionResult = { ...result };
-        this.sessionId = result.sessionId;
-      }
-      if (o.modeId !== undefined) {
-        await this.#withTimeout(conn.agent.request('session/set_mode', { sessionId: this.sessionId!, modeId: o.modeId }), this.#sessionTimeout(), 'session/set_mode');
-      }
+      const open = await handshake({
+        session: this,
+        agent: this.#conn!.agent,
+        options: this.#options,
+        workDir,
+        gen: this.#spec!.gen,
+        resumeToken: this.#spec!.resumeToken,
+        services: this.#services,
+        replay: this.#replay,
+        events: this.#events,
+        now: () => this.#context.now(),
+        request: (request, ms, what) => this.#request(request, ms, what),
+        gone: () => this.#gone(),
+      });
+      if (!open) return;
     } catch (error) {
       if (this.#gone()) return; // the exit path reports it, with the exit status and stderr
-      this.#events.emit({ type: 'error', kind: error instanceof RequestError && error.code === -32000 ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
+      const auth = error instanceof AgentError && error.upstreamCode === -32000;
+      this.#events.emit({ type: 'error', kind: auth ? 'auth' : 'fatal', message: `acp engine: start-up failed: ${errorMessage(error)}${this.#stderrSuffix()}`, retryable: false });
       this.#kill('start-up failed');
       return;
     }
@@ -460,102 +319,7 @@ export class AcpEngine implements AgentEngine {
     this.#ready = true;
     this.timings.ready = this.#context.now();
     this.#events.emit({ type: 'ready' });
-    this.#pump();
-  }
-
-  #endHistory(): void {
-    if (!this.#loading) return;
-    this.#loading = false;
-    this.#loadKey = undefined;
-    const translator = this.#historyTranslator;
-    if (translator) this.#pushHistory(translator.endTurn({ cancelled: false }));
-  }
-
-  /** History keeps what lasts (messages, tool calls and results), not the streaming deltas. */
-  #pushHistory(bodies: AgentEventBody[]): void {
-    for (const body of bodies) if (body.type === 'message' || body.type === 'tool_call' || body.type === 'tool_result') this.history.push(body);
-  }
-
-  // ------------------------------------------------------------------------------ turns
-
-  #pump(): void {
-    if (!this.#ready || this.#turn || this.#events.exited || this.#stopRequested || this.#killReason) return;
-    const message = this.#queue.shift();
-    if (!message) return;
-    // Late output of the previous turn is closed here, not merged into this turn.
-    const late = this.#translator!.beginTurn();
-    let markDone!: () => void;
-    const done = new Promise<void>((r) => (markDone = r));
-    const cost = this.#translator!.info.cost;
-    const turn: Turn = { localId: message.localId, cancelled: false, ended: false, costAtStart: cost?.currency === 'USD' ? cost.amount : undefined, done, markDone };
-    this.#turn = turn;
-    this.#conn!.agent
-      .request('session/prompt', { sessionId: this.sessionId!, prompt: [{ type: 'text', text: message.text }] })
-      // Results and errors are handled in wire order by #onInbound; a rejection without a
-      // response means the connection closed, which the exit path reports.
-      .catch(() => undefined);
-    // Emitted once the turn is set and its prompt queued: a listener reacting (send, abort) sees a consistent state.
-    for (const body of late) this.#events.emit(body);
-  }
-
-  /** The prompt's response arrived (in wire order): the turn ends here. */
-  #finishTurn(turn: Turn, response: { result?: unknown; error?: { code: number; message: string; data?: unknown } }): void {
-    if (turn.ended) return;
-    const stopReason = isRecord(response.result) && typeof response.result['stopReason'] === 'string' ? response.result['stopReason'] : undefined;
-    const cancelled = turn.cancelled || stopReason === 'cancelled';
-    this.#endTurn(turn, cancelled);
-    if (response.error && !turn.cancelled) {
-      const { code, message, data } = response.error;
-      const { kind, retryable } = classifyRpcError(code, message, data);
-      this.#events.emit({ type: 'error', kind, message: `acp agent: session/prompt failed: ${message} (JSON-RPC ${code})${data === undefined ? '' : ` ${JSON.stringify(data)}`}`, retryable });
-      this.#events.emit({ type: 'turn_complete', status: 'failed', usage: turnUsage(undefined) });
-    } else {
-      const usage = turnUsage(response.result);
-      const cost = this.#translator!.info.cost;
-      if (turn.costAtStart !== undefined && cost?.currency === 'USD') usage.costUsd = Math.max(0, cost.amount - turn.costAtStart);
-      this.#events.emit({ type: 'turn_complete', status: cancelled ? 'cancelled' : 'completed', ...(stopReason !== undefined && { stopReason }), usage });
-    }
-    this.#pump();
-  }
-
-  /** Common end of a turn: translator flush, timers, open permissions get their grace period. */
-  #endTurn(turn: Turn, cancelled: boolean): void {
-    turn.ended = true;
-    if (this.#turn === turn) this.#turn = undefined;
-    if (turn.cancelTimer) this.#context.clearTimeout(turn.cancelTimer);
-    for (const body of this.#translator!.endTurn({ cancelled })) this.#events.emit(body);
-    this.#permissions!.expireLater('turn ended');
-    turn.markDone();
-  }
-
-  /**
-   * Cancels the running turn: `session/cancel`, then every open permission answered `cancelled`
-   * (ACP requires both). The turn still ends through its prompt response (forced to `cancelled`);
-   * if none comes within `cancelTimeoutMs`, the turn is ended here and the agent stopped.
-   * `only` = the request that prompted the cancel, answered even when no turn runs.
-   */
-  async #cancelTurn(only?: PendingPermission): Promise<void> {
-    const turn = this.#turn;
-    const permissions = this.#permissions!;
-    if (!turn || turn.ended || turn.cancelled) {
-      if (only) permissions.settle(only.requestId, { outcome: 'cancelled' }, 'cancelled');
-      if (turn?.cancelled) permissions.cancelAll('turn cancelled');
-      return;
-    }
-    turn.cancelled = true;
-    const sent = this.#conn!.agent.notify('session/cancel', { sessionId: this.sessionId! });
-    permissions.cancelAll('turn cancelled');
-    turn.cancelTimer = this.#context.setTimeout(() => this.#cancelTimedOut(turn), timerMs(this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs));
-    await sent.catch(() => undefined); // a dead connection is reported by the exit path
-  }
-
-  #cancelTimedOut(turn: Turn): void {
-    if (turn.ended || this.#events.exited) return;
-    const ms = this.#options.cancelTimeoutMs ?? DEFAULTS.cancelTimeoutMs;
-    this.#events.emit({ type: 'error', kind: 'protocol', message: `acp agent did not end the cancelled turn within ${ms} ms; stopping it`, retryable: true });
-    this.#endTurn(turn, true);
-    this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO_USAGE } });
-    this.#kill('cancel timed out');
+    this.#turns!.pump();
   }
 
   // ------------------------------------------------------------------------------ the wire
@@ -568,88 +332,14 @@ export class AcpEngine implements AgentEngine {
 
   #onOutbound(message: AnyMessage): void {
     this.#tapMessage('to_agent', message);
-    const wire = classifyWire(message);
-    if (wire.kind !== 'request') return;
-    const key = rpcKey(wire.id);
-    this.#outgoing.set(key, wire.method);
-    if (wire.method === 'session/prompt' && this.#turn && this.#turn.promptKey === undefined) this.#turn.promptKey = key;
-    if (wire.method === 'session/load') this.#loadKey = key;
+    this.#wire!.outbound(message);
   }
 
   #onInbound(message: AnyMessage): void {
     this.#tapMessage('from_agent', message);
     if (this.#events.exited) return;
     // Traffic that produced no event still shows the agent alive (stall watchdog).
-    this.#events.observe(() => this.#interpret(message));
-  }
-
-  #interpret(message: AnyMessage): void {
-    const wire = classifyWire(message);
-    if (wire.kind === 'notification' && wire.method === 'session/update') this.#onUpdate(wire.params);
-    else if (wire.kind === 'request' && wire.method === 'session/request_permission') this.#onPermissionRequest(rpcKey(wire.id), wire.params);
-    else if (wire.kind === 'response') {
-      const key = rpcKey(wire.id);
-      const method = this.#outgoing.get(key);
-      this.#outgoing.delete(key);
-      if (method === 'session/prompt') {
-        const turn = this.#turn;
-        if (turn && turn.promptKey === key) this.#finishTurn(turn, wire);
-      } else if (method === 'session/load' && key === this.#loadKey) {
-        this.#endHistory(); // later updates are live, even before our continuation runs
-      } else if (method === 'session/new' && isRecord(wire.result) && typeof wire.result['sessionId'] === 'string') {
-        this.sessionId = wire.result['sessionId']; // updates right behind the response are routed already
-      }
-    }
-  }
-
-  #onUpdate(params: unknown): void {
-    const update = readSessionUpdate(params);
-    if (!update) {
-      noteSkipped(this.unhandled, { reason: 'malformed session/update', raw: params });
-      return;
-    }
-    if (update.sessionId !== this.sessionId) {
-      noteSkipped(this.unhandled, { reason: `session/update for unknown session ${update.sessionId}`, raw: params });
-      return;
-    }
-    if (this.#loading) {
-      this.#pushHistory(this.#historyTranslator!.update(update));
-      return;
-    }
-    if (!this.#turn) this.lateMessages++;
-    for (const body of this.#translator!.update(update)) this.#events.emit(body);
-  }
-
-  #onPermissionRequest(key: string, params: unknown): void {
-    const request = readPermissionRequest(params);
-    if (!request || request.sessionId !== this.sessionId) {
-      // No answer registered: the SDK handler answers it with an invalid-params error.
-      noteSkipped(this.unhandled, { reason: 'malformed session/request_permission or unknown session', raw: params });
-      return;
-    }
-    const permissions = this.#permissions!;
-    const call = request.toolCall;
-    const input = call.rawInput ?? { ...(call.title !== undefined && { title: call.title }), ...(call.content && { content: call.content }), ...(call.locations && { locations: call.locations }) };
-    const pending = permissions.open(key, call.toolCallId, request.options, input);
-    for (const body of this.#translator!.permissionToolCall(call)) this.#events.emit(body);
-    const turn = this.#turn;
-    if (turn?.cancelled) {
-      permissions.settle(pending.requestId, { outcome: 'cancelled' }, 'turn cancelled');
-      return;
-    }
-    this.#events.emit({
-      type: 'permission_request',
-      requestId: pending.requestId,
-      toolName: call.name ?? this.#translator!.toolName(call.toolCallId) ?? call.kind ?? 'tool',
-      input,
-      callId: call.toolCallId,
-      suggestions: request.options,
-    });
-    if (!turn) {
-      // Arrived after its turn ended (agents desync): answerable for the grace period only.
-      this.lateMessages++;
-      permissions.expireLater('no turn running');
-    }
+    this.#events.observe(() => this.#wire!.inbound(message));
   }
 
   // ------------------------------------------------------------------------------ the end
@@ -662,15 +352,15 @@ export class AcpEngine implements AgentEngine {
   #onConnectionClosed(): void {
     this.#context.setTimeout(() => {
       if (this.#processExited || this.#events.exited || this.#stopRequested || this.#killReason) return;
-      const reason = this.#conn?.signal.reason;
+      const reason: unknown = this.#conn?.signal.reason;
       this.#events.emit({ type: 'error', kind: 'protocol', message: `acp engine: the connection to the agent closed: ${errorMessage(reason ?? 'unknown reason')}`, retryable: true });
       this.#kill('connection closed');
-    }, EXIT_DRAIN_MS);
+    }, STDOUT_DRAIN_MS);
   }
 
   async #onExit(exit: ProcessExit): Promise<void> {
     this.#processExited = true;
-    await Promise.race([this.#stdoutEnd, this.#delay(EXIT_DRAIN_MS)]);
+    await drainWithin(this.#proc!.stdout, STDOUT_DRAIN_MS, (ms) => this.#delay(ms));
     // The agent is gone, but what it spawned may not be (tool commands run in sessions of their
     // own and outlive a crashed agent). Nobody calls stop() after `exited` (the runtime forgets
     // the engine), so the supervisor's ladder runs here; when the exit was requested it is the
@@ -678,12 +368,12 @@ export class AcpEngine implements AgentEngine {
     await this.#proc?.stop();
     this.#conn?.close(new AseError('CONNECTION_CLOSED', `agent exited (code ${exit.code}, signal ${exit.signal})`));
     this.#permissions?.cancelAll('agent exited');
-    await this.#terminals?.closeAll().catch(() => undefined);
+    await this.#services.terminals?.closeAll().catch(() => undefined);
     if (this.#events.exited) return;
     const expected = this.#stopRequested || this.#killReason !== undefined;
-    const turn = this.#turn;
+    const turn = this.#turns?.current;
     if (turn && !turn.ended) {
-      this.#endTurn(turn, true);
+      this.#turns!.end(turn, true);
       if (this.#stopRequested || turn.cancelled) {
         this.#events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO_USAGE } });
       } else {
@@ -704,7 +394,7 @@ export class AcpEngine implements AgentEngine {
   #kill(reason: string): void {
     this.#killReason ??= reason;
     this.#permissions?.cancelAll(reason);
-    void this.#terminals?.closeAll().catch(() => undefined);
+    void this.#services.terminals?.closeAll().catch(() => undefined);
     void this.#proc?.stop();
   }
 
@@ -715,23 +405,6 @@ export class AcpEngine implements AgentEngine {
   #stderrSuffix(): string {
     const tail = this.stderrTail().trim();
     return tail ? `; stderr: ${tail.slice(-2000)}` : '';
-  }
-
-  #withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-    if (!(ms > 0) || !Number.isFinite(ms)) return promise;
-    return new Promise<T>((resolvePromise, reject) => {
-      const timer = this.#context.setTimeout(() => reject(new AseError('ENGINE_ERROR', `acp engine: ${what} got no response within ${ms} ms`)), timerMs(ms));
-      promise.then(
-        (value) => {
-          this.#context.clearTimeout(timer);
-          resolvePromise(value);
-        },
-        (error: unknown) => {
-          this.#context.clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
   }
 
   #delay(ms: number): Promise<void> {
@@ -747,29 +420,4 @@ export class AcpEngine implements AgentEngine {
       throw new AseError('ENGINE_NOT_RUNNING', `acp engine: ${what}() while the engine is not running`);
     }
   }
-
-}
-
-/**
- * `<tmp>/ase-acp-<uid>/<agent>`: private to this user, stable across generations (for session/load).
- * The temp dir is shared and the name predictable, so both levels must be real directories owned
- * by us that nobody else can write: otherwise another user could have planted a config file (an
- * MCP server, a model endpoint) that the agent would load with our rights.
- */
-function privateHome(name: string): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-  const base = join(tmpdir(), `ase-acp-${uid ?? 'user'}`);
-  const dir = join(base, name.replace(/[^A-Za-z0-9._-]/g, '_'));
-  for (const path of [base, dir]) {
-    try {
-      mkdirSync(path, { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const st = lstatSync(path);
-    if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
-      throw new AseError('INVALID_OPTIONS', `acp engine: the private HOME ${path} is not private (a symlink, another user's, or writable by others); remove it or set \`home\``);
-    }
-  }
-  return dir;
 }

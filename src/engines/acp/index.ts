@@ -3,7 +3,9 @@ import type { EngineFactory } from '../core/engine.js';
 import { ACP_CAPABILITIES, AcpEngine } from './engine.js';
 import type { AcpEngineOptions } from './options.js';
 
-export { ACP_CAPABILITIES, AcpEngine, classifyRpcError, turnUsage } from './engine.js';
+export { ACP_CAPABILITIES, AcpEngine } from './engine.js';
+export { classifyRpcError } from './errors.js';
+export { turnUsage } from './usage.js';
 export { resolveAcpOptions, type AcpEngineOptions, type AcpFsOptions, type AcpTerminalOptions, type AgentProcess, type AgentSpawner } from './options.js';
 export { ACP_PRESETS, ACP_PRESET_NAMES, isAcpPresetName, packageDir, type AcpPreset, type AcpPresetName } from './presets.js';
 export { AcpTranslator, type AcpSessionInfo, type AcpTranslatorOptions, type SkippedInput } from './translate.js';

@@ -91,6 +91,14 @@ export interface AcpEngineOptions {
   spawn?: AgentSpawner;
 }
 
+/** The defaults of the timeouts above, in one place for the engine and its parts. */
+export const ACP_DEFAULTS = {
+  initializeTimeoutMs: 60_000,
+  sessionTimeoutMs: 60_000,
+  cancelTimeoutMs: 8_000,
+  permissionGraceMs: 2_000,
+} as const;
+
 /**
  * The longest delay a Node timer can hold (2^31-1 ms, about 24.8 days). A longer one fires after
  * 1 ms instead (TimeoutOverflowWarning), so a huge value meant as "practically never" would act as

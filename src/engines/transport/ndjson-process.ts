@@ -5,6 +5,7 @@
  * traffic (an engine's `launcher` option).
  */
 import type { AseError } from '../../errors.js';
+import { drainWithin } from './drain.js';
 import { isLineTooLong, LineSplitter, type LineTooLongError } from './line-splitter.js';
 import { NdjsonWriter, parseLine } from './ndjson.js';
 import { spawnSupervised, type ProcessExit, type ShutdownOptions } from './process-supervisor.js';
@@ -44,9 +45,6 @@ export interface NdjsonProcess {
 
 export type NdjsonLauncher = (spec: NdjsonProcessSpec) => Promise<NdjsonProcess>;
 
-/** How long the exit report waits for stdout to drain (a grandchild may hold the pipe). */
-const STDOUT_DRAIN_MS = 500;
-
 /** Spawns the real process (own process group, env exactly as given). */
 export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
   const proc = await spawnSupervised({
@@ -71,8 +69,6 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
     failed = true;
     spec.onProtocolFailure(error);
   };
-  let drained!: () => void;
-  const stdoutDone = new Promise<void>((resolve) => (drained = resolve));
   proc.stdout.on('data', (chunk: Buffer) => {
     if (failed) return;
     try {
@@ -91,11 +87,10 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
         // a latched too-long line was already reported
       }
     }
-    drained();
   });
-  proc.stdout.once('close', drained);
+  // The drain's own listeners come after the one above, so the last line is delivered first.
   const exited = proc.exited.then(async (exit) => {
-    await Promise.race([stdoutDone, new Promise<void>((r) => setTimeout(r, STDOUT_DRAIN_MS).unref())]);
+    await drainWithin(proc.stdout);
     return exit;
   });
   return {
