@@ -20,6 +20,7 @@ import { RequestError } from '@agentclientprotocol/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfinedFs } from '../../src/engines/acp/client-fs.js';
 import { TerminalManager } from '../../src/engines/acp/client-terminal.js';
+import { toRequestError } from '../../src/engines/acp/client.js';
 import { buildEnv } from '../../src/engines/transport/env.js';
 import { testRunEnv } from '../support/orphan-check.js';
 import { waitNoProcessesUnder } from '../support/processes.js';
@@ -80,7 +81,9 @@ describe('replay of the real claude-code-acp fs/terminal traffic', () => {
     const call = (method: string, params: unknown): Promise<Outcome> =>
       handlers[method]!(params).then(
         (result) => ({ result }),
-        (error: unknown) => {
+        (thrown: unknown) => {
+          // What the client connection answers the agent with (client.ts converts at the SDK boundary).
+          const error = toRequestError(thrown);
           if (!(error instanceof RequestError)) throw error;
           return { error: { code: error.code, message: error.message, data: error.data } };
         },

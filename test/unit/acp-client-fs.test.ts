@@ -1,12 +1,12 @@
 /**
  * ConfinedFs (ACP fs/read_text_file, fs/write_text_file) and the confinement rules, rule by rule,
- * on a real temp tree: every denial must be a -32602 RequestError and leave the outside untouched.
+ * on a real temp tree: every denial must be an AseError INVALID_INPUT answered as -32602 and leave the outside untouched.
  */
 import { execFileSync } from 'node:child_process';
 import { linkSync, lstatSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RequestError } from '@agentclientprotocol/sdk';
+import { AseError } from '../../src/errors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfinedFs, LineWindow, lineRange } from '../../src/engines/acp/client-fs.js';
 import { assertOpenedWithin, confineDirectory, confinePath, isWithin, resolveRoots } from '../../src/engines/acp/confinement.js';
@@ -37,12 +37,12 @@ afterEach(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-async function expectDenied(promise: Promise<unknown>, message?: RegExp): Promise<RequestError> {
+async function expectDenied(promise: Promise<unknown>, message?: RegExp): Promise<AseError> {
   const error = await rejection(promise);
-  expect(error).toBeInstanceOf(RequestError);
-  expect((error as RequestError).code).toBe(-32602);
-  if (message) expect((error as RequestError).message).toMatch(message);
-  return error as RequestError;
+  expect(error).toBeInstanceOf(AseError);
+  expect(error).toMatchObject({ code: 'INVALID_INPUT', details: { rpcCode: -32602 } });
+  if (message) expect((error as AseError).message).toMatch(message);
+  return error as AseError;
 }
 
 const read = (path: string, extra: { line?: number | null; limit?: number | null } = {}) => fs.readTextFile({ sessionId, path, ...extra });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RequestError } from '@agentclientprotocol/sdk';
+import { AseError } from '../../src/errors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OutputBuffer, TerminalManager, commandLine, completeLength, shellQuote, type TerminalManagerOptions } from '../../src/engines/acp/client-terminal.js';
 import { buildEnv } from '../../src/engines/transport/env.js';
@@ -67,9 +67,9 @@ async function outputWhen(m: TerminalManager, terminalId: string, predicate: (ou
 
 async function expectRequestError(promise: Promise<unknown>, code: number, message?: RegExp): Promise<void> {
   const error = await rejection(promise);
-  expect(error).toBeInstanceOf(RequestError);
-  expect((error as RequestError).code).toBe(code);
-  if (message) expect((error as RequestError).message).toMatch(message);
+  expect(error).toBeInstanceOf(AseError);
+  expect(error).toMatchObject({ code: code === -32602 ? 'INVALID_INPUT' : 'ENGINE_ERROR', details: { rpcCode: code } });
+  if (message) expect((error as AseError).message).toMatch(message);
 }
 
 async function run(m: TerminalManager, params: { command: string; args?: string[]; cwd?: string | null; env?: { name: string; value: string }[]; outputByteLimit?: number | null }) {

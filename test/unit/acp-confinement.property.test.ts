@@ -5,7 +5,7 @@
  * start inside, beside, above the root or at '/', or are relative.
  *
  * Invariants after every operation:
- * - every failure is a -32602 RequestError;
+ * - every failure is an AseError INVALID_INPUT answered as -32602;
  * - an accepted read never returns outside content, and an existing path it read resolves inside;
  * - an accepted write resolves (kernel realpath of the requested path) inside the root and holds
  *   exactly the written content;
@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RequestError } from '@agentclientprotocol/sdk';
+import { isAseError } from '../../src/errors.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfinedFs } from '../../src/engines/acp/client-fs.js';
@@ -189,7 +189,7 @@ describe('ConfinedFs path confinement (property)', () => {
                     ? await fs.readTextFile({ sessionId: 's', path, line: op.line, limit: op.limit })
                     : await fs.writeTextFile({ sessionId: 's', path, content });
               } catch (error) {
-                if (!(error instanceof RequestError) || error.code !== -32602) throw new Error(`${op.kind} ${path}: unexpected error ${String(error)}`);
+                if (!isAseError(error, 'INVALID_INPUT') || error.details?.['rpcCode'] !== -32602) throw new Error(`${op.kind} ${path}: unexpected error ${String(error)}`);
                 stats.denied++;
                 continue;
               }

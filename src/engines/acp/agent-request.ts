@@ -10,7 +10,7 @@ import { toAcpError } from './errors.js';
 import { timerMs } from './options.js';
 
 /**
- * `request` (the SDK's promise for method `what`), rejected with an AseError `ENGINE_ERROR` if no
+ * `request` (the SDK's promise for method `what`), rejected with an AseError `TIMEOUT` if no
  * response came within `ms` (0 or a non-finite value = no bound), and with {@link toAcpError} of
  * whatever the SDK rejects with.
  */
@@ -19,7 +19,7 @@ export function agentRequest<T>(request: Promise<T>, ms: number, what: string, t
       throw toAcpError(error, what);
     });
   return new Promise<T>((resolvePromise, reject) => {
-    const timer = timers.setTimeout(() => reject(new AseError('ENGINE_ERROR', `acp engine: ${what} got no response within ${ms} ms`)), timerMs(ms));
+    const timer = timers.setTimeout(() => reject(new AseError('TIMEOUT', `acp engine: ${what} got no response within ${ms} ms`, { details: { request: what, timeoutMs: ms } })), timerMs(ms));
     request.then(
       (value) => {
         timers.clearTimeout(timer);

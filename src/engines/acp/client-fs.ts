@@ -27,8 +27,8 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RequestError } from '@agentclientprotocol/sdk';
-import { assertOpenedWithin, confinePath, denied, errnoOf, resolveRoots } from './confinement.js';
+import { AseError, errorMessage } from '../../errors.js';
+import { assertOpenedWithin, confinePath, denied, errnoOf, failed, resolveRoots } from './confinement.js';
 
 export interface ConfinedFsOptions {
   /** The session's working directory; always a root. */
@@ -109,15 +109,15 @@ export class LineWindow {
   }
 }
 
-function ioError(error: unknown, path: string, action: string): RequestError {
-  if (error instanceof RequestError) return error;
+function ioError(error: unknown, path: string, action: string): AseError {
+  if (error instanceof AseError) return error;
   const code = errnoOf(error);
   if (code === 'ELOOP') return denied(`${path} became a symlink while it was being opened`, { path });
   if (code === 'EISDIR') return denied(`${path} is a directory, not a regular file`, { path });
   if (code === 'ENXIO') return denied(`${path} is not a regular file`, { path });
   if (code === 'ENOTDIR') return denied(`a component of ${path} is not a directory`, { path });
   if (code === 'EACCES' || code === 'EPERM') return denied(`permission denied to ${action} ${path}`, { path, errno: code });
-  return RequestError.internalError({ path, errno: code }, `cannot ${action} ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  return failed(`cannot ${action} ${path}: ${errorMessage(error)}`, { path, ...(code !== undefined && { errno: code }) });
 }
 
 function describeType(st: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {

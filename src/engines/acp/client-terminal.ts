@@ -20,10 +20,10 @@
  * `wait_for_exit`) are reported once the shell exited and its stdout/stderr closed, or
  * `EXIT_DRAIN_MS` after the exit when a background process keeps the pipes open.
  */
-import { RequestError } from '@agentclientprotocol/sdk';
 import { buildEnv } from '../transport/env.js';
 import { spawnSupervised, type SupervisedProcess } from '../transport/process-supervisor.js';
-import { confineDirectory, denied, resolveRoots } from './confinement.js';
+import { errorMessage, type AseError } from '../../errors.js';
+import { confineDirectory, denied, failed, resolveRoots } from './confinement.js';
 import { timerMs } from './options.js';
 
 export interface TerminalManagerOptions {
@@ -127,7 +127,7 @@ interface Terminal {
   timedOut: boolean;
 }
 
-function unknownTerminal(sessionId: string, terminalId: unknown): RequestError {
+function unknownTerminal(sessionId: string, terminalId: unknown): AseError {
   return denied(`unknown terminal id ${String(terminalId)} for session ${sessionId} (never created, or released)`, { terminalId, sessionId });
 }
 
@@ -192,24 +192,24 @@ export class TerminalManager {
     const limit = this.outputLimit(params.outputByteLimit);
     const cwd = params.cwd === undefined || params.cwd === null ? this.roots[0]! : await confineDirectory(params.cwd, this.roots);
     if (this.terminals.size + this.creating >= this.maxTerminals) {
-      throw RequestError.internalError({ maxTerminals: this.maxTerminals }, `too many terminals: ${this.maxTerminals} are open; release one first`);
+      throw failed(`too many terminals: ${this.maxTerminals} are open; release one first`, { maxTerminals: this.maxTerminals });
     }
     const env = { ...this.baseEnv };
     for (const { name, value } of envEntries) env[name] = value;
-    if (epoch !== this.epoch) throw RequestError.internalError({}, 'the terminals were closed while this one was starting');
+    if (epoch !== this.epoch) throw failed('the terminals were closed while this one was starting');
     this.creating++;
     let child: SupervisedProcess;
     try {
       child = await spawnSupervised({ file: '/bin/sh', args: ['-c', commandLine(command, args)], cwd, env, shutdown: SHUTDOWN });
     } catch (error) {
-      throw RequestError.internalError({}, `cannot start the terminal: ${error instanceof Error ? error.message : String(error)}`);
+      throw failed(`cannot start the terminal: ${errorMessage(error)}`);
     } finally {
       this.creating--;
     }
     child.stdin.end(); // ACP terminals have no input
     if (epoch !== this.epoch) {
       await child.stop();
-      throw RequestError.internalError({}, 'the terminals were closed while this one was starting');
+      throw failed('the terminals were closed while this one was starting');
     }
     // No await between the spawn resolving and track(): output listeners are attached before any
     // I/O callback can deliver data (stderr already flows into the supervisor's tail).

@@ -13,6 +13,8 @@
  * unhandled (the whole streamed conversation, kept for the life of the engine).
  */
 import { client, RequestError, type ClientConnection, type Stream } from '@agentclientprotocol/sdk';
+import { errorMessage } from '../../errors.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, rpcErrorDetails } from '../transport/json-rpc.js';
 import type { ConfinedFs } from './client-fs.js';
 import type { TerminalManager } from './client-terminal.js';
 import { rpcKey } from './messages.js';
@@ -35,6 +37,28 @@ export interface AcpClientHandlers {
 
 const passThrough = (params: unknown): unknown => params;
 
+/**
+ * Our fs and terminal services refuse with AseErrors carrying a JSON-RPC code (rpcError); the SDK
+ * answers the agent only from its own RequestError, so the answer is converted at this boundary,
+ * worded as the SDK's own constructors word it.
+ */
+export function toRequestError(error: unknown): unknown {
+  const rpc = rpcErrorDetails(error);
+  if (!rpc) return error;
+  const message = errorMessage(error);
+  if (rpc.rpcCode === INVALID_PARAMS) return RequestError.invalidParams(rpc.data, message);
+  if (rpc.rpcCode === INTERNAL_ERROR) return RequestError.internalError(rpc.data, message);
+  return new RequestError(rpc.rpcCode, message, rpc.data);
+}
+
+async function answer<T>(work: () => Promise<T> | T): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw toRequestError(error);
+  }
+}
+
 function require<T>(value: T | undefined, method: string): T {
   // Not advertised, so a well-behaved agent never calls it; one that does gets "method not found".
   if (value === undefined) throw RequestError.methodNotFound(method);
@@ -51,37 +75,37 @@ export function connectAcpClient(stream: Stream, h: AcpClientHandlers): ClientCo
     .onRequest('fs/read_text_file', async ({ params, method }) => {
       const fs = require(h.fs(), method);
       h.checkSession(params.sessionId);
-      return fs.readTextFile(params);
+      return answer(() => fs.readTextFile(params));
     })
     .onRequest('fs/write_text_file', async ({ params, method }) => {
       const fs = require(h.fs(), method);
       h.checkSession(params.sessionId);
-      return fs.writeTextFile(params);
+      return answer(() => fs.writeTextFile(params));
     })
     .onRequest('terminal/create', async ({ params, method }) => {
       const terminals = require(h.terminals(), method);
       h.checkSession(params.sessionId);
-      return terminals.create(params);
+      return answer(() => terminals.create(params));
     })
     .onRequest('terminal/output', async ({ params, method }) => {
       const terminals = require(h.terminals(), method);
       h.checkSession(params.sessionId);
-      return terminals.output(params);
+      return answer(() => terminals.output(params));
     })
     .onRequest('terminal/wait_for_exit', async ({ params, method }) => {
       const terminals = require(h.terminals(), method);
       h.checkSession(params.sessionId);
-      return terminals.waitForExit(params);
+      return answer(() => terminals.waitForExit(params));
     })
     .onRequest('terminal/kill', async ({ params, method }) => {
       const terminals = require(h.terminals(), method);
       h.checkSession(params.sessionId);
-      return terminals.kill(params);
+      return answer(() => terminals.kill(params));
     })
     .onRequest('terminal/release', async ({ params, method }) => {
       const terminals = require(h.terminals(), method);
       h.checkSession(params.sessionId);
-      return terminals.release(params);
+      return answer(() => terminals.release(params));
     })
     .onNotification('session/update', passThrough, () => {})
     // We advertise no elicitation capability; an agent asking anyway is declined, not left hanging.

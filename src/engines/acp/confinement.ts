@@ -18,21 +18,26 @@
  *    closes the window between the check and the open for everything except creating entries
  *    (see client-fs.ts for the residual risk).
  *
- * Violations throw the SDK's `RequestError` with code -32602 (invalid params), which the SDK sends
- * back to the agent as the JSON-RPC error of its request.
+ * Violations throw an AseError `INVALID_INPUT` carrying JSON-RPC code -32602 (invalid params) in its
+ * details; the ACP client connection (client.ts) answers the agent's request with that error.
  */
 import { realpathSync, statSync } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { RequestError } from '@agentclientprotocol/sdk';
 import { AseError } from '../../errors.js';
+import { INTERNAL_ERROR, INVALID_PARAMS, rpcError, type RpcErrorDetails } from '../transport/json-rpc.js';
 
 /** Linux PATH_MAX: longer paths cannot be opened anyway. */
 export const MAX_PATH_BYTES = 4096;
 
-/** A -32602 error with a readable reason and structured data for the agent. */
-export function denied(reason: string, data: Record<string, unknown> = {}): RequestError {
-  return RequestError.invalidParams(data, reason);
+/** A refusal (`INVALID_INPUT`, answered to the agent as -32602) with a readable reason and structured data for the agent. */
+export function denied(reason: string, data: Record<string, unknown> = {}): AseError<RpcErrorDetails> {
+  return rpcError(INVALID_PARAMS, reason, data, 'INVALID_INPUT');
+}
+
+/** A failure on our side (`ENGINE_ERROR`, answered to the agent as -32603). */
+export function failed(reason: string, data: Record<string, unknown> = {}): AseError<RpcErrorDetails> {
+  return rpcError(INTERNAL_ERROR, reason, data, 'ENGINE_ERROR');
 }
 
 /** Error code of a Node system error, if any. */

@@ -12,16 +12,24 @@
  * - Malformed or unmatched messages are reported to `onInvalid` and skipped, never thrown.
  */
 import { AgentError, AseError, toAseError } from '../../errors.js';
+import type { ErrorCode } from '../../events/error-codes.js';
 import type { NdjsonWriter } from './ndjson.js';
 
 export type JsonRpcId = number | string;
 
 /**
  * What a request handler throws to answer with a specific JSON-RPC error (anything else it throws
- * is answered with -32603): an AseError with code `PROTOCOL_ERROR` and the `rpcCode` in its details.
+ * is answered with -32603): an AseError (code `PROTOCOL_ERROR` unless given) with the `rpcCode`,
+ * and any data for the agent, in its details.
  */
-export function rpcError(rpcCode: number, message: string, data?: unknown): AseError<RpcErrorDetails> {
-  return new AseError('PROTOCOL_ERROR', message, { details: { rpcCode, ...(data !== undefined && { data }) } });
+export function rpcError(rpcCode: number, message: string, data?: unknown, code: ErrorCode = 'PROTOCOL_ERROR'): AseError<RpcErrorDetails> {
+  return new AseError(code, message, { details: { rpcCode, ...(data !== undefined && { data }) } });
+}
+
+/** The JSON-RPC error an AseError asks to be answered with (see {@link rpcError}), if any. */
+export function rpcErrorDetails(error: unknown): RpcErrorDetails | undefined {
+  const details = error instanceof AseError ? (error.details as Partial<RpcErrorDetails> | undefined) : undefined;
+  return typeof details?.rpcCode === 'number' ? { rpcCode: details.rpcCode, ...(details.data !== undefined && { data: details.data }) } : undefined;
 }
 
 export type RpcErrorDetails = {
@@ -238,8 +246,8 @@ export class JsonRpcPeer {
     outcome.then(
       (result) => this.#answer(id, { result: result ?? {} }),
       (error: unknown) => {
-        const details = error instanceof AseError && error.code === 'PROTOCOL_ERROR' ? (error.details as Partial<RpcErrorDetails> | undefined) : undefined;
-        if (typeof details?.rpcCode === 'number') {
+        const details = rpcErrorDetails(error);
+        if (details) {
           this.#answer(id, { error: { code: details.rpcCode, message: error instanceof Error ? error.message : String(error), ...(details.data !== undefined && { data: details.data }) } });
         } else {
           this.#answer(id, { error: { code: INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) } });
