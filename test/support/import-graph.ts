@@ -68,7 +68,7 @@ export const LAYERS: readonly Layer[] = [
   { name: 'errors', owns: is('errors.ts'), mayImport: under('events'), packages: [] },
   { name: 'actors', owns: under('actors'), mayImport: any(under('events'), under('actors')), packages: ['xstate', 'zod'] },
   { name: 'engines/core', owns: under('engines/core'), mayImport: any(under('events'), is('errors.ts'), under('engines/core')), packages: ['zod'] },
-  { name: 'engines/transport', owns: under('engines/transport'), mayImport: any(is('errors.ts'), under('engines/transport')) },
+  { name: 'engines/transport', owns: under('engines/transport'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport')) },
   { name: 'engines/default-registry', owns: is('engines/default-registry.ts'), mayImport: under('engines') },
   {
     name: 'engines/<protocol>',
