@@ -124,6 +124,7 @@ export { FileStore, type FileStoreOptions } from './runtime/store/file-store.js'
 export type { TranscriptJournal } from './runtime/journal/transcript-journal.js';
 export { FileJournal, type FileJournalOptions } from './runtime/journal/file-journal.js';
 export { MemoryJournal } from './runtime/journal/memory-journal.js';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './runtime/input-limits.js';
 
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';

@@ -58,6 +58,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     store,
     journal,
     ...(opts.bin !== undefined && { bin: opts.bin }),
+    ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
   });
   const session = new SessionHandle(sessionId, runtime);
   if (opts.onNotice) session.on('*', opts.onNotice);
