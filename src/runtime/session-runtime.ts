@@ -11,6 +11,7 @@ import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import type { AgentEngine } from '../engines/core/engine.js';
+import type { ProcessObserver } from '../engines/core/process-observer.js';
 import { AseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { checkMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './input-limits.js';
@@ -27,6 +28,8 @@ export interface RuntimeOptions {
   journal: TranscriptJournal;
   /** Overrides the agent executable for every engine. */
   bin?: string;
+  /** Told about every process an engine spawns (EngineContext.processes): the process registry. */
+  processes?: ProcessObserver;
   /** Largest `send` text in UTF-8 bytes; a larger one is refused with `INVALID_INPUT`. Default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
   maxMessageBytes?: number;
   /** XState inspection hook (the model-based harness uses it for transition coverage). */
@@ -189,7 +192,7 @@ export class SessionRuntime {
   }
 
   #startEngine(effect: EffectOf<'engine.start'>): void {
-    const { clock, registry, bin } = this.#opts;
+    const { clock, registry, bin, processes } = this.#opts;
     let engine: AgentEngine;
     try {
       engine = registry.get(effect.agent).create({
@@ -197,6 +200,7 @@ export class SessionRuntime {
         setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
         clearTimeout: (h) => clock.clearTimeout(h),
         ...(bin !== undefined && { bin }),
+        ...(processes && { processes }),
       });
     } catch (error) {
       this.#engineFailed(effect.gen, error, 'fatal', true);

@@ -187,6 +187,7 @@ export class ClaudeEngine implements AgentEngine {
       env,
       ...(this.#options.shutdown && { shutdown: this.#options.shutdown }),
       ...(this.#options.maxLineBytes !== undefined && { maxLineBytes: this.#options.maxLineBytes }),
+      ...(ctx.processes && { observer: ctx.processes }),
       onMessage: (value) => this.#onMessage(value),
       onInvalidLine: (reason, line) => this.#onMessage(undefined, { reason, line }),
       onProtocolFailure: (error) => this.#onProtocolFailure(error),
