@@ -7,10 +7,11 @@
 import { AseError } from '../../errors.js';
 import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEvent, type AgentEventBody } from '../../events/agent-event.js';
 import { describeId, resumeTokenProblem } from './agent-ids.js';
+import { noteSkipped } from './skipped-inputs.js';
 import type { AgentEventListener, EngineContext } from './engine.js';
 import { EventOutbox } from './event-outbox.js';
 
-/** A body that failed AgentEvent validation (an engine bug if it ever happens), kept for diagnostics. */
+/** A body that failed AgentEvent validation (an engine bug if it ever happens), kept for diagnostics (bounded: skipped-inputs.ts). */
 export interface InvalidEvent {
   reason: string;
   raw: unknown;
@@ -92,7 +93,8 @@ export class EngineEvents {
     const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#gen, at });
     if (!parsed.success) {
       if (this.#onInvalid === 'throw') throw parsed.error;
-      this.#invalid.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
+      // Bounded like skipped input: a translation bug fed by a hostile agent must not grow without end.
+      noteSkipped(this.#invalid, { reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
       return undefined;
     }
     const event = parsed.data;
