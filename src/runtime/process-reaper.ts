@@ -12,7 +12,8 @@
  *   recorded process, or a process identified above is in it) and it started after the agent, or
  * - its parent is one of the above (its children, found again after everything was stopped).
  * Everything found is SIGSTOPped first, then the table is read again (so nothing forks away between
- * the scan and the kill), then SIGKILLed.
+ * the scan and the kill), then SIGKILLed. The reaping process and its ancestors are never touched
+ * (a host started from a dead host's agent, e.g. by its Bash tool, carries that host's tag).
  *
  * A host is dead when it ran on this machine and its pid is gone, shows another start time, or
  * belongs to an earlier boot (then its processes are gone too: only the record is removed).
@@ -130,8 +131,11 @@ function findVictims(records: readonly ProcessRecord[], known: ReadonlyMap<numbe
   const table = readTable();
   const byPid = new Map(table.map((st) => [st.pid, st]));
   const victims = new Map<number, bigint>();
+  // Never this process or its ancestors (a host started by a dead host's agent carries its tag).
+  const spared = new Set<number>();
+  for (let pid: number | undefined = process.pid; pid !== undefined && pid > 1 && !spared.has(pid); pid = byPid.get(pid)?.ppid) spared.add(pid);
   const take = (st: Stat | undefined): void => {
-    if (!st || st.pid === process.pid || st.pid <= 1 || st.state === 'Z' || st.state === 'X') return;
+    if (!st || spared.has(st.pid) || st.pid <= 1 || st.state === 'Z' || st.state === 'X') return;
     victims.set(st.pid, st.starttime);
   };
   for (const [pid, start] of known) if (byPid.get(pid)?.starttime === start) take(byPid.get(pid));
