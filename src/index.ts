@@ -124,6 +124,9 @@ export { FileStore, type FileStoreOptions } from './runtime/store/file-store.js'
 export type { TranscriptJournal } from './runtime/journal/transcript-journal.js';
 export { FileJournal, type FileJournalOptions } from './runtime/journal/file-journal.js';
 export { MemoryJournal } from './runtime/journal/memory-journal.js';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './runtime/input-limits.js';
+export { ProcessRegistry, type ProcessRegistryOptions, type ProcessRecord } from './runtime/process-registry.js';
+export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runtime/process-reaper.js';
 
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
@@ -131,6 +134,8 @@ export { EngineRegistry } from './engines/core/registry.js';
 export { defaultRegistry } from './engines/default-registry.js';
 export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';
 export type { ShutdownOptions } from './engines/transport/process-supervisor.js';
+export type { ProcessObserver, ProcessWatch, SpawnedProcessInfo, DescendantInfo } from './engines/core/process-observer.js';
+export { setHostSignalHandling } from './engines/transport/host-signals.js';
 
 // The built-in engines: factories and their options (engine classes and extras: the subpath entries)
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';

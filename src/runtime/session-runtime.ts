@@ -11,8 +11,10 @@ import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import type { AgentEngine } from '../engines/core/engine.js';
+import type { ProcessObserver } from '../engines/core/process-observer.js';
 import { AseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
+import { checkMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './input-limits.js';
 import type { Effect, EffectOf } from '../events/effect.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from './journal/transcript-journal.js';
@@ -26,6 +28,10 @@ export interface RuntimeOptions {
   journal: TranscriptJournal;
   /** Overrides the agent executable for every engine. */
   bin?: string;
+  /** Told about every process an engine spawns (EngineContext.processes): the process registry. */
+  processes?: ProcessObserver;
+  /** Largest `send` text in UTF-8 bytes; a larger one is refused with `INVALID_INPUT`. Default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
+  maxMessageBytes?: number;
   /** XState inspection hook (the model-based harness uses it for transition coverage). */
   inspect?: (event: InspectionEvent) => void;
 }
@@ -91,6 +97,7 @@ export class SessionRuntime {
    * caused (a `client.error` among them means it was refused and nothing was applied).
    */
   dispatch(input: SessionInput): Effect[] {
+    if (input?.type === 'send' && typeof input.text === 'string') checkMessageSize(input.text, this.#opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
     const parsed = SessionInputSchema.safeParse(input);
     if (!parsed.success) {
       throw new AseError('INVALID_INPUT', `invalid ${String((input as { type?: unknown })?.type ?? 'input')}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`);
@@ -185,7 +192,7 @@ export class SessionRuntime {
   }
 
   #startEngine(effect: EffectOf<'engine.start'>): void {
-    const { clock, registry, bin } = this.#opts;
+    const { clock, registry, bin, processes } = this.#opts;
     let engine: AgentEngine;
     try {
       engine = registry.get(effect.agent).create({
@@ -193,6 +200,7 @@ export class SessionRuntime {
         setTimeout: (fn, ms) => clock.setTimeout(fn, ms),
         clearTimeout: (h) => clock.clearTimeout(h),
         ...(bin !== undefined && { bin }),
+        ...(processes && { processes }),
       });
     } catch (error) {
       this.#engineFailed(effect.gen, error, 'fatal', true);

@@ -5,6 +5,8 @@ import { defaultRegistry } from '../engines/default-registry.js';
 import { AseError } from '../errors.js';
 import { RealClock } from '../runtime/clock.js';
 import { FileJournal } from '../runtime/journal/file-journal.js';
+import { reapOrphanedProcesses } from '../runtime/process-reaper.js';
+import { ProcessRegistry } from '../runtime/process-registry.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { FileStore } from '../runtime/store/file-store.js';
 import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
@@ -23,6 +25,9 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   const opts = parseSessionOptions(options);
   if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was already aborted');
   const dataDir = opts.dataDir ?? defaultDataDir();
+  // What a dead host left running is killed before anything new starts (its agent may be this session's).
+  const processDir = path.join(dataDir, 'processes');
+  await reapOrphanedProcesses(processDir).catch((error: unknown) => process.emitWarning(`agent-session-engine: reaping ${processDir} failed: ${String(error)}`));
   const store = opts.store ?? new FileStore({ dir: path.join(dataDir, 'sessions') });
   const journal = opts.journal ?? new FileJournal({ dir: path.join(dataDir, 'transcripts') });
   const clock = opts.clock ?? new RealClock();
@@ -58,6 +63,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     store,
     journal,
     ...(opts.bin !== undefined && { bin: opts.bin }),
+    ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
+    processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
   });
   const session = new SessionHandle(sessionId, runtime);
   if (opts.onNotice) session.on('*', opts.onNotice);

@@ -49,6 +49,8 @@ export const SessionOptionsSchema = z
     engineOptions: z.record(z.string(), z.unknown()).optional(),
     /** Overrides the agent executable. */
     bin: z.string().min(1).optional(),
+    /** Largest `send()` text in UTF-8 bytes (default 1 MiB); a larger one is refused with `INVALID_INPUT`. */
+    maxMessageBytes: z.number().int('maxMessageBytes must be a whole number of bytes').positive('maxMessageBytes must be at least 1').optional(),
     config: ConfigSchema.optional(),
     /** Aborting it stops the session (and its engine). */
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'signal must be an AbortSignal').optional(),

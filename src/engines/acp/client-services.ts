@@ -4,6 +4,7 @@
  * spawned, because their roots are resolved (realpath) here: a root that does not exist is a
  * start failure, not a surprise in the middle of a turn.
  */
+import type { ProcessObserver } from '../core/process-observer.js';
 import { DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import { ConfinedFs } from './client-fs.js';
 import { TerminalManager } from './client-terminal.js';
@@ -14,8 +15,11 @@ export interface ClientServices {
   terminals: TerminalManager | undefined;
 }
 
-/** `agentEnv` is the agent's environment: terminals get its allow-listed part unless `terminal.env` is given. */
-export function clientServices(options: AcpEngineOptions, workDir: string, agentEnv: Record<string, string>): ClientServices {
+/**
+ * `agentEnv` is the agent's environment: terminals get its allow-listed part unless `terminal.env`
+ * is given. `processes` records the terminals' processes like the agent's (EngineContext.processes).
+ */
+export function clientServices(options: AcpEngineOptions, workDir: string, agentEnv: Record<string, string>, processes?: ProcessObserver): ClientServices {
   let fs: ConfinedFs | undefined;
   let terminals: TerminalManager | undefined;
   const fsOptions = options.fs;
@@ -37,6 +41,7 @@ export function clientServices(options: AcpEngineOptions, workDir: string, agent
       ...(terminal.maxTerminals !== undefined && { maxTerminals: terminal.maxTerminals }),
       ...(terminal.defaultOutputByteLimit !== undefined && { defaultOutputByteLimit: terminal.defaultOutputByteLimit }),
       ...(terminal.wallClockMs !== undefined && { wallClockMs: terminal.wallClockMs }),
+      ...(processes && { processes }),
     });
   }
   return { fs, terminals };

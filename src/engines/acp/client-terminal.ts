@@ -21,7 +21,7 @@
  * `EXIT_DRAIN_MS` after the exit when a background process keeps the pipes open.
  */
 import { buildEnv } from '../transport/env.js';
-import { spawnSupervised, type SupervisedProcess } from '../transport/process-supervisor.js';
+import { spawnSupervised, type ProcessObserver, type SupervisedProcess } from '../transport/process-supervisor.js';
 import { errorMessage, type AseError } from '../../errors.js';
 import { confineDirectory, denied, failed, resolveRoots } from './confinement.js';
 import { timerMs } from './options.js';
@@ -43,6 +43,8 @@ export interface TerminalManagerOptions {
   defaultOutputByteLimit?: number;
   /** A terminal's process group is killed this long after creation. Default 10 minutes. */
   wallClockMs?: number;
+  /** Records each terminal's process for the host, like the agent's (EngineContext.processes). */
+  processes?: ProcessObserver;
 }
 
 export const DEFAULT_MAX_TERMINALS = 8;
@@ -156,6 +158,7 @@ export class TerminalManager {
   private readonly maxTerminals: number;
   private readonly defaultOutputByteLimit: number;
   private readonly wallClockMs: number;
+  private readonly processes: ProcessObserver | undefined;
   private readonly terminals = new Map<string, Terminal>();
   /** Creations between their cap check and their registration (counted against the cap). */
   private creating = 0;
@@ -169,6 +172,7 @@ export class TerminalManager {
     this.maxTerminals = options.maxTerminals ?? DEFAULT_MAX_TERMINALS;
     this.defaultOutputByteLimit = options.defaultOutputByteLimit ?? DEFAULT_OUTPUT_BYTE_LIMIT;
     this.wallClockMs = timerMs(options.wallClockMs ?? DEFAULT_WALL_CLOCK_MS);
+    this.processes = options.processes;
   }
 
   /** Number of terminals created and not released. */
@@ -200,7 +204,7 @@ export class TerminalManager {
     this.creating++;
     let child: SupervisedProcess;
     try {
-      child = await spawnSupervised({ file: '/bin/sh', args: ['-c', commandLine(command, args)], cwd, env, shutdown: SHUTDOWN });
+      child = await spawnSupervised({ file: '/bin/sh', args: ['-c', commandLine(command, args)], cwd, env, shutdown: SHUTDOWN, ...(this.processes && { observer: this.processes }) });
     } catch (error) {
       throw failed(`cannot start the terminal: ${errorMessage(error)}`);
     } finally {

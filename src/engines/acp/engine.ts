@@ -175,13 +175,14 @@ export class AcpEngine implements AgentEngine {
     }));
     this.#wire = new WireInterpreter({ session: this, events: this.#events, translator, permissions, turns, replay: this.#replay });
     try {
-      this.#services = clientServices(this.#options, workDir, env);
+      this.#services = clientServices(this.#options, workDir, env, this.#context.processes);
     } catch (error) {
       return fail(error);
     }
     const shutdown = this.#options.shutdown ?? preset?.shutdown;
     const spawn = this.#options.spawn ?? spawnSupervised;
-    const spawning = spawn({ file: argv.file, args: argv.args, cwd: workDir, env, ...(shutdown && { shutdown }) });
+    const processes = this.#context.processes;
+    const spawning = spawn({ file: argv.file, args: argv.args, cwd: workDir, env, ...(shutdown && { shutdown }), ...(processes && { observer: processes }) });
     this.#spawning = spawning.then(
       () => undefined,
       () => undefined,

@@ -21,6 +21,7 @@ import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './client.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
+import { noteSkipped } from '../core/skipped-inputs.js';
 import { ACTIVITY_INTERVAL_MS, ZERO_USAGE } from '../../events/agent-event.js';
 
 export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -186,6 +187,7 @@ export class ClaudeEngine implements AgentEngine {
       env,
       ...(this.#options.shutdown && { shutdown: this.#options.shutdown }),
       ...(this.#options.maxLineBytes !== undefined && { maxLineBytes: this.#options.maxLineBytes }),
+      ...(ctx.processes && { observer: ctx.processes }),
       onMessage: (value) => this.#onMessage(value),
       onInvalidLine: (reason, line) => this.#onMessage(undefined, { reason, line }),
       onProtocolFailure: (error) => this.#onProtocolFailure(error),
@@ -380,7 +382,17 @@ export class ClaudeEngine implements AgentEngine {
     }
     const bodies = this.#translator!.translate(value);
     for (const body of bodies) {
-      if (body.type === 'turn_complete') this.#turnsRunning = Math.max(0, this.#turnsRunning - 1);
+      if (body.type === 'turn_complete') {
+        // A `result` before the process's first `system/init` while none of our turns runs ends no
+        // turn (e.g. `--resume` of an unknown id prints one error result and exits): its error is
+        // reported, but a turn_complete would close a turn that never started, add its usage and
+        // reset the crash count.
+        if (this.#turnsRunning === 0 && this.#translator!.sessionId === undefined) {
+          noteSkipped(this.#translator!.skipped, { reason: 'result before system/init with no turn running: ends no turn', raw: value });
+          continue;
+        }
+        this.#turnsRunning = Math.max(0, this.#turnsRunning - 1);
+      }
       this.#events.emit(body);
     }
   }

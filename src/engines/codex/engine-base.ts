@@ -138,6 +138,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
         env,
         ...(this.options.shutdown && { shutdown: this.options.shutdown }),
         ...(this.options.maxLineBytes !== undefined && { maxLineBytes: this.options.maxLineBytes }),
+        ...(this.context.processes && { observer: this.context.processes }),
         onMessage: (value) => this.#onMessage(value),
         onInvalidLine: (reason, line) => {
           this.noteSkipped(reason, line);

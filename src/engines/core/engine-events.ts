@@ -6,10 +6,12 @@
  */
 import { AseError } from '../../errors.js';
 import { ACTIVITY_INTERVAL_MS, AgentEventSchema, type AgentEvent, type AgentEventBody } from '../../events/agent-event.js';
+import { describeId, resumeTokenProblem } from './agent-ids.js';
+import { noteSkipped } from './skipped-inputs.js';
 import type { AgentEventListener, EngineContext } from './engine.js';
 import { EventOutbox } from './event-outbox.js';
 
-/** A body that failed AgentEvent validation (an engine bug if it ever happens), kept for diagnostics. */
+/** A body that failed AgentEvent validation (an engine bug if it ever happens), kept for diagnostics (bounded: skipped-inputs.ts). */
 export interface InvalidEvent {
   reason: string;
   raw: unknown;
@@ -73,14 +75,26 @@ export class EngineEvents {
     return this.#outbox.subscribe(listener);
   }
 
-  /** Stamps, validates and delivers one body; returns the event, or undefined when none was emitted. */
+  /**
+   * Stamps, validates and delivers one body; returns the event, or undefined when none was emitted.
+   * A `session_identified` whose id cannot be a resume token (agent-ids.ts) is not adopted: an
+   * `error {kind: 'protocol'}` saying why is emitted instead (and returned).
+   */
   emit(body: AgentEventBody): AgentEvent | undefined {
     if (this.#exited || this.#gen === undefined) return undefined;
+    if (body.type === 'session_identified') {
+      const problem = resumeTokenProblem(body.resumeToken);
+      if (problem) {
+        const message = `the agent reported the session id ${describeId(body.resumeToken)}, which cannot be a resume token (${problem}); it was not adopted`;
+        return this.emit({ type: 'error', kind: 'protocol', message, retryable: false });
+      }
+    }
     const at = this.#clock.now();
     const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#gen, at });
     if (!parsed.success) {
       if (this.#onInvalid === 'throw') throw parsed.error;
-      this.#invalid.push({ reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
+      // Bounded like skipped input: a translation bug fed by a hostile agent must not grow without end.
+      noteSkipped(this.#invalid, { reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
       return undefined;
     }
     const event = parsed.data;

@@ -6,6 +6,7 @@
 import type { AgentEvent } from '../../events/agent-event.js';
 import type { ControlMode } from '../../events/session-input.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import type { ProcessObserver } from './process-observer.js';
 
 /** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */
 export interface EngineCapabilities {
@@ -42,6 +43,11 @@ export interface EngineContext {
   clearTimeout(handle: { readonly id: number }): void;
   /** Overrides the agent executable (`ase --bin`). */
   bin?: string;
+  /**
+   * Told about every process the engine spawns (pass it to the transport's `observer` option).
+   * The runtime records them in the data dir so a later host can reap what a dead one left.
+   */
+  processes?: ProcessObserver;
 }
 
 export type AgentEventListener = (event: AgentEvent) => void;

@@ -8,7 +8,7 @@ import type { AseError } from '../../errors.js';
 import { drainWithin } from './drain.js';
 import { isLineTooLong, LineSplitter, type LineTooLongError } from './line-splitter.js';
 import { NdjsonWriter, parseLine } from './ndjson.js';
-import { spawnSupervised, type ProcessExit, type ShutdownOptions } from './process-supervisor.js';
+import { spawnSupervised, type ProcessExit, type ProcessObserver, type ShutdownOptions } from './process-supervisor.js';
 import type { TrafficRecord } from './traffic.js';
 
 export interface NdjsonProcessSpec {
@@ -18,6 +18,8 @@ export interface NdjsonProcessSpec {
   env: Record<string, string>;
   shutdown?: ShutdownOptions;
   maxLineBytes?: number;
+  /** Records the process for the host (EngineContext.processes). */
+  observer?: ProcessObserver;
   /** One decoded stdout message. */
   onMessage(value: unknown): void;
   /** A stdout line that is not JSON (logged and skipped). */
@@ -53,6 +55,7 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
     cwd: spec.cwd,
     env: spec.env,
     ...(spec.shutdown && { shutdown: spec.shutdown }),
+    ...(spec.observer && { observer: spec.observer }),
   });
   const splitter = new LineSplitter(spec.maxLineBytes !== undefined ? { maxLineBytes: spec.maxLineBytes } : {});
   const writer = new NdjsonWriter(proc.stdin, spec.onLine && ((line) => spec.onLine?.('to_agent', line)));

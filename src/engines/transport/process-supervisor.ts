@@ -25,13 +25,20 @@
  *   (pid 1 may not reap). Non-Linux: no /proc, so only the process group is signalled; setsid
  *   escapees survive there.
  * - A `process.on('exit')` hook SIGKILLs the groups and collected descendants of every live
- *   supervised process synchronously, so a crashing host does not leave agents behind (it cannot
- *   help against SIGKILL of the host itself).
+ *   supervised process synchronously, so a crashing host does not leave agents behind.
+ * - SIGTERM, SIGINT and SIGHUP of the host (which run no `exit` handlers) run every stop ladder
+ *   first, unless the host handles the signal itself (host-signals.ts).
+ * - Linux: the child gets a parent-death signal (`setpriv --pdeathsig KILL`, parent-death-signal.ts),
+ *   so a SIGKILLed host does not leave the agent itself running; its descendants are found again
+ *   through the `observer` (the runtime's process registry records every process in the data dir,
+ *   with an environment tag the whole tree inherits, and reaps what a dead host left).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AseError } from '../../errors.js';
+import { attachHostSignals, hostShutdownSignal, syncHostSignals } from './host-signals.js';
+import { executableProblem, setprivPath, withParentDeathSignal } from './parent-death-signal.js';
 import { StderrTail } from './stderr-tail.js';
 
 const IS_LINUX = process.platform === 'linux';
@@ -43,6 +50,43 @@ export interface ShutdownOptions {
   termGraceMs?: number;
   /** How long to keep re-killing and waiting after SIGKILL before giving up. Default 2000 ms. */
   killWaitMs?: number;
+}
+
+/** A spawned process as the observer learns it. */
+export interface SpawnedProcessInfo {
+  pid: number;
+  /** Its process group (= pid: the child leads its own group and session). */
+  pgid: number;
+  /** Field 22 of /proc/<pid>/stat (clock ticks after boot), undefined without /proc. */
+  startTime: string | undefined;
+}
+
+/** A descendant collected from /proc (Linux). */
+export interface DescendantInfo {
+  pid: number;
+  startTime: string;
+}
+
+/**
+ * Told about every process spawned, so the host can record it where a later host finds it. The
+ * runtime's process registry implements it (EngineContext.processes, the same shape in
+ * engines/core: the transport cannot import the core); engines pass it through. Its callbacks must
+ * not throw (a throw is ignored).
+ */
+export interface ProcessObserver {
+  /** Called right before a spawn. Nothing is recorded yet: a spawn that fails leaves no trace. */
+  spawning(file: string): ProcessWatch;
+}
+
+export interface ProcessWatch {
+  /** Added to the child's environment; its descendants inherit it, which marks the whole tree. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The process exists. */
+  spawned(info: SpawnedProcessInfo): void;
+  /** The set of collected descendants changed (the live ones, newest snapshot). */
+  descendants(list: readonly DescendantInfo[]): void;
+  /** The process and every collected descendant are gone. May return the removal of its record (awaited, bounded, before a host signal ends the process). */
+  reaped(): void | Promise<void>;
 }
 
 export interface SpawnSupervisedOptions {
@@ -59,6 +103,13 @@ export interface SpawnSupervisedOptions {
   descendantPollMs?: number;
   /** Bytes of stderr kept for error messages. Default 8 KiB. */
   stderrTailBytes?: number;
+  /** Records the process (and its tree) for the host: see {@link ProcessObserver}. */
+  observer?: ProcessObserver;
+  /**
+   * Linux: start the child under `setpriv --pdeathsig KILL`, so it is SIGKILLed when the thread
+   * that spawned it (Node: the main thread) dies. Default true; without setpriv it is skipped.
+   */
+  parentDeathSignal?: boolean;
 }
 
 export interface ProcessExit {
@@ -161,6 +212,8 @@ function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
 /** Remembers the child's descendants by (pid, start time). Linux only; a no-op elsewhere. */
 class DescendantTracker {
   private readonly known = new Map<number, bigint>();
+  /** Set when a snapshot added or forgot a pid; cleared by {@link takeChanged}. */
+  private changed = false;
   constructor(
     private readonly rootPid: number,
     private readonly rootStart: bigint | undefined,
@@ -168,6 +221,17 @@ class DescendantTracker {
 
   pids(): number[] {
     return [...this.known.keys()];
+  }
+
+  /** Whether the remembered set changed since the last call. */
+  takeChanged(): boolean {
+    const changed = this.changed;
+    this.changed = false;
+    return changed;
+  }
+
+  entries(): DescendantInfo[] {
+    return [...this.known].map(([pid, start]) => ({ pid, startTime: String(start) }));
   }
 
   snapshot(): void {
@@ -183,7 +247,10 @@ class DescendantTracker {
     }
     // Forget remembered pids that are gone or were reused.
     for (const [pid, start] of this.known) {
-      if (byPid.get(pid)?.starttime !== start) this.known.delete(pid);
+      if (byPid.get(pid)?.starttime !== start) {
+        this.known.delete(pid);
+        this.changed = true;
+      }
     }
     const queue: number[] = [];
     const root = byPid.get(this.rootPid);
@@ -194,6 +261,7 @@ class DescendantTracker {
       if (st.pid === this.rootPid || this.known.has(st.pid)) continue;
       if ((st.session === this.rootPid || st.pgrp === this.rootPid) && st.starttime >= this.rootStart) {
         this.known.set(st.pid, st.starttime);
+        this.changed = true;
         queue.push(st.pid);
       }
     }
@@ -203,6 +271,7 @@ class DescendantTracker {
       for (const child of children.get(pid) ?? []) {
         if (seen.has(child.pid)) continue;
         seen.add(child.pid);
+        if (!this.known.has(child.pid)) this.changed = true;
         this.known.set(child.pid, child.starttime);
         queue.push(child.pid);
       }
@@ -229,12 +298,27 @@ class DescendantTracker {
 
 const live = new Set<Supervised>();
 let exitHookInstalled = false;
+/** Observer work still running (record removals), awaited before a host signal ends the process. */
+const observerWork = new Set<Promise<unknown>>();
+/** The longest a host signal waits for {@link observerWork}. */
+const OBSERVER_WAIT_MS = 1_000;
+
+function killAllSync(): void {
+  for (const handle of live) handle.killSync();
+}
 
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const handle of live) handle.killSync();
+  process.on('exit', killAllSync);
+  attachHostSignals({
+    active: () => live.size > 0,
+    stopAll: async () => {
+      await Promise.allSettled([...live].map((handle) => handle.stop()));
+      const timer = new Promise<void>((resolve) => setTimeout(resolve, OBSERVER_WAIT_MS).unref());
+      await Promise.race([Promise.allSettled([...observerWork]), timer]);
+    },
+    killAllSync,
   });
 }
 
@@ -254,6 +338,7 @@ class Supervised implements SupervisedProcess {
   private readonly tracker: DescendantTracker;
   private readonly poll: NodeJS.Timeout;
   private stopping: Promise<StopResult> | undefined;
+  private released = false;
   private readonly stdinGraceMs: number;
   private readonly termGraceMs: number;
   private readonly killWaitMs: number;
@@ -263,6 +348,7 @@ class Supervised implements SupervisedProcess {
     private readonly child: ChildProcess,
     exited: Promise<ProcessExit>,
     private readonly options: SpawnSupervisedOptions,
+    private readonly watch: ProcessWatch | undefined,
   ) {
     this.pid = child.pid!;
     this.stdin = child.stdin!;
@@ -281,12 +367,16 @@ class Supervised implements SupervisedProcess {
     this.stdinGraceMs = options.shutdown?.stdinGraceMs ?? 2000;
     this.termGraceMs = options.shutdown?.termGraceMs ?? 3000;
     this.killWaitMs = options.shutdown?.killWaitMs ?? 2000;
-    this.tracker = new DescendantTracker(this.pid, IS_LINUX ? readStat(this.pid)?.starttime : undefined);
+    const startTime = IS_LINUX ? readStat(this.pid)?.starttime : undefined;
+    this.tracker = new DescendantTracker(this.pid, startTime);
     this.tracker.snapshot();
     this.poll = setInterval(() => this.pollTick(), options.descendantPollMs ?? 250);
     this.poll.unref();
     live.add(this);
     installExitHook();
+    syncHostSignals();
+    this.tell((w) => w.spawned({ pid: this.pid, pgid: this.pid, startTime: startTime === undefined ? undefined : String(startTime) }));
+    this.reportDescendants();
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
@@ -308,7 +398,26 @@ class Supervised implements SupervisedProcess {
 
   private pollTick(): void {
     this.tracker.snapshot();
+    this.reportDescendants();
     if (this.exit && this.allGone()) this.release();
+  }
+
+  private reportDescendants(): void {
+    if (this.tracker.takeChanged()) this.tell((w) => w.descendants(this.tracker.entries()));
+  }
+
+  private tell(call: (watch: ProcessWatch) => void | Promise<void>): void {
+    if (!this.watch) return;
+    try {
+      const work = call(this.watch);
+      if (work instanceof Promise) {
+        const settled = work.catch(() => undefined);
+        observerWork.add(settled);
+        void settled.finally(() => observerWork.delete(settled));
+      }
+    } catch {
+      // An observer's failure must not break supervision.
+    }
   }
 
   private afterRootExit(): void {
@@ -316,10 +425,15 @@ class Supervised implements SupervisedProcess {
     if (!this.stopping && this.allGone()) this.release();
   }
 
-  private release(): void {
+  /** Supervision ends. `survivors`: collected pids still alive (their record is kept for a later reaping). */
+  private release(survivors: readonly number[] = []): void {
+    if (this.released) return;
+    this.released = true;
     clearInterval(this.poll);
     live.delete(this);
+    syncHostSignals();
     this.options.signal?.removeEventListener('abort', this.onAbort);
+    if (survivors.length === 0) this.tell((w) => w.reaped());
   }
 
   private signalGroup(sig: NodeJS.Signals): void {
@@ -348,7 +462,7 @@ class Supervised implements SupervisedProcess {
 
   private async runStop(): Promise<StopResult> {
     const finish = (rung: StopResult['rung'], survivors: number[] = []): StopResult => {
-      this.release();
+      this.release(survivors);
       return { rung, exit: this.exit!, survivors };
     };
     this.tracker.snapshot();
@@ -386,9 +500,21 @@ class Supervised implements SupervisedProcess {
  */
 export async function spawnSupervised(options: SpawnSupervisedOptions): Promise<SupervisedProcess> {
   if (options.signal?.aborted) throw new AseError('ABORTED', `spawn of ${options.file} aborted before it started`);
-  const child = spawn(options.file, [...options.args], {
+  const shutdown = hostShutdownSignal();
+  if (shutdown) throw new AseError('ENGINE_START_FAILED', `not spawning ${options.file}: the host is shutting down (${shutdown})`);
+  let command = { file: options.file, args: [...options.args] };
+  const setpriv = options.parentDeathSignal === false ? undefined : await setprivPath();
+  if (setpriv) {
+    // Through the wrapper a missing binary would start setpriv and exit 127: refuse it here, as spawn() would.
+    const problem = executableProblem(options.file, options.cwd, options.env);
+    if (problem) throw new AseError('ENGINE_START_FAILED', `failed to spawn ${options.file}: spawn ${options.file} ${problem}`, { details: { errno: problem } });
+    command = withParentDeathSignal(setpriv, options.file, options.args);
+  }
+  if (options.signal?.aborted) throw new AseError('ABORTED', `spawn of ${options.file} aborted before it started`);
+  const watch = options.observer?.spawning(options.file);
+  const child = spawn(command.file, command.args, {
     cwd: options.cwd,
-    env: options.env,
+    env: watch ? { ...options.env, ...watch.env } : options.env,
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
     shell: false,
@@ -405,5 +531,5 @@ export async function spawnSupervised(options: SpawnSupervisedOptions): Promise<
     throw new AseError('ENGINE_START_FAILED', `failed to spawn ${options.file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   child.on('error', () => {}); // later errors (e.g. a failed kill) surface through exit/stop
-  return new Supervised(child, exited, options);
+  return new Supervised(child, exited, options, watch);
 }
