@@ -96,6 +96,12 @@ export interface JournalFacts {
   openTurns: { localId: string; gen: number }[];
   /** Permission requests the journal opened and never closed, that the stored ledger does not hold. */
   openRequests: { requestId: string; gen: number }[];
+  /**
+   * The newest generation the journal shows. A host can start a generation and die before the write
+   * recording it lands; its entries (and the ids its engine handed out) must not be reused, so the
+   * restore continues after the newer of this and the stored generation.
+   */
+  lastGen: number;
 }
 
 /** What `init` has to clean up after a restore: the stored turn in flight and the journal's facts. */
@@ -194,7 +200,7 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
     mode: input.mode,
     phase: 'starting',
-    gen: restored?.gen ?? 0,
+    gen: Math.max(restored?.gen ?? 0, input.journal?.lastGen ?? 0),
     liveGen: null,
     stopSentFor: null,
     resumeToken: restored?.resumeToken,

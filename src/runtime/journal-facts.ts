@@ -21,7 +21,9 @@ export function journalFacts(entries: readonly TranscriptEntry[], state: Persist
   const openTurns = new Map<string, { localId: string; gen: number }>();
   const openRequests = new Map<string, number>();
 
+  let lastGen = 0;
   for (const [index, entry] of entries.entries()) {
+    lastGen = Math.max(lastGen, entry.gen);
     const payload = (entry.payload ?? {}) as Record<string, unknown>;
     const localId = typeof payload['localId'] === 'string' ? payload['localId'] : undefined;
     switch (entry.type) {
@@ -55,6 +57,7 @@ export function journalFacts(entries: readonly TranscriptEntry[], state: Persist
     agentResponded: agentResponded || turnEnded?.type === 'turn_complete',
     openTurns: [...openTurns.values()],
     openRequests: [...openRequests].map(([requestId, gen]) => ({ requestId, gen })),
+    lastGen,
   };
 }
 

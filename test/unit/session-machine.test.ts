@@ -1254,7 +1254,7 @@ describe('recovery after the host died mid-turn', () => {
 
   it('uses what the journal shows: a turn that ended after the last write is not interrupted (its usage counts); agent output means it arrived', () => {
     const usage = { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.5 };
-    const facts = { turnJournaled: true, agentResponded: true, openTurns: [], openRequests: [] };
+    const facts = { turnJournaled: true, agentResponded: true, openTurns: [], openRequests: [], lastGen: 4 };
     const [a0, ax0] = start({ restored: { version: 3, state: midTurn() }, journal: { ...facts, turnEnded: { type: 'turn_complete', usage } } });
     expect(transcriptOf(ax0, 'turn_ended')).toEqual([]);
     expect(a0.context.usage).toMatchObject({ inputTokens: 7, outputTokens: 3, costUsd: 0.5, turns: 1 });
@@ -1273,6 +1273,7 @@ describe('recovery after the host died mid-turn', () => {
       agentResponded: false,
       openTurns: [{ localId: 'old-1', gen: 2 }],
       openRequests: [{ requestId: 'old-p', gen: 2 }],
+      lastGen: 4,
     };
     const [s0, fx0] = start({ restored: { version: 3, state: midTurn() }, journal: facts });
     expect(only(fx0, 'transcript.emit').map((e) => [e.entry.type, e.entry.gen, e.entry.payload])).toEqual([
@@ -1283,6 +1284,13 @@ describe('recovery after the host died mid-turn', () => {
     ]);
     expect(s0.context.completed['old-p']).toMatchObject({ status: 'cancelled', gen: 2 });
     expect(clientErrors(feed(s0, allow('old-p', 1_100))[1])).toEqual(['PERMISSION_ALREADY_DECIDED']);
+  });
+
+  it('continues after the newest generation the journal shows (a host can start one and die before storing it)', () => {
+    const facts = { turnJournaled: true, turnEnded: null, agentResponded: false, openTurns: [], openRequests: [], lastGen: 6 };
+    const [s0, fx0] = start({ restored: { version: 3, state: midTurn() }, journal: facts });
+    expect(engineFx(fx0)).toEqual([engineStart(7, 'remote', 'tok-4')]);
+    expect(s0.context.gen).toBe(7);
   });
 
   it('a stored unconfirmed message survives a restore that has no turn in flight', () => {

@@ -84,6 +84,14 @@ interface OnDisk {
 
 const hash8 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);
 
+/**
+ * How a lock file names its holder: `<host hash>.<boot hash>.<pid>.<start time or 0>.` (a random
+ * suffix follows). Exported for tests that plant the lock a crashed process would leave.
+ */
+export function lockHolderPrefix(holder: ProcessIdentity): string {
+  return `${hash8(holder.host)}.${hash8(holder.bootId)}.${holder.pid}.${holder.startTime || '0'}.`;
+}
+
 export class FileStore implements SessionStore {
   readonly dir: string;
   readonly #lockTimeoutMs: number;
@@ -105,7 +113,7 @@ export class FileStore implements SessionStore {
     this.#staleLockMs = options.staleLockMs ?? 30_000;
     this.#now = options.now ?? Date.now;
     this.#me = currentProcess(options.hostId ?? os.hostname());
-    this.#lockPrefix = `${hash8(this.#me.host)}.${hash8(this.#me.bootId)}.${this.#me.pid}.${this.#me.startTime || '0'}.`;
+    this.#lockPrefix = lockHolderPrefix(this.#me);
   }
 
   async load(sessionId: string): Promise<VersionedSession | undefined> {
