@@ -88,8 +88,11 @@ export interface EngineErrorInfo {
 export interface JournalFacts {
   /** The stored turn's `user_message` entry is in the journal. */
   turnJournaled: boolean;
-  /** The journal shows the stored turn ended (its end was not written to the state yet). */
-  turnEnded: null | { type: 'turn_complete'; usage: TurnUsage } | { type: 'turn_ended' };
+  /**
+   * The journal shows the stored turn ended (its end was not written to the state yet). `interrupted`:
+   * ended by an earlier recovery whose own state write did not land (its delivery question is open still).
+   */
+  turnEnded: null | { type: 'turn_complete'; usage: TurnUsage } | { type: 'turn_ended'; interrupted: boolean };
   /** The journal shows agent output during the stored turn: the agent had the message. */
   agentResponded: boolean;
   /** Turns the journal opened and never closed, other than the stored one (earlier crashes). */

@@ -432,11 +432,14 @@ export function recoverRestored(s: Step): void {
   }
   const turn = recovery?.turn;
   if (turn) {
+    const ended = facts?.turnEnded;
     if (facts && !facts.turnJournaled) s.transcript('user_message', { localId: turn.localId, text: turn.text, recovered: true }, turn.gen);
-    if (facts?.turnEnded?.type === 'turn_complete') s.ctx.usage = addUsage(s.ctx.usage, facts.turnEnded.usage);
-    else if (!facts?.turnEnded) {
-      s.transcript('turn_ended', { localId: turn.localId, status: 'interrupted', reason: 'the host stopped during the turn' }, turn.gen);
-      if (!facts?.agentResponded) s.ctx.unconfirmed = { localId: turn.localId, text: turn.text, gen: turn.gen };
+    if (ended?.type === 'turn_complete') s.ctx.usage = addUsage(s.ctx.usage, ended.usage);
+    else if (!ended) s.transcript('turn_ended', { localId: turn.localId, status: 'interrupted', reason: 'the host stopped during the turn' }, turn.gen);
+    // Not known to have reached the agent: ask. (Also when an earlier recovery already ended the
+    // turn in the journal but died before storing the question.)
+    if ((!ended || (ended.type === 'turn_ended' && ended.interrupted)) && !facts?.agentResponded) {
+      s.ctx.unconfirmed = { localId: turn.localId, text: turn.text, gen: turn.gen };
     }
   }
   cancelOpenRequests(s, reason);

@@ -29,14 +29,23 @@ export function journalFacts(entries: readonly TranscriptEntry[], state: Persist
     switch (entry.type) {
       case 'user_message':
         if (localId !== undefined) openTurns.set(entry.eventId, { localId, gen: entry.gen });
-        if (turn && entry.eventId === turn.eventId) turnIndex = index;
+        // The stored turn's entry, or one an earlier recovery wrote for it (that recovery's own
+        // state write may not have landed: then the journal is ahead of the state).
+        if (turn && (entry.eventId === turn.eventId || (payload['recovered'] === true && localId === turn.localId))) {
+          turnIndex = index;
+          turnEnded = null;
+          agentResponded = false;
+        }
         break;
       case 'turn_complete':
       case 'turn_ended':
         if (localId === undefined) break;
         for (const [eventId, open] of openTurns) if (open.localId === localId) openTurns.delete(eventId);
         if (turn && turnIndex >= 0 && localId === turn.localId && turnEnded === null) {
-          turnEnded = entry.type === 'turn_complete' ? { type: 'turn_complete', usage: usageOf(payload['usage']) } : { type: 'turn_ended' };
+          turnEnded =
+            entry.type === 'turn_complete'
+              ? { type: 'turn_complete', usage: usageOf(payload['usage']) }
+              : { type: 'turn_ended', interrupted: payload['status'] === 'interrupted' };
         }
         break;
       case 'permission_request': {

@@ -17,7 +17,7 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { sessionMachine, type SessionEvent } from '../actors/session.js';
-import type { SessionMachineInput } from '../actors/session-context.js';
+import type { SessionContext, SessionMachineInput } from '../actors/session-context.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
@@ -48,6 +48,12 @@ export interface RuntimeOptions {
    * are compare-and-set only.
    */
   lease?: Lease;
+}
+
+/** What one client input did: its effects, and the write that stores the state right after it (-1: none needed). */
+export interface AppliedInput {
+  effects: Effect[];
+  writeIndex: number;
 }
 
 /** A caller waiting for the state as of some moment to be stored. */
@@ -90,6 +96,8 @@ export class SessionRuntime {
   /** The version the store holds after this runtime's last successful write (or the restored one). */
   #storedVersion: number;
   #journalChain: Promise<void> = Promise.resolve();
+  /** The journal appends the next state write must wait for (see #persist), if any. */
+  #journalFirst: Promise<void> | undefined;
   #engineChain: Promise<void> = Promise.resolve();
   /** Effects emitted while a client input is being processed (to return its rejection). */
   #collecting: Effect[] | null = null;
@@ -111,6 +119,9 @@ export class SessionRuntime {
   /** How deep in `actor.send` calls the runtime is (an input given inside one waits in `#deferred`). */
   #depth = 0;
   #draining = false;
+  /** Set while an input is dispatched: the first snapshot after it (its own step) is captured. */
+  #capture = false;
+  #captured: { persist: SessionContext['persist']; issued: number } | undefined;
   #deferred: (() => void)[] = [];
   #done: Promise<void>;
   #resolveDone!: () => void;
@@ -123,7 +134,14 @@ export class SessionRuntime {
     this.actor = createActor(sessionMachine, { input: opts.input, ...(opts.inspect && { inspect: opts.inspect }) });
     this.actor.on('*', (effect) => this.#perform(effect));
     this.#done = new Promise((resolve) => (this.#resolveDone = resolve));
-    this.actor.subscribe({ complete: () => void this.#finish() });
+    this.actor.subscribe({
+      next: (snapshot) => {
+        if (!this.#capture) return;
+        this.#capture = false;
+        this.#captured = { persist: snapshot.context.persist, issued: this.#writesIssued };
+      },
+      complete: () => void this.#finish(),
+    });
   }
 
   observe(observer: RuntimeObserver): () => void {
@@ -158,16 +176,35 @@ export class SessionRuntime {
    * write it), with `LEASE_LOST` when this runtime was fenced.
    */
   durable(): Promise<void> {
+    return this.stored(this.#writeIndexOf(this.actor.getSnapshot().context.persist, this.#writesIssued));
+  }
+
+  /**
+   * Resolves once write `writeIndex` (or a later one) is stored: what `AppliedInput.writeIndex`
+   * names. Rejects like `durable()`.
+   */
+  stored(writeIndex: number): Promise<void> {
     if (this.#fenced) return Promise.reject(this.#leaseLostError());
+    if (writeIndex <= this.#lastStored) return Promise.resolve();
     const { persist, timers } = this.actor.getSnapshot().context;
-    if (!persist.dirty && !persist.inFlight) return Promise.resolve();
-    const index = persist.dirty ? this.#writesIssued : this.#writesIssued - 1;
-    if (index <= this.#lastStored) return Promise.resolve();
-    if (persist.dirty && !persist.inFlight && !('persist' in timers) && !this.isDone) {
+    if (writeIndex >= this.#writesIssued && !persist.inFlight && !('persist' in timers) && !this.isDone) {
       // A write was given up and nothing has asked for another yet.
       return Promise.reject(new AseError('PERSIST_FAILED', 'the session state could not be stored (an earlier write failed); a later change retries it'));
     }
-    return new Promise((resolve, reject) => this.#waiters.push({ index, resolve, reject }));
+    return new Promise((resolve, reject) => this.#waiters.push({ index: writeIndex, resolve, reject }));
+  }
+
+  /**
+   * The write that holds what matters of the state whose persist flags are `persist`, when `issued`
+   * writes were issued: an urgent change waiting for the write in flight goes in the next one; else
+   * the write in flight holds it (a non-urgent change behind it, such as a phase, is not waited for);
+   * else a pending debounced write; else nothing is pending.
+   */
+  #writeIndexOf(persist: SessionContext['persist'], issued: number): number {
+    if (persist.dirty && persist.urgent) return issued;
+    if (persist.inFlight) return issued - 1;
+    if (persist.dirty) return issued;
+    return -1;
   }
 
   /** Resolves when the session reached its final state, every engine exited and all writes settled. */
@@ -184,32 +221,36 @@ export class SessionRuntime {
    * caused (a `client.error` among them means it was refused and nothing was applied).
    */
   dispatch(input: SessionInput): Effect[] {
+    return this.#applyNow(input).effects;
+  }
+
+  #applyNow(input: SessionInput): AppliedInput {
     const parsed = SessionInputSchema.safeParse(input);
     if (!parsed.success) {
       throw new AseError('INVALID_INPUT', `invalid ${String((input as { type?: unknown })?.type ?? 'input')}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`);
     }
     if (this.isDone) throw new AseError('SESSION_STOPPED', 'the session has stopped');
-    return this.#collect(() => this.#send({ ...parsed.data, at: this.#opts.clock.now() } as SessionEvent));
+    // The state right after this input's own step (events it set off may follow in the same call).
+    this.#captured = undefined;
+    this.#capture = true;
+    const effects = this.#collect(() => this.#send({ ...parsed.data, at: this.#opts.clock.now() } as SessionEvent));
+    this.#capture = false;
+    const captured = this.#captured as { persist: SessionContext['persist']; issued: number } | undefined;
+    return { effects, writeIndex: captured ? this.#writeIndexOf(captured.persist, captured.issued) : -1 };
   }
 
   /**
-   * `dispatch`, settled as a promise, that also works from inside a notice listener: an input given
-   * while the statechart is handling an event is applied right after that event (before anything
-   * else), and the promise then resolves with exactly its effects. Rejects with `INVALID_INPUT` or
-   * `SESSION_STOPPED` as `dispatch` throws them.
+   * `dispatch` that also works from inside a notice listener: an input given while the statechart
+   * is handling an event is applied right after that event (before anything else), and the promise
+   * then resolves with exactly its effects (or rejects with `INVALID_INPUT` / `SESSION_STOPPED`).
+   * Otherwise it is applied at once: it throws those synchronously, like `dispatch`.
    */
-  apply(input: SessionInput): Promise<Effect[]> {
-    if (this.#depth === 0) {
-      try {
-        return Promise.resolve(this.dispatch(input));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
+  apply(input: SessionInput): Promise<AppliedInput> {
+    if (this.#depth === 0) return Promise.resolve(this.#applyNow(input));
     return new Promise((resolve, reject) => {
       this.#deferred.push(() => {
         try {
-          resolve(this.dispatch(input));
+          resolve(this.#applyNow(input));
         } catch (error) {
           reject(error);
         }
@@ -500,8 +541,14 @@ export class SessionRuntime {
     const { store, clock } = this.#opts;
     const sessionId = effect.state.sessionId;
     const final = effect.state.phase === 'stopped';
+    // Journal first: a restored session's first write (it records what recovery closed), and a write
+    // recording a delivery check (a message about to go out again), wait for those entries, so a
+    // later restore never finds the state ahead of the journal on them (the journal is what tells it).
+    const journalFirst = this.#journalFirst ?? (index === 0 && this.#opts.input.restored ? this.#journalChain : undefined);
+    this.#journalFirst = undefined;
     this.#persistChain = this.#persistChain.then(async () => {
       if (this.#fenced) return;
+      if (journalFirst) await journalFirst;
       if (final) {
         // The final state never runs ahead of the transcript: a restore of a `stopped` session need
         // not look at the journal. This write records every delivery still held, so their entries go first.
@@ -539,8 +586,10 @@ export class SessionRuntime {
   }
 
   #append(entry: TranscriptEntry): void {
-    // A delivery's entry waits for the write that records it (the next one issued), like its `engine.send`.
-    const stored = entry.type === 'user_message' ? this.#afterWrite(this.#writesIssued, 'journal') : undefined;
+    // A delivery's entry waits for the write that records it (the next one issued), like its
+    // `engine.send`. (Not a `recovered` one: it catches the journal up with a delivery already stored.)
+    const delivery = entry.type === 'user_message' && (entry.payload as { recovered?: unknown } | null)?.recovered !== true;
+    const stored = delivery ? this.#afterWrite(this.#writesIssued, 'journal') : undefined;
     this.#journalChain = this.#journalChain.then(async () => {
       if (stored) await stored;
       try {
@@ -552,6 +601,7 @@ export class SessionRuntime {
         this.#fail('JOURNAL_IO', `transcript append failed: ${message(error)}`, error);
       }
     });
+    if (entry.type === 'delivery_checked') this.#journalFirst = this.#journalChain;
   }
 
   /** Resolves `true` once a write with index >= `index` is stored, `false` if that can no longer happen. */

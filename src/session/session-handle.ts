@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { AseError, toAseError } from '../errors.js';
 import type { Effect } from '../events/effect.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
-import type { SessionRuntime } from '../runtime/session-runtime.js';
+import type { AppliedInput, SessionRuntime } from '../runtime/session-runtime.js';
 import { noticeStream, type NoticeMap } from './notice-stream.js';
 import type { SessionNotice, SessionNoticeType } from './notices.js';
 import type { DecideOptions, SendOptions, SendReceipt, Session } from './session.js';
@@ -75,7 +75,10 @@ export class SessionHandle implements Session {
   }
 
   stop(): Promise<SessionSnapshot> {
-    if (!this.#runtime.isDone) void this.#runtime.apply({ type: 'stop' }).catch(() => undefined); // Done already: nothing to stop.
+    if (!this.#runtime.isDone) {
+      // Inside a listener the stop waits for the event being handled; done already: nothing to stop.
+      void this.#runtime.apply({ type: 'stop' }).catch(() => undefined);
+    }
     return this.done;
   }
 
@@ -109,24 +112,34 @@ export class SessionHandle implements Session {
   /**
    * Applies an input and settles once it is stored: refused (the statechart's refusal, or the
    * runtime's `INVALID_INPUT` / `SESSION_STOPPED`) → rejected and reported as an `error` notice;
-   * accepted → `runtime.durable()` (group commit: one write carries every input made while the
-   * previous write ran).
+   * accepted → once the write holding the state right after it is stored (group commit: one write
+   * carries every input made while the previous write ran).
    */
   #submit(input: SessionInput): Promise<void> {
-    const outcome = this.#runtime.apply(input).then(
-      (effects) => {
+    const refuse = (error: unknown): AseError => {
+      const refusal = toAseError(error, 'INVALID_INPUT');
+      if (!this.#doneEmitted) this.#emit({ type: 'error', error: refusal });
+      return refusal;
+    };
+    let applied: Promise<AppliedInput>;
+    try {
+      applied = this.#runtime.apply(input);
+    } catch (error) {
+      // Refused before it reached the statechart: reported now, in the order inputs were given.
+      return handled(Promise.reject(refuse(error)));
+    }
+    const outcome = applied.then(
+      ({ effects, writeIndex }) => {
         for (const effect of effects) {
           // The statechart's refusal already went out as a notice (#onEffect).
           if (effect.type === 'client.error' && isRefusalOf(effect, input)) {
             throw new AseError(effect.code, effect.message, { details: { ...(effect.localId !== undefined && { localId: effect.localId }), ...(effect.requestId !== undefined && { requestId: effect.requestId }) } });
           }
         }
-        return this.#runtime.durable();
+        return this.#runtime.stored(writeIndex);
       },
       (error: unknown) => {
-        const refusal = toAseError(error, 'INVALID_INPUT');
-        if (!this.#doneEmitted) this.#emit({ type: 'error', error: refusal });
-        throw refusal;
+        throw refuse(error);
       },
     );
     return handled(outcome);

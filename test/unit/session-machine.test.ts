@@ -1266,6 +1266,17 @@ describe('recovery after the host died mid-turn', () => {
     expect(feed(b0, ready(5, 1_100))[0].value).toEqual({ remote: 'running' });
   });
 
+  it('a turn an earlier recovery already ended in the journal (its state write lost) is not ended twice, but still asked about', () => {
+    const facts = { turnJournaled: true, turnEnded: { type: 'turn_ended' as const, interrupted: true }, agentResponded: false, openTurns: [], openRequests: [], lastGen: 5 };
+    const [s0, fx0] = start({ restored: { version: 3, state: midTurn() }, journal: facts });
+    expect(transcriptOf(fx0, 'turn_ended')).toEqual([]);
+    expect(transcriptOf(fx0, 'user_message')).toEqual([]);
+    expect(s0.context.unconfirmed).toEqual({ localId: 'm1', text: textOf('m1'), gen: 4 });
+    // A turn the engine ended itself (failed) is not asked about: at most once, as after an engine crash.
+    const [f0] = start({ restored: { version: 3, state: midTurn() }, journal: { ...facts, turnEnded: { type: 'turn_ended', interrupted: false } } });
+    expect(f0.context.unconfirmed).toBeNull();
+  });
+
   it('writes the user_message the journal lacks, and closes turns and requests older crashes left open', () => {
     const facts = {
       turnJournaled: false,
