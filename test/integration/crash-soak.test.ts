@@ -126,7 +126,9 @@ describe('SIGKILL soak', () => {
         `generation ${stored.gen}; lost ${lost.length}, duplicated ${duplicatedAtAgent.length} (agent) / ${duplicatedInJournal.length} (journal), unclosed ${unclosed.length}`,
     );
 
-    expect(resolved.length, 'the hosts got sends through').toBeGreaterThan(KILLS / 2);
+    // The soak exercised what it is about: sends got through, and kills landed mid-turn.
+    expect(resolved.length, 'the hosts got sends through').toBeGreaterThanOrEqual(KILLS / 4);
+    expect(count('turn_ended', (e) => payload(e).status === 'interrupted'), 'turns interrupted by a kill').toBeGreaterThan(0);
     expect(lost, 'resolved sends that never reached the agent').toEqual([]);
     expect(duplicatedAtAgent, 'messages handed to the agent twice').toEqual([]);
     expect(duplicatedInJournal, 'messages journaled twice').toEqual([]);
