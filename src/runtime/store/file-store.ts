@@ -183,6 +183,8 @@ export class FileStore implements SessionStore {
       await this.#io(`deleting ${this.#file(sessionId)}`, () => fs.rm(this.#file(sessionId), { force: true }));
       await syncDir(this.dir);
     });
+    // Its lock folder too, unless someone is locking it right now (then it is not empty).
+    await fs.rmdir(path.join(this.dir, '.locks', sessionId)).catch(() => undefined);
   }
 
   async acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
