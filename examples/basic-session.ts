@@ -49,7 +49,8 @@ export async function main(): Promise<SessionSnapshot> {
 
   // The engine is still starting: the message waits in the queue and goes out once it is ready.
   const turnEnd = next(session, isTurnEnd);
-  const localId = session.send('hello', { localId: 'msg-1' });
+  // Resolves with the localId once the message is stored (it then survives a crash of this process).
+  const localId = await session.send('hello', { localId: 'msg-1' });
   const { entry } = await turnEnd;
   console.log(`turn for ${localId} ended:`, entry.payload);
 

@@ -78,18 +78,16 @@ export async function main(): Promise<SessionSnapshot> {
 
   const prompt = next(session, isPrompt);
   const turnEnd = next(session, isTurnEnd);
-  session.send('What files are here?');
+  // Resolves once the message is stored: from then on it survives a crash of this process.
+  await session.send('What files are here?');
 
-  // Answer from the awaiting code, not synchronously inside the listener: an input given while the
-  // session is still handling an event is queued behind it, and a refusal would then only be
-  // reported as an `error` notice instead of thrown.
   const p = await prompt;
   console.log(`the agent asks to run ${p.tool} ${JSON.stringify(p.input)} (deadline ${new Date(p.deadline!).toISOString()})`);
   console.log('open requests:', session.snapshot().requests);
-  session.decide(p.requestId, 'allow', { updatedInput: { command: 'ls -la' } });
+  await session.decide(p.requestId, 'allow', { updatedInput: { command: 'ls -la' } });
 
   try {
-    session.decide(p.requestId, 'deny');
+    await session.decide(p.requestId, 'deny');
   } catch (error) {
     if (!isAseError(error, 'PERMISSION_ALREADY_DECIDED')) throw error;
     console.log(`a second answer is refused: ${error.code}`);

@@ -14,7 +14,7 @@
 
 // Sessions
 export { createSession } from './session/create-session.js';
-export type { Session, SendOptions, DecideOptions } from './session/session.js';
+export type { Session, SendOptions, SendReceipt, DecideOptions } from './session/session.js';
 export type { SessionNotice, SessionNoticeType, NoticeOf } from './session/notices.js';
 export type { SessionSnapshot } from './session/snapshot.js';
 export { SessionOptionsSchema, type SessionOptions } from './session/options.js';
@@ -118,8 +118,8 @@ export { listTransitions, type TransitionInfo } from './actors/transitions.js';
 // The runtime and its pluggable parts
 export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './runtime/session-runtime.js';
 export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './runtime/clock.js';
-export type { SessionStore, SaveResult } from './runtime/store/session-store.js';
-export { MemoryStore } from './runtime/store/memory-store.js';
+export type { SessionStore, SaveResult, Lease, LeaseOwner, AcquireOptions } from './runtime/store/session-store.js';
+export { MemoryStore, type MemoryStoreOptions } from './runtime/store/memory-store.js';
 export { FileStore, type FileStoreOptions } from './runtime/store/file-store.js';
 export type { TranscriptJournal } from './runtime/journal/transcript-journal.js';
 export { FileJournal, type FileJournalOptions } from './runtime/journal/file-journal.js';

@@ -3,15 +3,17 @@
  * durable `PersistedSession`. Everything the policy needs lives here as plain JSON, so a
  * snapshot can be persisted and the machine walked by the model-based harness.
  */
-import type { ErrorKind } from '../events/agent-event.js';
+import type { ErrorKind, TurnUsage } from '../events/agent-event.js';
 import type { ControlMode } from '../events/session-input.js';
 import type {
   CompletedPermission,
+  InFlightTurn,
   OpenPermission,
   PersistedSession,
   QueuedSend,
   SessionPhase,
   SessionUsage,
+  UnconfirmedSend,
   VersionedSession,
 } from '../events/session-state.js';
 
@@ -59,6 +61,10 @@ export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
 export interface TurnState {
   gen: number;
   localId: string;
+  /** Kept (and persisted) so a restore can tell the agent's transcript about it and ask whether it arrived. */
+  text: string;
+  /** The transcript id of the turn's `user_message` entry. */
+  eventId: string;
   startedAt: number;
   /** A client asked to abort: the turn ends `cancelled` whatever the engine reports. */
   aborted: boolean;
@@ -72,6 +78,39 @@ export interface EngineErrorInfo {
   retryable: boolean;
   gen: number;
   at: number;
+}
+
+/**
+ * What the transcript journal says happened after the restored state was written: a host can die
+ * between a journal append and the state write that follows it. Read by the runtime from the
+ * journal when a session is restored after a crash (the stored phase is not `stopped`).
+ */
+export interface JournalFacts {
+  /** The stored turn's `user_message` entry is in the journal. */
+  turnJournaled: boolean;
+  /**
+   * The journal shows the stored turn ended (its end was not written to the state yet). `interrupted`:
+   * ended by an earlier recovery whose own state write did not land (its delivery question is open still).
+   */
+  turnEnded: null | { type: 'turn_complete'; usage: TurnUsage } | { type: 'turn_ended'; interrupted: boolean };
+  /** The journal shows agent output during the stored turn: the agent had the message. */
+  agentResponded: boolean;
+  /** Turns the journal opened and never closed, other than the stored one (earlier crashes). */
+  openTurns: { localId: string; gen: number }[];
+  /** Permission requests the journal opened and never closed, that the stored ledger does not hold. */
+  openRequests: { requestId: string; gen: number }[];
+  /**
+   * The newest generation the journal shows. A host can start a generation and die before the write
+   * recording it lands; its entries (and the ids its engine handed out) must not be reused, so the
+   * restore continues after the newer of this and the stored generation.
+   */
+  lastGen: number;
+}
+
+/** What `init` has to clean up after a restore: the stored turn in flight and the journal's facts. */
+export interface PendingRecovery {
+  turn?: InFlightTurn;
+  facts?: JournalFacts;
 }
 
 export interface SessionContext {
@@ -97,6 +136,10 @@ export interface SessionContext {
   queue: QueuedSend[];
   deliveredIds: string[];
   turn: TurnState | null;
+  /** A message a host crash left maybe-delivered: the next remote engine is asked before anything else goes out. */
+  unconfirmed: UnconfirmedSend | null;
+  /** Set on restore, consumed by `init`. */
+  recovery: PendingRecovery | null;
   requests: Record<string, OpenPermission>;
   completed: Record<string, CompletedPermission>;
   usage: SessionUsage;
@@ -137,6 +180,8 @@ export interface SessionMachineInput {
   instance?: string;
   /** A previously persisted session to continue (resume token, queue, ledger). */
   restored?: VersionedSession;
+  /** What the journal says about the restored session's last moments (see JournalFacts). */
+  journal?: JournalFacts;
 }
 
 export const ZERO_SESSION_USAGE: SessionUsage = Object.freeze({
@@ -158,7 +203,7 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
     mode: input.mode,
     phase: 'starting',
-    gen: restored?.gen ?? 0,
+    gen: Math.max(restored?.gen ?? 0, input.journal?.lastGen ?? 0),
     liveGen: null,
     stopSentFor: null,
     resumeToken: restored?.resumeToken,
@@ -166,6 +211,8 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     queue: restored?.queue ?? [],
     deliveredIds: restored?.deliveredIds ?? [],
     turn: null,
+    unconfirmed: restored?.unconfirmed ?? null,
+    recovery: restored && (restored.turn || input.journal) ? { ...(restored.turn && { turn: restored.turn }), ...(input.journal && { facts: input.journal }) } : null,
     requests: restored?.requests ?? {},
     completed: restored?.completed ?? {},
     usage: restored?.usage ?? ZERO_SESSION_USAGE,
@@ -199,6 +246,10 @@ export function toPersisted(context: SessionContext, now: number): PersistedSess
     completed: context.completed,
     usage: context.usage,
     deliveredIds: context.deliveredIds,
+    ...(context.turn && {
+      turn: { localId: context.turn.localId, text: context.turn.text, gen: context.turn.gen, startedAt: context.turn.startedAt, eventId: context.turn.eventId },
+    }),
+    ...(context.unconfirmed && { unconfirmed: context.unconfirmed }),
     updatedAt: now,
   };
 }

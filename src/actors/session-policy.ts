@@ -3,6 +3,7 @@
  * *when* each runs (states, guards); these decide *what* happens (context changes and effects).
  */
 import type { AgentEventOf, TurnUsage } from '../events/agent-event.js';
+import type { RuntimeEvent } from '../events/runtime-event.js';
 import type { CompletedPermission, PersistedSession, PermissionStatus, SessionPhase } from '../events/session-state.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
 import type { SessionContext } from './session-context.js';
@@ -50,6 +51,8 @@ export function launchEngine(s: Step): void {
     ...(s.ctx.resumeToken !== undefined && { resumeToken: s.ctx.resumeToken }),
     options: s.ctx.options,
   });
+  // The new generation is stored at once: a host that dies now must not start this number again.
+  s.persist(true);
 }
 
 /** Tells the live engine to stop (once) and bounds the wait for its exit. */
@@ -141,6 +144,7 @@ export function finish(s: Step): void {
 export function setMode(s: Step, to: ControlMode): void {
   s.ctx.mode = to;
   s.transcript('mode_changed', { to });
+  s.persist(true); // So `switchMode()` resolves once the switch is on record.
 }
 
 /** After `failed`, a new send or mode switch is the user asking to try again: start the count over. */
@@ -155,7 +159,8 @@ export function isDuplicateSend(ctx: SessionContext, localId: string): boolean {
   return (
     ctx.queue.some((q) => q.localId === localId) ||
     ctx.deliveredIds.includes(localId) ||
-    ctx.turn?.localId === localId
+    ctx.turn?.localId === localId ||
+    ctx.unconfirmed?.localId === localId
   );
 }
 
@@ -178,18 +183,22 @@ export function acceptSend(s: Step, e: Input<'send'>): void {
   if (s.ctx.mode === 'local') setMode(s, 'remote');
 }
 
-/** Hands the oldest queued message to the live engine: it leaves the queue exactly when it is sent. */
+/**
+ * Hands the oldest queued message to the live engine: it leaves the queue exactly when it is sent.
+ * The delivery is written at once, and the runtime performs `engine.send` only after that write is
+ * stored (write-ahead): a restore never sends it a second time, and finds the turn in flight.
+ */
 export function deliverNext(s: Step): void {
   const [next, ...rest] = s.ctx.queue;
   const gen = s.ctx.liveGen;
   if (!next || gen === null) return;
   s.ctx.queue = rest;
-  s.ctx.deliveredIds = [...s.ctx.deliveredIds, next.localId].slice(-s.ctx.config.deliveredIdsLimit);
-  s.ctx.turn = { gen, localId: next.localId, startedAt: s.at, aborted: false, stalled: false };
+  s.ctx.deliveredIds = [...s.ctx.deliveredIds.filter((id) => id !== next.localId), next.localId].slice(-s.ctx.config.deliveredIdsLimit);
   s.ctx.lastActivityAt = s.at;
-  s.transcript('user_message', { localId: next.localId, text: next.text });
+  const eventId = s.transcript('user_message', { localId: next.localId, text: next.text });
+  s.ctx.turn = { gen, localId: next.localId, text: next.text, eventId, startedAt: s.at, aborted: false, stalled: false };
   s.emit({ type: 'engine.send', gen, message: { localId: next.localId, text: next.text } });
-  s.persist(true); // So a restore never sends it a second time.
+  s.persist(true);
 }
 
 export function completeTurn(s: Step, e: AgentEventOf<'turn_complete'>): void {
@@ -228,6 +237,7 @@ export function interruptTurn(s: Step, why: 'aborted' | 'stalled'): void {
   cancelOpenRequests(s, why === 'aborted' ? 'turn aborted' : 'turn stalled');
   if (gen !== null && s.canReach(gen)) s.emit({ type: 'engine.abort', gen });
   s.setTimer(TIMER.interrupt, s.at + s.ctx.config.interruptGraceMs);
+  s.persist(true); // So `abort()` resolves once the abort is on record.
 }
 
 export function armStall(s: Step): void {
@@ -390,9 +400,79 @@ export function cancelOpenRequests(s: Step, reason: string, gen?: number): void 
   }
 }
 
-/** On restore: requests of a generation that no longer exists can never be answered. */
-export function cancelRestoredRequests(s: Step): void {
-  cancelOpenRequests(s, 'session restarted before a decision');
+/**
+ * On restore after the host stopped (crashed, was killed, or lost its lease): close what the dead
+ * host left open, so every turn and request ends exactly once.
+ * - Requests of a generation that no longer exists can never be answered: `cancelled`.
+ * - The turn in flight ends `interrupted`, unless the journal shows it ended after the state was
+ *   written (its usage is then added). If the journal lacks its `user_message` (the host died between
+ *   the state write and the journal append), that entry is written first. Unless the journal shows the
+ *   agent answering, nobody knows whether the message reached the agent: it becomes `unconfirmed`
+ *   and the next remote engine is asked before anything else is sent.
+ * - Turns and requests the journal opened and never closed (earlier crashes) are closed too.
+ */
+export function recoverRestored(s: Step): void {
+  const recovery = s.ctx.recovery;
+  s.ctx.recovery = null;
+  const facts = recovery?.facts;
+  const reason = 'session restarted before a decision';
+  for (const { requestId, gen } of facts?.openRequests ?? []) {
+    if (requestId in s.ctx.requests) continue; // Closed below, like every stored open request.
+    const done = s.ctx.completed[requestId];
+    if (done) {
+      // Decided and stored, but the journal never got the outcome: catch it up.
+      s.transcript('permission_resolved', { requestId, status: done.status, reason: done.reason }, gen);
+      continue;
+    }
+    recordCompleted(s, requestId, { status: 'cancelled', decidedAt: s.at, gen, reason });
+    s.transcript('permission_resolved', { requestId, status: 'cancelled', reason }, gen);
+  }
+  for (const { localId, gen } of facts?.openTurns ?? []) {
+    s.transcript('turn_ended', { localId, status: 'interrupted', reason: 'the host stopped during the turn' }, gen);
+  }
+  const turn = recovery?.turn;
+  if (turn) {
+    const ended = facts?.turnEnded;
+    if (facts && !facts.turnJournaled) s.transcript('user_message', { localId: turn.localId, text: turn.text, recovered: true }, turn.gen);
+    if (ended?.type === 'turn_complete') s.ctx.usage = addUsage(s.ctx.usage, ended.usage);
+    else if (!ended) s.transcript('turn_ended', { localId: turn.localId, status: 'interrupted', reason: 'the host stopped during the turn' }, turn.gen);
+    // Not known to have reached the agent: ask. (Also when an earlier recovery already ended the
+    // turn in the journal but died before storing the question.)
+    if ((!ended || (ended.type === 'turn_ended' && ended.interrupted)) && !facts?.agentResponded) {
+      s.ctx.unconfirmed = { localId: turn.localId, text: turn.text, gen: turn.gen };
+    }
+  }
+  cancelOpenRequests(s, reason);
+  s.persist(true);
+}
+
+/** A resumed remote engine is ready and a crash left a message maybe-delivered: ask it first. */
+export function checkDelivery(s: Step): void {
+  const unconfirmed = s.ctx.unconfirmed;
+  const gen = s.ctx.liveGen;
+  if (!unconfirmed || gen === null) return;
+  s.emit({ type: 'engine.check_delivery', gen, message: { localId: unconfirmed.localId, text: unconfirmed.text } });
+}
+
+export function isCheckOfUnconfirmed(ctx: SessionContext, e: Extract<RuntimeEvent, { type: 'delivery_checked' }>): boolean {
+  return ctx.unconfirmed?.localId === e.localId;
+}
+
+/**
+ * The engine answered: a message the agent never got goes out again, first (its `localId` stays
+ * refused for new sends); one it got, or one nobody can tell about, is not sent again (at most
+ * once: the client saw its turn end `interrupted` and decides).
+ */
+export function resolveDelivery(s: Step, e: Extract<RuntimeEvent, { type: 'delivery_checked' }>): void {
+  const unconfirmed = s.ctx.unconfirmed;
+  if (!unconfirmed) return;
+  s.ctx.unconfirmed = null;
+  s.transcript('delivery_checked', { localId: unconfirmed.localId, received: e.received });
+  if (e.received === false) {
+    s.ctx.deliveredIds = s.ctx.deliveredIds.filter((id) => id !== unconfirmed.localId);
+    s.ctx.queue = [{ localId: unconfirmed.localId, text: unconfirmed.text, queuedAt: s.at }, ...s.ctx.queue];
+  }
+  s.persist(true);
 }
 
 // ---------------------------------------------------------------- presence, activity, identity

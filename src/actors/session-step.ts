@@ -43,10 +43,11 @@ export class Step {
     this.emit({ type: 'timer.cancel', id });
   }
 
-  /** Appends a durable transcript entry for the current generation (or `gen`). */
-  transcript(type: string, payload: unknown, gen: number = this.ctx.gen): void {
+  /** Appends a durable transcript entry for the current generation (or `gen`); returns its eventId. */
+  transcript(type: string, payload: unknown, gen: number = this.ctx.gen): string {
     const seq = this.ctx.seq + 1;
     this.ctx.seq = seq;
+    const eventId = this.ctx.instance ? `${this.ctx.instance}.${gen}-${seq}` : `${gen}-${seq}`;
     this.emit({
       type: 'transcript.emit',
       entry: {
@@ -54,11 +55,12 @@ export class Step {
         sessionId: this.ctx.sessionId,
         agent: this.ctx.agent,
         gen,
-        eventId: this.ctx.instance ? `${this.ctx.instance}.${gen}-${seq}` : `${gen}-${seq}`,
+        eventId,
         type,
         payload,
       },
     });
+    return eventId;
   }
 
   status(detail?: string): void {

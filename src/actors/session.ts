@@ -54,7 +54,11 @@ const base = setup({
     cleanExit: ({ event }) => event.type === 'exited' && event.code === 0 && event.signal === null,
     restartsExhausted: ({ context }) => policy.restartsExhausted(context),
     noLiveEngine: ({ context }) => context.liveGen === null,
-    wasRestored: ({ context }) => Object.keys(context.requests).length > 0,
+    wasRestored: ({ context }) => context.recovery !== null || Object.keys(context.requests).length > 0,
+    hasUnconfirmed: ({ context }) => context.unconfirmed !== null,
+    isCheckOfUnconfirmed: ({ context, event }) => event.type === 'delivery_checked' && policy.isCheckOfUnconfirmed(context, event),
+    /** After the check something goes out: the unconfirmed message itself (never received) or the queue. */
+    sendsAfterCheck: ({ context, event }) => event.type === 'delivery_checked' && (event.received === false || context.queue.length > 0),
     persistInFlight: ({ context }) => context.persist.inFlight,
     canRetryPersist: ({ context }) => context.persist.retries < context.config.maxPersistRetries,
   },
@@ -150,11 +154,11 @@ export const sessionMachine = base.createMachine({
     persist_failed: { guard: 'persistInFlight', actions: act<'persist_failed'>((s, e) => policy.persistGaveUp(s, e.message)) },
   },
   states: {
-    /** Resolves the starting mode; a restored session first closes the requests its old engine held. */
+    /** Resolves the starting mode; a restored session first closes what its dead host left open. */
     init: {
       always: [
-        { guard: and(['wasRestored', 'inLocalMode']), target: 'local', actions: act(policy.cancelRestoredRequests) },
-        { guard: 'wasRestored', target: 'remote', actions: act(policy.cancelRestoredRequests) },
+        { guard: and(['wasRestored', 'inLocalMode']), target: 'local', actions: act(policy.recoverRestored) },
+        { guard: 'wasRestored', target: 'remote', actions: act(policy.recoverRestored) },
         ...toMode,
       ],
     },
@@ -215,8 +219,26 @@ export const sessionMachine = base.createMachine({
           entry: [launch, enter('starting')],
           on: {
             ready: [
+              { guard: and(['fromLiveEngine', 'hasUnconfirmed']), target: 'confirming', actions: act(policy.engineReady) },
               { guard: and(['fromLiveEngine', 'hasQueued']), target: 'running', actions: act(policy.engineReady) },
               { guard: 'fromLiveEngine', target: 'idle', actions: act(policy.engineReady) },
+            ],
+          },
+        },
+        /**
+         * After a host crash it is unknown whether the turn's message reached the agent: the resumed
+         * engine is asked before anything else goes out (phase stays `starting`).
+         */
+        confirming: {
+          entry: act(policy.checkDelivery),
+          on: {
+            delivery_checked: [
+              {
+                guard: and(['fromLiveEngine', 'isCheckOfUnconfirmed', 'sendsAfterCheck']),
+                target: 'running',
+                actions: act<'delivery_checked'>(policy.resolveDelivery),
+              },
+              { guard: and(['fromLiveEngine', 'isCheckOfUnconfirmed']), target: 'idle', actions: act<'delivery_checked'>(policy.resolveDelivery) },
             ],
           },
         },

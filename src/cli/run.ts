@@ -107,7 +107,7 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
   }
 
   try {
-    localId = session.send(args.prompt);
+    localId = session.send(args.prompt).localId;
     await session.done;
     await Promise.allSettled(asking);
     if (!turnEnded) exitCode = 1; // The session ended before the turn did (failed, stopped, or Ctrl-C).

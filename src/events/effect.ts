@@ -27,6 +27,8 @@ export const EffectSchema = z.union([
   z.object({ type: z.literal('engine.stop'), gen }),
   z.object({ type: z.literal('engine.send'), gen, message: UserMessageSchema }),
   z.object({ type: z.literal('engine.abort'), gen }),
+  /** Ask the engine whether its resumed agent session already holds a message a crash left unconfirmed. */
+  z.object({ type: z.literal('engine.check_delivery'), gen, message: UserMessageSchema }),
   z.object({
     type: z.literal('engine.answer_permission'),
     gen,

@@ -36,6 +36,10 @@ export const ERROR_CODES = [
   'AGENT_ERROR',
   /** The agent cannot continue the session the resume token names (codex mcp-server after a restart). */
   'RESUME_NOT_FOUND',
+  /** Another live host holds the session's ownership lease (`details.owner` names it). */
+  'SESSION_OWNED',
+  /** This host's ownership lease was taken by another host (it stalled past expiry): it stops and writes nothing more. */
+  'LEASE_LOST',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

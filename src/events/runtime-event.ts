@@ -15,11 +15,22 @@ export const PersistConflictEventSchema = z.object({
   stored: PersistedSessionSchema.optional(),
 });
 export const PersistFailedEventSchema = z.object({ type: z.literal('persist_failed'), message: z.string() });
+/**
+ * The answer to `engine.check_delivery`: whether the agent session the engine resumed already holds
+ * the message (`null`: the engine cannot tell). Stamped with the generation that was asked.
+ */
+export const DeliveryCheckedEventSchema = z.object({
+  type: z.literal('delivery_checked'),
+  gen: z.number().int().positive(),
+  localId: z.string(),
+  received: z.boolean().nullable(),
+});
 
 export const RuntimeEventSchema = z.discriminatedUnion('type', [
   TimerFiredEventSchema,
   PersistOkEventSchema,
   PersistConflictEventSchema,
   PersistFailedEventSchema,
+  DeliveryCheckedEventSchema,
 ]);
 export type RuntimeEvent = z.infer<typeof RuntimeEventSchema>;

@@ -36,6 +36,33 @@ export const QueuedSendSchema = z.object({
 });
 export type QueuedSend = z.infer<typeof QueuedSendSchema>;
 
+/**
+ * The turn in flight when the state was written: its message was handed to the engine (or is about
+ * to be: the runtime sends it only once this record is stored). A restore that finds one knows the
+ * host stopped mid-turn and ends it `interrupted`.
+ */
+export const InFlightTurnSchema = z.object({
+  localId: z.string(),
+  text: z.string(),
+  gen: z.number().int().nonnegative(),
+  startedAt: z.number(),
+  /** The transcript id of its `user_message` entry, so a restore can tell whether the journal has it. */
+  eventId: z.string(),
+});
+export type InFlightTurn = z.infer<typeof InFlightTurnSchema>;
+
+/**
+ * A message whose turn a host crash interrupted and which may or may not have reached the agent:
+ * the next remote engine is asked (`wasReceived`) before anything else is sent.
+ */
+export const UnconfirmedSendSchema = z.object({
+  localId: z.string(),
+  text: z.string(),
+  /** The generation that was given it. */
+  gen: z.number().int().nonnegative(),
+});
+export type UnconfirmedSend = z.infer<typeof UnconfirmedSendSchema>;
+
 export const SessionUsageSchema = TurnUsageSchema.extend({
   costUsd: z.number().nonnegative(),
   turns: z.number().int().nonnegative(),
@@ -72,6 +99,10 @@ export const PersistedSessionSchema = z.object({
   usage: SessionUsageSchema,
   /** Local ids already delivered to an engine, newest last (bounded), so a retried send is not repeated. */
   deliveredIds: z.array(z.string()),
+  /** The turn in flight (absent when none). */
+  turn: InFlightTurnSchema.optional(),
+  /** A message whose delivery a crash left uncertain (absent when none). */
+  unconfirmed: UnconfirmedSendSchema.optional(),
   updatedAt: z.number(),
 });
 export type PersistedSession = z.infer<typeof PersistedSessionSchema>;

@@ -3,22 +3,36 @@
  * place with I/O: engine instances (one per generation), timers on an injectable clock, the
  * session store, and the transcript journal. Everything it learns goes back into the actor as
  * events, so all decisions stay in the statechart.
+ *
+ * Durability rules it enforces on top of the effects' order (docs/architecture.md, "Ownership,
+ * recovery and what each promise covers"):
+ * - Write-ahead delivery: `engine.send` is performed, and the `user_message` entry appended, only
+ *   once a state write recording that delivery is stored; so a restore never sends a message again
+ *   that the agent may have, and the journal never shows a delivery the state does not.
+ * - `durable()` resolves once a write holding every change made so far is stored (writes in flight
+ *   are group-committed: one write carries everything accepted while the previous one ran).
+ * - Ownership: with a lease, every write carries its fence, the lease is renewed while the session
+ *   runs and released when it ends; a write or renewal refused with LEASE_LOST fences this runtime:
+ *   it stops its engine, writes nothing more, and winds the statechart down.
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { sessionMachine, type SessionEvent } from '../actors/session.js';
-import type { SessionMachineInput } from '../actors/session-context.js';
+import type { SessionContext, SessionMachineInput } from '../actors/session-context.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import type { AgentEngine } from '../engines/core/engine.js';
 import type { ProcessObserver } from '../engines/core/process-observer.js';
-import { AseError } from '../errors.js';
+import { AseError, isAseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { checkMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './input-limits.js';
 import type { Effect, EffectOf } from '../events/effect.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from './journal/transcript-journal.js';
-import type { SessionStore } from './store/session-store.js';
+import type { Lease, SessionStore } from './store/session-store.js';
+
+/** How long after a renewal the runtime trusts its lease without asking the store (of the lease's ttl). */
+const LEASE_TRUST = 0.8;
 
 export interface RuntimeOptions {
   input: SessionMachineInput;
@@ -34,6 +48,33 @@ export interface RuntimeOptions {
   maxMessageBytes?: number;
   /** XState inspection hook (the model-based harness uses it for transition coverage). */
   inspect?: (event: InspectionEvent) => void;
+  /**
+   * The session's ownership lease (from `store.acquire`). Every write carries its fence; it is
+   * renewed every `ttlMs / 3` on the clock and released when the session ends. Without it, writes
+   * are compare-and-set only.
+   */
+  lease?: Lease;
+}
+
+/** What one client input did: its effects, and the write that stores the state right after it (-1: none needed). */
+export interface AppliedInput {
+  effects: Effect[];
+  writeIndex: number;
+}
+
+/** A caller waiting for the state as of some moment to be stored. */
+interface WriteWaiter {
+  /** The first write index that holds what the caller waits for. */
+  index: number;
+  resolve(): void;
+  reject(error: AseError): void;
+}
+
+/** Work held until a write is stored: an `engine.send`, or the journal append of its `user_message`. */
+interface Hold {
+  index: number;
+  kind: 'engine' | 'journal';
+  release(go: boolean): void;
 }
 
 /** Everything the runtime tells the outside world, in order. */
@@ -51,6 +92,8 @@ export class SessionRuntime {
   readonly #opts: RuntimeOptions;
   readonly #engines = new Map<number, AgentEngine>();
   readonly #stopping = new Map<number, Promise<void>>();
+  /** Generations told to stop (kept after `stop()` settled, unlike `#stopping`). */
+  readonly #stopRequested = new Set<number>();
   /** Generations whose `engine.start()` has been called (it runs after older engines are gone). */
   readonly #started = new Set<number>();
   readonly #timers = new Map<string, TimerHandle>();
@@ -59,19 +102,52 @@ export class SessionRuntime {
   /** The version the store holds after this runtime's last successful write (or the restored one). */
   #storedVersion: number;
   #journalChain: Promise<void> = Promise.resolve();
+  /** The journal appends the next state write must wait for (see #persist), if any. */
+  #journalFirst: Promise<void> | undefined;
   #engineChain: Promise<void> = Promise.resolve();
   /** Effects emitted while a client input is being processed (to return its rejection). */
   #collecting: Effect[] | null = null;
+  /** State writes issued so far (`state.persist` effects), in order; a write's index is its position. */
+  #writesIssued = 0;
+  /** Index of the newest write that was stored (-1: none yet). */
+  #lastStored = -1;
+  #waiters: WriteWaiter[] = [];
+  #holds: Hold[] = [];
+  /** Engine calls queue behind a held `engine.send` so they reach the engine in the order emitted. */
+  #engineGate: Promise<void> | null = null;
+  #lease: Lease | undefined;
+  /** `performance.now()` until which the lease is trusted without asking the store. */
+  #leaseTrustedUntil = 0;
+  #renewing: Promise<void> | null = null;
+  #renewTimer: TimerHandle | undefined;
+  /** Another host took the lease: nothing is written and nothing goes to an engine any more. */
+  #fenced = false;
+  /** How deep in `actor.send` calls the runtime is (an input given inside one waits in `#deferred`). */
+  #depth = 0;
+  #draining = false;
+  /** Set while an input is dispatched: the first snapshot after it (its own step) is captured. */
+  #capture = false;
+  #captured: { persist: SessionContext['persist']; issued: number } | undefined;
+  #deferred: (() => void)[] = [];
   #done: Promise<void>;
   #resolveDone!: () => void;
 
   constructor(opts: RuntimeOptions) {
     this.#opts = opts;
     this.#storedVersion = opts.input.restored?.version ?? 0;
+    this.#lease = opts.lease;
+    if (opts.lease) this.#leaseTrustedUntil = performance.now() + opts.lease.ttlMs * LEASE_TRUST;
     this.actor = createActor(sessionMachine, { input: opts.input, ...(opts.inspect && { inspect: opts.inspect }) });
     this.actor.on('*', (effect) => this.#perform(effect));
     this.#done = new Promise((resolve) => (this.#resolveDone = resolve));
-    this.actor.subscribe({ complete: () => void this.#finish() });
+    this.actor.subscribe({
+      next: (snapshot) => {
+        if (!this.#capture) return;
+        this.#capture = false;
+        this.#captured = { persist: snapshot.context.persist, issued: this.#writesIssued };
+      },
+      complete: () => void this.#finish(),
+    });
   }
 
   observe(observer: RuntimeObserver): () => void {
@@ -80,7 +156,61 @@ export class SessionRuntime {
   }
 
   start(): void {
-    this.actor.start();
+    this.#armRenewal();
+    this.#depth += 1;
+    try {
+      this.actor.start();
+    } finally {
+      this.#depth -= 1;
+      this.#drainDeferred();
+    }
+  }
+
+  /** The lease this runtime holds (renewed as it runs), if any. */
+  get lease(): Lease | undefined {
+    return this.#lease;
+  }
+
+  /** True once another host took this session's lease. */
+  get fenced(): boolean {
+    return this.#fenced;
+  }
+
+  /**
+   * Resolves once a state write holding every change made so far is stored: at once when nothing
+   * is pending. Rejects with `PERSIST_FAILED` when that write is given up (or nothing is left to
+   * write it), with `LEASE_LOST` when this runtime was fenced.
+   */
+  durable(): Promise<void> {
+    return this.stored(this.#writeIndexOf(this.actor.getSnapshot().context.persist, this.#writesIssued));
+  }
+
+  /**
+   * Resolves once write `writeIndex` (or a later one) is stored: what `AppliedInput.writeIndex`
+   * names. Rejects like `durable()`.
+   */
+  stored(writeIndex: number): Promise<void> {
+    if (this.#fenced) return Promise.reject(this.#leaseLostError());
+    if (writeIndex <= this.#lastStored) return Promise.resolve();
+    const { persist, timers } = this.actor.getSnapshot().context;
+    if (writeIndex >= this.#writesIssued && !persist.inFlight && !('persist' in timers) && !this.isDone) {
+      // A write was given up and nothing has asked for another yet.
+      return Promise.reject(new AseError('PERSIST_FAILED', 'the session state could not be stored (an earlier write failed); a later change retries it'));
+    }
+    return new Promise((resolve, reject) => this.#waiters.push({ index: writeIndex, resolve, reject }));
+  }
+
+  /**
+   * The write that holds what matters of the state whose persist flags are `persist`, when `issued`
+   * writes were issued: an urgent change waiting for the write in flight goes in the next one; else
+   * the write in flight holds it (a non-urgent change behind it, such as a phase, is not waited for);
+   * else a pending debounced write; else nothing is pending.
+   */
+  #writeIndexOf(persist: SessionContext['persist'], issued: number): number {
+    if (persist.dirty && persist.urgent) return issued;
+    if (persist.inFlight) return issued - 1;
+    if (persist.dirty) return issued;
+    return -1;
   }
 
   /** Resolves when the session reached its final state, every engine exited and all writes settled. */
@@ -97,19 +227,48 @@ export class SessionRuntime {
    * caused (a `client.error` among them means it was refused and nothing was applied).
    */
   dispatch(input: SessionInput): Effect[] {
+    return this.#applyNow(input).effects;
+  }
+
+  #applyNow(input: SessionInput): AppliedInput {
     if (input?.type === 'send' && typeof input.text === 'string') checkMessageSize(input.text, this.#opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
     const parsed = SessionInputSchema.safeParse(input);
     if (!parsed.success) {
       throw new AseError('INVALID_INPUT', `invalid ${String((input as { type?: unknown })?.type ?? 'input')}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`);
     }
     if (this.isDone) throw new AseError('SESSION_STOPPED', 'the session has stopped');
-    return this.#collect(() => this.actor.send({ ...parsed.data, at: this.#opts.clock.now() } as SessionEvent));
+    // The state right after this input's own step (events it set off may follow in the same call).
+    this.#captured = undefined;
+    this.#capture = true;
+    const effects = this.#collect(() => this.#send({ ...parsed.data, at: this.#opts.clock.now() } as SessionEvent));
+    this.#capture = false;
+    const captured = this.#captured as { persist: SessionContext['persist']; issued: number } | undefined;
+    return { effects, writeIndex: captured ? this.#writeIndexOf(captured.persist, captured.issued) : -1 };
+  }
+
+  /**
+   * `dispatch` that also works from inside a notice listener: an input given while the statechart
+   * is handling an event is applied right after that event (before anything else), and the promise
+   * then resolves with exactly its effects (or rejects with `INVALID_INPUT` / `SESSION_STOPPED`).
+   * Otherwise it is applied at once: it throws those synchronously, like `dispatch`.
+   */
+  apply(input: SessionInput): Promise<AppliedInput> {
+    if (this.#depth === 0) return Promise.resolve(this.#applyNow(input));
+    return new Promise((resolve, reject) => {
+      this.#deferred.push(() => {
+        try {
+          resolve(this.#applyNow(input));
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
   }
 
   /** Sends an event straight to the actor (runtime reports; tests injecting stale events). */
   deliver(event: SessionEvent): Effect[] {
     if (this.isDone) return [];
-    return this.#collect(() => this.actor.send(event));
+    return this.#collect(() => this.#send(event));
   }
 
   engine(gen: number): AgentEngine | undefined {
@@ -131,10 +290,35 @@ export class SessionRuntime {
     if (this.actor.getSnapshot().status === 'active') this.actor.stop();
     for (const handle of this.#timers.values()) this.#opts.clock.clearTimeout(handle);
     this.#timers.clear();
+    this.#stopRenewal();
+    this.#releaseHolds(() => false);
     await Promise.allSettled([...this.#engines.values()].map((e) => e.stop()));
     this.#engines.clear();
     await this.#settle();
+    this.#rejectWaiters(new AseError('SESSION_STOPPED', 'the session was disposed before its state was stored'));
+    await this.#releaseLease();
     this.#resolveDone();
+  }
+
+  /** Every event goes to the actor through here, so inputs given meanwhile (from listeners) can wait their turn. */
+  #send(event: SessionEvent): void {
+    this.#depth += 1;
+    try {
+      this.actor.send(event);
+    } finally {
+      this.#depth -= 1;
+      this.#drainDeferred();
+    }
+  }
+
+  #drainDeferred(): void {
+    if (this.#depth > 0 || this.#draining) return;
+    this.#draining = true;
+    try {
+      for (let next = this.#deferred.shift(); next; next = this.#deferred.shift()) next();
+    } finally {
+      this.#draining = false;
+    }
   }
 
   #collect(send: () => void): Effect[] {
@@ -171,27 +355,36 @@ export class SessionRuntime {
         return this.#startEngine(effect);
       case 'engine.stop':
         return this.#stopEngine(effect.gen);
-      case 'engine.send':
-        return this.#callEngine(effect.gen, 'send', (e) => e.send(effect.message));
+      case 'engine.send': {
+        // Write-ahead: the next write issued records this delivery; the agent gets it once that is stored.
+        const stored = this.#afterWrite(this.#writesIssued, 'engine');
+        return this.#gated(effect.gen, 'send', (e) => e.send(effect.message), stored);
+      }
       case 'engine.abort':
-        return this.#callEngine(effect.gen, 'abort', (e) => e.abort());
+        return this.#gated(effect.gen, 'abort', (e) => e.abort());
       case 'engine.answer_permission':
-        return this.#callEngine(effect.gen, 'answerPermission', (e) => e.answerPermission(effect.requestId, effect.decision));
+        return this.#gated(effect.gen, 'answerPermission', (e) => e.answerPermission(effect.requestId, effect.decision));
+      case 'engine.check_delivery':
+        return this.#checkDelivery(effect);
       case 'timer.set':
         return this.#setTimer(effect.id, effect.deadline);
       case 'timer.cancel':
         return this.#cancelTimer(effect.id);
       case 'state.persist':
-        return this.#persist(effect);
+        return this.#persist(effect, this.#writesIssued++);
       case 'transcript.emit':
         return this.#append(effect.entry);
-      case 'ephemeral.emit':
       case 'client.error':
+        // The statechart gave up writing: whoever waits for a write cannot be promised one.
+        if (effect.code === 'PERSIST_FAILED') this.#rejectWaiters(new AseError('PERSIST_FAILED', effect.message));
+        return;
+      case 'ephemeral.emit':
         return; // Observers saw it above; nothing to perform.
     }
   }
 
   #startEngine(effect: EffectOf<'engine.start'>): void {
+    if (this.#fenced) return; // Another host drives this session now.
     const { clock, registry, bin, processes } = this.#opts;
     let engine: AgentEngine;
     try {
@@ -238,6 +431,7 @@ export class SessionRuntime {
   }
 
   #stopEngine(gen: number): void {
+    this.#stopRequested.add(gen);
     const engine = this.#engines.get(gen);
     if (!engine || this.#stopping.has(gen)) return;
     if (!this.#started.has(gen)) {
@@ -247,7 +441,7 @@ export class SessionRuntime {
       this.#engines.delete(gen);
       queueMicrotask(() => {
         if (this.isDone || this.actor.getSnapshot().context.liveGen !== gen) return;
-        this.actor.send({ type: 'exited', gen, at: this.#opts.clock.now(), code: null, signal: null, reason: 'stopped before it started' });
+        this.#send({ type: 'exited', gen, at: this.#opts.clock.now(), code: null, signal: null, reason: 'stopped before it started' });
       });
       return;
     }
@@ -259,12 +453,53 @@ export class SessionRuntime {
   }
 
   #callEngine(gen: number, what: string, call: (engine: AgentEngine) => Promise<void>): void {
+    if (this.#fenced) return;
     const engine = this.#engines.get(gen);
     if (!engine) {
       this.#fail('ENGINE_NOT_RUNNING', `${what} for gen ${gen}: its engine is gone`);
       return;
     }
     call(engine).catch((error: unknown) => this.#engineFailed(gen, error, 'protocol'));
+  }
+
+  /**
+   * Calls the engine now, or, while a send is held for its write, after it (calls keep the order
+   * they were emitted in). With `stored`, the call waits for that write and is dropped if it never
+   * comes (the session ended or was fenced). A deferred call is dropped if the engine is gone or
+   * being stopped by then.
+   */
+  #gated(gen: number, what: string, call: (engine: AgentEngine) => Promise<void>, stored?: Promise<boolean>): void {
+    if (!stored && !this.#engineGate) return this.#callEngine(gen, what, call);
+    const run = async () => {
+      if (stored && !(await stored)) return;
+      // Deferred: an engine that exited or was told to stop meanwhile is not called (nothing was lost
+      // that the statechart does not know: it ends that generation's turn and requests itself).
+      if (this.#stopRequested.has(gen) || !this.#engines.has(gen)) return;
+      this.#callEngine(gen, what, call);
+    };
+    const next = (this.#engineGate ?? Promise.resolve()).then(run);
+    this.#engineGate = next;
+    void next.then(() => {
+      if (this.#engineGate === next) this.#engineGate = null;
+    });
+  }
+
+  /** Asks the engine whether its resumed agent session already holds a message; `null` when it cannot tell. */
+  #checkDelivery(effect: EffectOf<'engine.check_delivery'>): void {
+    const { gen, message: msg } = effect;
+    const report = (received: boolean | null) => {
+      if (this.isDone || this.#fenced || this.actor.getSnapshot().context.liveGen !== gen) return;
+      this.#send({ type: 'delivery_checked', gen, localId: msg.localId, received, at: this.#opts.clock.now() });
+    };
+    this.#gated(gen, 'wasReceived', async (engine) => {
+      if (!engine.wasReceived) return queueMicrotask(() => report(null));
+      try {
+        report((await engine.wasReceived(msg)) ?? null);
+      } catch (error) {
+        this.#fail('ENGINE_ERROR', `engine gen ${gen} could not tell whether it received "${msg.localId}": ${message(error)}`, error);
+        report(null);
+      }
+    });
   }
 
   /**
@@ -276,8 +511,8 @@ export class SessionRuntime {
     queueMicrotask(() => {
       if (this.isDone || this.actor.getSnapshot().context.liveGen !== gen) return;
       const at = this.#opts.clock.now();
-      this.actor.send({ type: 'error', gen, at, kind, message: message(error), retryable: kind !== 'fatal' });
-      if (ended) this.actor.send({ type: 'exited', gen, at, code: null, signal: null, reason: message(error) });
+      this.#send({ type: 'error', gen, at, kind, message: message(error), retryable: kind !== 'fatal' });
+      if (ended) this.#send({ type: 'exited', gen, at, code: null, signal: null, reason: message(error) });
     });
   }
 
@@ -289,7 +524,7 @@ export class SessionRuntime {
     if (event.type === 'exited') this.#engines.delete(gen);
     if (this.isDone) return;
     if (this.actor.getSnapshot().context.liveGen === gen) this.#notify('agentEvent', event);
-    this.actor.send(event);
+    this.#send(event);
   }
 
   #setTimer(id: string, deadline: number): void {
@@ -297,7 +532,7 @@ export class SessionRuntime {
     const { clock } = this.#opts;
     const handle = clock.setTimeout(() => {
       this.#timers.delete(id);
-      if (!this.isDone) this.actor.send({ type: 'timer_fired', id, at: clock.now() });
+      if (!this.isDone) this.#send({ type: 'timer_fired', id, at: clock.now() });
     }, deadline - clock.now());
     this.#timers.set(id, handle);
   }
@@ -310,42 +545,188 @@ export class SessionRuntime {
   }
 
   /** Writes are serialized: each starts after the previous one's result reached the actor. */
-  #persist(effect: EffectOf<'state.persist'>): void {
+  #persist(effect: EffectOf<'state.persist'>, index: number): void {
     const { store, clock } = this.#opts;
     const sessionId = effect.state.sessionId;
+    const final = effect.state.phase === 'stopped';
+    // Journal first: a restored session's first write (it records what recovery closed), and a write
+    // recording a delivery check (a message about to go out again), wait for those entries, so a
+    // later restore never finds the state ahead of the journal on them (the journal is what tells it).
+    const journalFirst = this.#journalFirst ?? (index === 0 && this.#opts.input.restored ? this.#journalChain : undefined);
+    this.#journalFirst = undefined;
     this.#persistChain = this.#persistChain.then(async () => {
+      if (this.#fenced) return;
+      if (journalFirst) await journalFirst;
+      if (final) {
+        // The final state never runs ahead of the transcript: a restore of a `stopped` session need
+        // not look at the journal. This write records every delivery still held, so their entries go first.
+        this.#releaseHolds((hold) => hold.kind === 'journal');
+        await this.#journalChain;
+      }
       let report: SessionEvent;
       // The final write is issued while an earlier write may still be in flight, so the machine can
       // only guess its expected version. Writes are serialized here: use the version our own last
       // write actually produced, so a failed earlier write cannot make the final one conflict.
-      const expected = effect.state.phase === 'stopped' ? this.#storedVersion : effect.expectedVersion;
+      const expected = final ? this.#storedVersion : effect.expectedVersion;
       try {
-        const result = await store.save(sessionId, effect.state, expected);
-        if (result.ok) this.#storedVersion = result.version;
+        await this.#ensureLease();
+        if (this.#fenced) return;
+        const result = await store.save(sessionId, effect.state, expected, this.#lease?.fence);
+        if (result.ok) {
+          this.#storedVersion = result.version;
+          this.#stored(index);
+        }
         report = result.ok
           ? { type: 'persist_ok', version: result.version, at: clock.now() }
           : { type: 'persist_conflict', version: result.version, ...(result.stored && { stored: result.stored }), at: clock.now() };
-        if (!result.ok && this.isDone) this.#fail('PERSIST_FAILED', `final state of ${sessionId} not saved: store is at version ${result.version}`);
+        if (!result.ok && this.isDone) {
+          this.#fail('PERSIST_FAILED', `final state of ${sessionId} not saved: store is at version ${result.version}`);
+          this.#rejectWaiters(new AseError('PERSIST_FAILED', `final state of ${sessionId} not saved: store is at version ${result.version}`));
+        }
       } catch (error) {
+        if (isAseError(error, 'LEASE_LOST')) return this.#fence(error);
         report = { type: 'persist_failed', message: message(error), at: clock.now() };
         this.#fail('PERSIST_FAILED', `saving ${sessionId} failed: ${message(error)}`, error);
+        if (this.isDone) this.#rejectWaiters(new AseError('PERSIST_FAILED', `saving ${sessionId} failed: ${message(error)}`, { cause: error }));
       }
-      if (!this.isDone) this.actor.send(report);
+      if (!this.isDone) this.#send(report);
     });
   }
 
   #append(entry: TranscriptEntry): void {
-    this.#journalChain = this.#journalChain.then(() =>
-      this.#opts.journal.append(entry).catch((error: unknown) => this.#fail('JOURNAL_IO', `transcript append failed: ${message(error)}`, error)),
-    );
+    // A delivery's entry waits for the write that records it (the next one issued), like its
+    // `engine.send`. (Not a `recovered` one: it catches the journal up with a delivery already stored.)
+    const delivery = entry.type === 'user_message' && (entry.payload as { recovered?: unknown } | null)?.recovered !== true;
+    const stored = delivery ? this.#afterWrite(this.#writesIssued, 'journal') : undefined;
+    this.#journalChain = this.#journalChain.then(async () => {
+      if (stored) await stored;
+      try {
+        await this.#ensureLease();
+        if (this.#fenced) return;
+        await this.#opts.journal.append(entry);
+      } catch (error) {
+        if (isAseError(error, 'LEASE_LOST')) return this.#fence(error);
+        this.#fail('JOURNAL_IO', `transcript append failed: ${message(error)}`, error);
+      }
+    });
+    if (entry.type === 'delivery_checked') this.#journalFirst = this.#journalChain;
+  }
+
+  /** Resolves `true` once a write with index >= `index` is stored, `false` if that can no longer happen. */
+  #afterWrite(index: number, kind: Hold['kind']): Promise<boolean> {
+    if (index <= this.#lastStored) return Promise.resolve(true);
+    if (this.#fenced) return Promise.resolve(false);
+    return new Promise((release) => this.#holds.push({ index, kind, release }));
+  }
+
+  /** Write `index` was stored: everything waiting for it (or an earlier one) goes. */
+  #stored(index: number): void {
+    this.#lastStored = Math.max(this.#lastStored, index);
+    this.#releaseHolds((hold) => (hold.index <= index ? true : undefined));
+    const waiting = this.#waiters;
+    this.#waiters = waiting.filter((w) => w.index > index);
+    for (const w of waiting) if (w.index <= index) w.resolve();
+  }
+
+  /** Settles held work: `decide` returns go (true), drop (false), or keep waiting (undefined). */
+  #releaseHolds(decide: (hold: Hold) => boolean | undefined): void {
+    const kept: Hold[] = [];
+    for (const hold of this.#holds) {
+      const go = decide(hold);
+      if (go === undefined) kept.push(hold);
+      else hold.release(go);
+    }
+    this.#holds = kept;
+  }
+
+  #rejectWaiters(error: AseError): void {
+    const waiting = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiting) w.reject(error);
+  }
+
+  // ---------------------------------------------------------------- the lease
+
+  #armRenewal(): void {
+    const lease = this.#lease;
+    if (!lease || this.#fenced) return;
+    this.#renewTimer = this.#opts.clock.setTimeout(() => {
+      this.#renewTimer = undefined;
+      if (this.isDone || this.#fenced) return;
+      this.#renewLease()
+        .catch((error: unknown) => this.#fail('STORE_IO', `renewing the lease on ${lease.sessionId} failed: ${message(error)}`, error))
+        .finally(() => {
+          if (!this.isDone) this.#armRenewal();
+        });
+    }, Math.max(1, Math.floor(lease.ttlMs / 3)));
+  }
+
+  #stopRenewal(): void {
+    if (this.#renewTimer) this.#opts.clock.clearTimeout(this.#renewTimer);
+    this.#renewTimer = undefined;
+  }
+
+  /** Before any write: a lease not confirmed recently (e.g. the process was stopped) is renewed first. */
+  async #ensureLease(): Promise<void> {
+    if (!this.#lease || this.#fenced) return;
+    if (performance.now() < this.#leaseTrustedUntil) return;
+    await this.#renewLease();
+  }
+
+  /** One renewal at a time; LEASE_LOST fences this runtime, other failures are thrown to the caller. */
+  #renewLease(): Promise<void> {
+    const lease = this.#lease;
+    if (!lease || this.#fenced) return Promise.resolve();
+    this.#renewing ??= (async () => {
+      const askedAt = performance.now();
+      try {
+        this.#lease = await this.#opts.store.renew(lease);
+        this.#leaseTrustedUntil = askedAt + this.#lease.ttlMs * LEASE_TRUST;
+      } catch (error) {
+        if (isAseError(error, 'LEASE_LOST')) this.#fence(error);
+        else throw error;
+      } finally {
+        this.#renewing = null;
+      }
+    })();
+    return this.#renewing;
+  }
+
+  #leaseLostError(cause?: unknown): AseError {
+    const sessionId = this.actor.getSnapshot().context.sessionId;
+    return new AseError('LEASE_LOST', `another host took over session "${sessionId}": this host stopped its engine and writes nothing more`, {
+      ...(cause !== undefined && { cause }),
+      details: { sessionId, ...(isAseError(cause) && cause.details) },
+    });
+  }
+
+  /** Another host holds the session now: stop driving it, write nothing, and wind the statechart down. */
+  #fence(cause: unknown): void {
+    if (this.#fenced) return;
+    this.#fenced = true;
+    this.#stopRenewal();
+    const error = this.#leaseLostError(cause);
+    this.#notify('failure', error);
+    this.#rejectWaiters(error);
+    this.#releaseHolds(() => false);
+    // The statechart's stop stops the engine (`engine.stop` is still performed); its writes are dropped.
+    if (!this.isDone) this.#send({ type: 'stop', at: this.#opts.clock.now() });
+  }
+
+  async #releaseLease(): Promise<void> {
+    this.#stopRenewal();
+    const lease = this.#lease;
+    if (!lease || this.#fenced) return;
+    this.#lease = undefined;
+    await this.#opts.store.release(lease).catch((error: unknown) => this.#fail('STORE_IO', `releasing the lease on ${lease.sessionId} failed: ${message(error)}`, error));
   }
 
   async #settle(): Promise<void> {
     // Writes queued by the final effects may queue further writes; wait until quiet.
     for (;;) {
-      const chains = [this.#persistChain, this.#journalChain, this.#engineChain, ...this.#stopping.values()];
+      const chains = [this.#persistChain, this.#journalChain, this.#engineChain, this.#engineGate, ...this.#stopping.values()];
       await Promise.allSettled(chains);
-      const after = [this.#persistChain, this.#journalChain, this.#engineChain, ...this.#stopping.values()];
+      const after = [this.#persistChain, this.#journalChain, this.#engineChain, this.#engineGate, ...this.#stopping.values()];
       if (after.length === chains.length && after.every((c, i) => c === chains[i])) break;
     }
     await this.#opts.journal.flush().catch((error: unknown) => this.#fail('JOURNAL_IO', `transcript flush failed: ${message(error)}`, error));
@@ -354,9 +735,13 @@ export class SessionRuntime {
   async #finish(): Promise<void> {
     for (const handle of this.#timers.values()) this.#opts.clock.clearTimeout(handle);
     this.#timers.clear();
+    this.#stopRenewal();
     // The final state already stopped the engine; make sure nothing survives a stop timeout.
     await Promise.allSettled([...this.#engines.values()].map((e) => e.stop()));
     await this.#settle();
+    this.#releaseHolds(() => false);
+    this.#rejectWaiters(new AseError('PERSIST_FAILED', 'the session ended before its state was stored'));
+    await this.#releaseLease();
     this.#resolveDone();
   }
 }

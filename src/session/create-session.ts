@@ -1,4 +1,8 @@
-/** `createSession()`: builds (or, for a stored id, continues) a SessionActor with its runtime and returns the handle. */
+/**
+ * `createSession()`: takes the session's ownership lease, builds (or, for a stored id, continues) a
+ * SessionActor with its runtime, and returns the handle. Continuing a session whose host died
+ * reads its transcript too, so the statechart can close what that host left open.
+ */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
@@ -7,19 +11,27 @@ import { RealClock } from '../runtime/clock.js';
 import { FileJournal } from '../runtime/journal/file-journal.js';
 import { reapOrphanedProcesses } from '../runtime/process-reaper.js';
 import { ProcessRegistry } from '../runtime/process-registry.js';
+import { journalFacts } from '../runtime/journal-facts.js';
+import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import type { JournalFacts } from '../actors/session-context.js';
+import type { PersistedSession } from '../events/session-state.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { FileStore } from '../runtime/store/file-store.js';
 import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
 import type { Session } from './session.js';
 import { SessionHandle } from './session-handle.js';
 
+/** Default `leaseTtlMs`. */
+export const DEFAULT_LEASE_TTL_MS = 30_000;
+
 /**
  * Creates (or, when the store holds `sessionId`, continues) a session and starts its engine.
+ * Rejects with `SESSION_OWNED` while another live host drives that session.
  *
  * @example
  * const session = await createSession({ agent: 'fake', workDir: process.cwd() });
  * session.on('permission_prompt', (p) => session.decide(p.requestId, 'allow'));
- * session.send('hello');
+ * await session.send('hello'); // resolves once the message is stored
  */
 export async function createSession(options: SessionOptions): Promise<Session> {
   const opts = parseSessionOptions(options);
@@ -36,36 +48,51 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   registry.get(opts.agent); // Unknown engine names fail here, with the known names listed.
 
   const sessionId = opts.sessionId ?? randomUUID();
-  const restored = await store.load(sessionId);
-  // A resume token belongs to one agent in one directory: never hand it to another.
-  if (restored && (restored.state.agent !== opts.agent || restored.state.workDir !== path.resolve(opts.workDir))) {
-    throw new AseError(
-      'INVALID_OPTIONS',
-      `createSession: session "${sessionId}" belongs to agent "${restored.state.agent}" in ${restored.state.workDir}, not "${opts.agent}" in ${path.resolve(opts.workDir)}`,
-    );
+  // One host drives a session at a time: the lease comes first, so two hosts never both load and run it.
+  const lease = await store.acquire(sessionId, { ttlMs: opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, ...(opts.takeOver && { force: true }) });
+  let runtime: SessionRuntime;
+  try {
+    const restored = await store.load(sessionId);
+    if (restored && restored.state.sessionId !== sessionId) {
+      // A custom store may not check this itself: adopting another session's state would take its agent.
+      throw new AseError('STORE_CORRUPT', `createSession: the store returned session "${restored.state.sessionId}" for "${sessionId}"`);
+    }
+    // A resume token belongs to one agent in one directory: never hand it to another.
+    if (restored && (restored.state.agent !== opts.agent || restored.state.workDir !== path.resolve(opts.workDir))) {
+      throw new AseError(
+        'INVALID_OPTIONS',
+        `createSession: session "${sessionId}" belongs to agent "${restored.state.agent}" in ${restored.state.workDir}, not "${opts.agent}" in ${path.resolve(opts.workDir)}`,
+      );
+    }
+    const facts = restored ? await crashFacts(journal, restored.state) : undefined;
+    // Aborted while loading: the 'abort' event has fired already, so a listener added below would never run.
+    if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was aborted while the session was loading');
+    runtime = new SessionRuntime({
+      input: {
+        sessionId,
+        instance: randomUUID().slice(0, 8),
+        agent: opts.agent,
+        workDir: path.resolve(opts.workDir),
+        mode: opts.mode,
+        now: clock.now(),
+        ...(opts.engineOptions && { options: opts.engineOptions }),
+        ...(opts.config && { config: opts.config }),
+        ...(restored && { restored }),
+        ...(facts && { journal: facts }),
+      },
+      registry,
+      clock,
+      store,
+      journal,
+      lease,
+      ...(opts.bin !== undefined && { bin: opts.bin }),
+      ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
+      processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
+    });
+  } catch (error) {
+    await store.release(lease).catch(() => undefined);
+    throw error;
   }
-  // Aborted while loading: the 'abort' event has fired already, so a listener added below would never run.
-  if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was aborted while the session was loading');
-  const runtime = new SessionRuntime({
-    input: {
-      sessionId,
-      instance: randomUUID().slice(0, 8),
-      agent: opts.agent,
-      workDir: path.resolve(opts.workDir),
-      mode: opts.mode,
-      now: clock.now(),
-      ...(opts.engineOptions && { options: opts.engineOptions }),
-      ...(opts.config && { config: opts.config }),
-      ...(restored && { restored }),
-    },
-    registry,
-    clock,
-    store,
-    journal,
-    ...(opts.bin !== undefined && { bin: opts.bin }),
-    ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
-    processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
-  });
   const session = new SessionHandle(sessionId, runtime);
   if (opts.onNotice) session.on('*', opts.onNotice);
   // A journal this call created is this session's to close; a caller's journal stays open.
@@ -81,4 +108,19 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   }
   runtime.start();
   return session;
+}
+
+/**
+ * A session that did not reach `stopped` ended with its host: its journal may know more than its
+ * state (see journalFacts). A journal that cannot be read does not block the restore: the turn in
+ * flight is then ended without its help.
+ */
+async function crashFacts(journal: TranscriptJournal, state: PersistedSession): Promise<JournalFacts | undefined> {
+  if (state.phase === 'stopped') return undefined;
+  try {
+    return journalFacts(await journal.read(state.sessionId), state);
+  } catch (error) {
+    process.emitWarning(`agent-session-engine: reading the transcript of ${state.sessionId} for recovery failed: ${String(error)}`);
+    return undefined;
+  }
 }

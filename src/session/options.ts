@@ -39,7 +39,20 @@ export const SessionOptionsSchema = z
       .optional(),
     /** Where the default file store and journal live. Default: $ASE_DATA_DIR or ~/.agent-session-engine. */
     dataDir: z.string().min(1).optional(),
-    store: z.custom<SessionStore>(isObjectWith('load', 'save'), 'store must implement SessionStore (load, save)').optional(),
+    store: z
+      .custom<SessionStore>(isObjectWith('load', 'save', 'acquire', 'renew', 'release'), 'store must implement SessionStore (load, save, acquire, renew, release)')
+      .optional(),
+    /**
+     * How long this host's ownership lease holds without a renewal (renewed every third of it while
+     * the session runs). Another host may take the session once it expired; a process of this host
+     * that died is taken over at once. Default 30000.
+     */
+    leaseTtlMs: z.number().int().min(100).optional(),
+    /**
+     * Take the session even from a live owner (the other host's writes are then refused and it
+     * stops). For an operator who knows the owner is gone; default false.
+     */
+    takeOver: z.boolean().optional(),
     journal: z.custom<TranscriptJournal>(isObjectWith('append', 'read', 'flush'), 'journal must implement TranscriptJournal').optional(),
     clock: z.custom<Clock>(isObjectWith('now', 'setTimeout', 'clearTimeout'), 'clock must implement Clock').optional(),
     registry: z.custom<EngineRegistry>(isObjectWith('get'), 'registry must be an EngineRegistry').optional(),

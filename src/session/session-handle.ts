@@ -1,16 +1,19 @@
 /**
- * The session handle: inputs are validated and stamped, a refused input throws a typed `AseError`
- * and changes nothing; everything the runtime reports becomes a `SessionNotice` on one bus.
+ * The session handle: inputs are validated and stamped, and each input method returns a promise
+ * that resolves once the input is stored (fsynced, for the file store) and rejects with a typed
+ * `AseError` when it was refused (nothing changed) or could not be stored. Refusals also go out as
+ * `error` notices, and the promises are marked handled, so a caller that does not await never gets
+ * an unhandled rejection. Everything the runtime reports becomes a `SessionNotice` on one bus.
  */
 import mittImport, { type Emitter } from 'mitt';
 import { randomUUID } from 'node:crypto';
-import { AseError } from '../errors.js';
+import { AseError, toAseError } from '../errors.js';
 import type { Effect } from '../events/effect.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
-import type { SessionRuntime } from '../runtime/session-runtime.js';
+import type { AppliedInput, SessionRuntime } from '../runtime/session-runtime.js';
 import { noticeStream, type NoticeMap } from './notice-stream.js';
 import type { SessionNotice, SessionNoticeType } from './notices.js';
-import type { DecideOptions, SendOptions, Session } from './session.js';
+import type { DecideOptions, SendOptions, SendReceipt, Session } from './session.js';
 import { toSessionSnapshot, type SessionSnapshot } from './snapshot.js';
 
 // mitt's typings are CommonJS-shaped while Node loads its ESM build (a default export);
@@ -42,22 +45,22 @@ export class SessionHandle implements Session {
     });
   }
 
-  send(text: string, options: SendOptions = {}): string {
-    const localId = options.localId ?? randomUUID();
-    this.#dispatch({ type: 'send', text, localId });
-    return localId;
+  send(text: string, options: SendOptions = {}): SendReceipt {
+    const localId = options?.localId ?? randomUUID();
+    const recorded = this.#submit({ type: 'send', text, localId }).then(() => localId);
+    return Object.assign(handled(recorded), { localId });
   }
 
-  abort(): void {
-    this.#dispatch({ type: 'abort' });
+  abort(): Promise<void> {
+    return this.#submit({ type: 'abort' });
   }
 
-  switchMode(to: ControlMode): void {
-    this.#dispatch({ type: 'switch_mode', to });
+  switchMode(to: ControlMode): Promise<void> {
+    return this.#submit({ type: 'switch_mode', to });
   }
 
-  decide(requestId: string, decision: 'allow' | 'deny', options: DecideOptions = {}): void {
-    this.#dispatch({
+  decide(requestId: string, decision: 'allow' | 'deny', options: DecideOptions = {}): Promise<void> {
+    return this.#submit({
       type: 'decide',
       requestId,
       decision,
@@ -71,8 +74,11 @@ export class SessionHandle implements Session {
     this.#dispatch({ type: online ? 'client_online' : 'client_offline' });
   }
 
-  async stop(): Promise<SessionSnapshot> {
-    if (!this.#runtime.isDone) this.#runtime.dispatch({ type: 'stop' });
+  stop(): Promise<SessionSnapshot> {
+    if (!this.#runtime.isDone) {
+      // Inside a listener the stop waits for the event being handled; done already: nothing to stop.
+      void this.#runtime.apply({ type: 'stop' }).catch(() => undefined);
+    }
     return this.done;
   }
 
@@ -103,6 +109,42 @@ export class SessionHandle implements Session {
     }
   }
 
+  /**
+   * Applies an input and settles once it is stored: refused (the statechart's refusal, or the
+   * runtime's `INVALID_INPUT` / `SESSION_STOPPED`) → rejected and reported as an `error` notice;
+   * accepted → once the write holding the state right after it is stored (group commit: one write
+   * carries every input made while the previous write ran).
+   */
+  #submit(input: SessionInput): Promise<void> {
+    const refuse = (error: unknown): AseError => {
+      const refusal = toAseError(error, 'INVALID_INPUT');
+      if (!this.#doneEmitted) this.#emit({ type: 'error', error: refusal });
+      return refusal;
+    };
+    let applied: Promise<AppliedInput>;
+    try {
+      applied = this.#runtime.apply(input);
+    } catch (error) {
+      // Refused before it reached the statechart: reported now, in the order inputs were given.
+      return handled(Promise.reject(refuse(error)));
+    }
+    const outcome = applied.then(
+      ({ effects, writeIndex }) => {
+        for (const effect of effects) {
+          // The statechart's refusal already went out as a notice (#onEffect).
+          if (effect.type === 'client.error' && isRefusalOf(effect, input)) {
+            throw new AseError(effect.code, effect.message, { details: { ...(effect.localId !== undefined && { localId: effect.localId }), ...(effect.requestId !== undefined && { requestId: effect.requestId }) } });
+          }
+        }
+        return this.#runtime.stored(writeIndex);
+      },
+      (error: unknown) => {
+        throw refuse(error);
+      },
+    );
+    return handled(outcome);
+  }
+
   #onEffect(effect: Effect): void {
     if (effect.type === 'transcript.emit') this.#emit({ type: 'transcript', entry: effect.entry });
     else if (effect.type === 'ephemeral.emit') {
@@ -114,6 +156,12 @@ export class SessionHandle implements Session {
   #emit(notice: SessionNotice): void {
     this.#bus.emit(notice.type, notice as never);
   }
+}
+
+/** Marks a promise handled (a caller that ignores it never causes an unhandled rejection) and returns it. */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /** mitt stops at the first listener that throws; one client's bug must not starve the others. */

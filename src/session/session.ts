@@ -8,6 +8,13 @@ export interface SendOptions {
   localId?: string;
 }
 
+/**
+ * What `send()` returns: a promise that resolves with the message's `localId` once the message is
+ * stored (it then survives any crash of this host and is delivered once), and rejects with an
+ * `AseError` when it was refused or could not be stored. The `localId` is also there at once.
+ */
+export type SendReceipt = Promise<string> & { readonly localId: string };
+
 export interface DecideOptions {
   /** Allow with a modified tool input. */
   updatedInput?: unknown;
@@ -19,14 +26,18 @@ export interface DecideOptions {
 
 export interface Session {
   readonly id: string;
-  /** Queues a user message (sent now, or when the agent is ready). Returns its localId. */
-  send(text: string, options?: SendOptions): string;
-  /** Interrupts the running turn. Throws `NOTHING_TO_ABORT` when none runs. */
-  abort(): void;
-  /** Hands control to the terminal (`local`) or to remote clients (`remote`). */
-  switchMode(to: ControlMode): void;
-  /** Answers a permission request. Throws `PERMISSION_NOT_FOUND` / `PERMISSION_ALREADY_DECIDED`. */
-  decide(requestId: string, decision: 'allow' | 'deny', options?: DecideOptions): void;
+  /**
+   * Queues a user message (sent now, or when the agent is ready). Resolves with its localId once it
+   * is stored; rejects with `DUPLICATE_SEND`, `SESSION_STOPPED`, `INVALID_INPUT`, `PERSIST_FAILED`
+   * or `LEASE_LOST`. The localId is also on the returned promise (`.localId`).
+   */
+  send(text: string, options?: SendOptions): SendReceipt;
+  /** Interrupts the running turn; resolves once that is stored. Rejects with `NOTHING_TO_ABORT` when none runs. */
+  abort(): Promise<void>;
+  /** Hands control to the terminal (`local`) or to remote clients (`remote`); resolves once that is stored. */
+  switchMode(to: ControlMode): Promise<void>;
+  /** Answers a permission request; resolves once stored. Rejects with `PERMISSION_NOT_FOUND` / `PERMISSION_ALREADY_DECIDED`. */
+  decide(requestId: string, decision: 'allow' | 'deny', options?: DecideOptions): Promise<void>;
   /** Tells the session whether a remote client is connected (open prompts are re-sent on reconnect). */
   setOnline(online: boolean): void;
   /** Stops the engine, cancels whatever is open, persists, and resolves when everything is gone. */

@@ -157,9 +157,12 @@ describe('ase run', () => {
     expect(events.find((e) => e.type === 'turn_complete')).toMatchObject({ status: 'completed' });
     expect(events.at(-1)).toMatchObject({ type: 'exited', code: 0, signal: null });
 
-    const [stateFile, ...more] = await fs.readdir(path.join(dataDir, 'sessions'));
-    expect(more).toEqual([]);
+    // One session: its state, its lease (given back: owner null) and the (empty) lock folder.
+    const files = (await fs.readdir(path.join(dataDir, 'sessions'))).sort();
+    const [stateFile] = files.filter((f) => f.endsWith('.json'));
     const sessionId = stateFile!.replace(/\.json$/, '');
+    expect(files).toEqual(['.locks', `${sessionId}.json`, `${sessionId}.lease`]);
+    expect(JSON.parse(await fs.readFile(path.join(dataDir, 'sessions', `${sessionId}.lease`), 'utf8'))).toMatchObject({ fence: 1, owner: null });
     const stored = JSON.parse(await fs.readFile(path.join(dataDir, 'sessions', stateFile!), 'utf8')) as { version: number; state: unknown };
     const state = PersistedSessionSchema.parse(stored.state);
     expect(state).toMatchObject({ sessionId, agent: 'fake', phase: 'stopped', gen: 1, queue: [], requests: {}, workDir: ROOT });

@@ -59,13 +59,19 @@ async function eventually(predicate: () => boolean | Promise<boolean>, what: str
   }
 }
 
-/** Moves simulated time in small steps until `predicate` holds (bounded in both times). */
-async function advanceUntil(clock: SimulatedClock, predicate: () => boolean, what: string, maxMs = 5_000): Promise<void> {
+/**
+ * Moves simulated time in small steps until `predicate` holds (bounded in both times). With `io`,
+ * each step also gives real I/O a millisecond: a message reaches the engine only once its delivery
+ * is on disk (write-ahead), which on a file store takes real time.
+ */
+async function advanceUntil(clock: SimulatedClock, predicate: () => boolean, what: string, maxMs = 5_000, io = false): Promise<void> {
   const end = clock.now() + maxMs;
   const realDeadline = Date.now() + 5_000;
   await tick();
   while (!predicate()) {
     if (clock.now() >= end || Date.now() > realDeadline) throw new Error(`timed out waiting for ${what}`);
+    if (io) await sleep(1);
+    if (predicate()) break;
     clock.advance(5);
     await tick();
   }
@@ -86,17 +92,6 @@ async function within<T>(promise: Promise<T>, what: string, ms = 2_000): Promise
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** Runs `fn` and returns what it threw (failing when it does not throw). */
-function thrown(fn: () => unknown): AseError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AseError);
-    return error as AseError;
-  }
-  throw new Error('expected the call to throw');
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AseError> {
@@ -201,6 +196,9 @@ const ASK_TURN: FakeScript = {
 };
 
 describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
+  // On disk a message reaches the engine only after its delivery is written: give real I/O its time.
+  const io = backend.name.startsWith('File');
+  const until = (clock: SimulatedClock, predicate: () => boolean, what: string) => advanceUntil(clock, predicate, what, 5_000, io);
   it('prompts, delivers the allow (with updatedInput) to the engine, completes, and journals every entry in order', async () => {
     const { store, journal } = backend.make(tmp);
     const fake = scriptedEngines(ASK_TURN);
@@ -210,24 +208,30 @@ describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
 
     expect(session.id).toBe('tool-turn');
     expect(session.snapshot()).toMatchObject({ phase: 'starting', mode: 'remote', gen: 1, liveGen: 1, state: { remote: 'launching' }, done: false });
-    expect(session.send('please list', { localId: 'L1' })).toBe('L1');
-    await advanceUntil(clock, () => prompts.length > 0, 'the permission prompt');
+    expect(session.send('please list', { localId: 'L1' }).localId).toBe('L1');
+    await until(clock, () => prompts.length > 0, 'the permission prompt');
 
+    // The engine is ready at +10 and asks 5 ms after it got the message (in memory: at once; on disk: once written).
+    const askedAt = session.snapshot().requests['perm-1']!.createdAt;
+    if (!io) expect(askedAt).toBe(T0 + 15);
     expect(prompts).toEqual([
-      { type: 'permission_prompt', requestId: 'perm-1', tool: 'Bash', input: { command: 'ls' }, callId: 'call-1', deadline: T0 + 15 + 600_000 },
+      { type: 'permission_prompt', requestId: 'perm-1', tool: 'Bash', input: { command: 'ls' }, callId: 'call-1', deadline: askedAt + 600_000 },
     ]);
     expect(session.snapshot().requests).toEqual({
-      'perm-1': { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: T0 + 15, callId: 'call-1', deadline: T0 + 15 + 600_000 },
+      'perm-1': { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: askedAt, callId: 'call-1', deadline: askedAt + 600_000 },
     });
     expect(stateOf(session)).toEqual({ remote: 'running' });
     expect(fake.engines[0]!.answers).toEqual([]);
 
-    session.decide('perm-1', 'allow', { updatedInput: { command: 'ls -la' } });
+    const decided = session.decide('perm-1', 'allow', { updatedInput: { command: 'ls -la' } });
     expect(fake.engines[0]!.answers).toEqual([{ requestId: 'perm-1', decision: { behavior: 'allow', updatedInput: { command: 'ls -la' } } }]);
     expect(session.snapshot().requests).toEqual({});
-    expect(session.snapshot().completed).toEqual({ 'perm-1': { status: 'approved', decidedAt: T0 + 15, gen: 1 } });
+    expect(session.snapshot().completed).toEqual({ 'perm-1': { status: 'approved', decidedAt: askedAt, gen: 1 } });
+    // The promise resolves once the decision is stored.
+    await within(decided, 'the decision to be stored');
+    expect((await store.load('tool-turn'))?.state.completed['perm-1']).toMatchObject({ status: 'approved' });
 
-    await advanceUntil(clock, () => session.snapshot().phase === 'idle', 'the turn to complete');
+    await until(clock, () => session.snapshot().phase === 'idle', 'the turn to complete');
     expect(phases()).toEqual(['running', 'idle']);
     expect(session.snapshot().usage).toEqual({ inputTokens: 100, outputTokens: 7, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.25, turns: 1 });
     expect(notices.filter((n) => n.type === 'permission_resolved')).toEqual([{ type: 'permission_resolved', requestId: 'perm-1', status: 'approved' }]);
@@ -272,7 +276,7 @@ describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
     const { session, clock } = await start({ sessionId: 'inline', registry: fake.registry(), store, journal });
     session.on('permission_prompt', (p) => session.decide(p.requestId, 'allow'));
     session.send('list', { localId: 'L1' });
-    await advanceUntil(clock, () => session.snapshot().usage.turns === 1, 'the turn');
+    await until(clock, () => session.snapshot().usage.turns === 1, 'the turn');
     expect(fake.engines[0]!.answers).toEqual([{ requestId: 'perm-1', decision: { behavior: 'allow' } }]);
     expect(session.snapshot().completed['perm-1']?.status).toBe('approved');
     await stopSession(session, clock); // the runtime hands entries to the journal one at a time; stop settles them
@@ -285,13 +289,13 @@ describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
     const fake = scriptedEngines(ASK_TURN);
     const { session, clock, notices } = await start({ sessionId: 'stopper', registry: fake.registry(), store, journal });
     session.send('list', { localId: 'L1' });
-    await advanceUntil(clock, () => 'perm-1' in session.snapshot().requests, 'the permission request');
+    await until(clock, () => 'perm-1' in session.snapshot().requests, 'the permission request');
 
     const stopping = session.stop();
     expect(session.snapshot().phase).toBe('stopping');
     expect(fake.engines[0]!.stopped).toBe(true);
-    expect(thrown(() => session.send('too late', { localId: 'L2' })).code).toBe('SESSION_STOPPED');
-    await advance(clock, 5);
+    expect((await rejection(session.send('too late', { localId: 'L2' }))).code).toBe('SESSION_STOPPED');
+    await until(clock, () => session.snapshot().done, 'the stop');
     const final = await stopping;
 
     expect(final).toMatchObject({
@@ -305,13 +309,14 @@ describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
       requests: {},
       done: true,
     });
-    expect(final.completed).toEqual({ 'perm-1': { status: 'cancelled', decidedAt: T0 + 15, gen: 1, reason: 'session stopped' } });
+    expect(final.completed).toEqual({ 'perm-1': { status: 'cancelled', decidedAt: expect.any(Number), gen: 1, reason: 'session stopped' } });
+    if (!io) expect(final.completed['perm-1']!.decidedAt).toBe(T0 + 15);
     expect(final).toEqual(session.snapshot());
     expect(await session.done).toBe(final);
     expect(await session.stop()).toBe(final); // idempotent
     expect(notices.at(-1)).toEqual({ type: 'done', snapshot: final });
     expect(notices.filter((n) => n.type === 'done')).toHaveLength(1);
-    expect(thrown(() => session.send('after', { localId: 'L3' })).code).toBe('SESSION_STOPPED');
+    expect((await rejection(session.send('after', { localId: 'L3' }))).code).toBe('SESSION_STOPPED');
 
     const stored = await store.load('stopper');
     expect(stored?.state).toMatchObject({
@@ -372,7 +377,7 @@ describe('stopping or switching before the engine started', () => {
   });
 });
 
-describe('refused inputs throw typed errors and change nothing', () => {
+describe('refused inputs reject with typed errors and change nothing', () => {
   it('decide: PERMISSION_NOT_FOUND for an unknown id, PERMISSION_ALREADY_DECIDED for a second answer', async () => {
     const fake = scriptedEngines(ASK_TURN);
     const { session, clock, notices } = await start({ registry: fake.registry() });
@@ -380,7 +385,7 @@ describe('refused inputs throw typed errors and change nothing', () => {
     await advanceUntil(clock, () => 'perm-1' in session.snapshot().requests, 'the permission request');
 
     const before = session.snapshot();
-    const unknown = thrown(() => session.decide('nope', 'allow'));
+    const unknown = await rejection(session.decide('nope', 'allow'));
     expect(unknown.code).toBe('PERMISSION_NOT_FOUND');
     expect(unknown.message).toBe('no permission request "nope" is known');
     expect(session.snapshot()).toEqual(before);
@@ -388,13 +393,13 @@ describe('refused inputs throw typed errors and change nothing', () => {
 
     session.decide('perm-1', 'deny', { message: 'not today' });
     expect(fake.engines[0]!.answers).toEqual([{ requestId: 'perm-1', decision: { behavior: 'deny', message: 'not today', interrupt: false } }]);
-    const again = thrown(() => session.decide('perm-1', 'allow'));
+    const again = await rejection(session.decide('perm-1', 'allow'));
     expect(again.code).toBe('PERMISSION_ALREADY_DECIDED');
     expect(again.message).toBe('permission request "perm-1" already ended as denied');
     expect(fake.engines[0]!.answers).toHaveLength(1);
     expect(session.snapshot().completed['perm-1']?.status).toBe('denied');
 
-    // A refusal is thrown to the caller and also reported to every listener.
+    // A refusal rejects the caller's promise and is also reported to every listener.
     expect(notices.filter((n) => n.type === 'error').map((n) => n.type === 'error' && n.error.code)).toEqual([
       'PERMISSION_NOT_FOUND',
       'PERMISSION_ALREADY_DECIDED',
@@ -408,17 +413,17 @@ describe('refused inputs throw typed errors and change nothing', () => {
     const fake = scriptedEngines({ turns: [[{ text: 'slow', afterMs: 100 }, { complete: {} }]] });
     const { session, clock } = await start({ registry: fake.registry() });
     session.send('one', { localId: 'L1' });
-    expect(thrown(() => session.send('one again', { localId: 'L1' })).code).toBe('DUPLICATE_SEND'); // queued
+    expect((await rejection(session.send('one again', { localId: 'L1' }))).code).toBe('DUPLICATE_SEND'); // queued
     await advanceUntil(clock, () => session.snapshot().phase === 'running', 'the turn');
     session.send('two', { localId: 'L2' });
-    const running = thrown(() => session.send('one', { localId: 'L1' }));
+    const running = await rejection(session.send('one', { localId: 'L1' }));
     expect(running.code).toBe('DUPLICATE_SEND');
     expect(running.message).toBe('a message with localId "L1" was already accepted');
-    expect(thrown(() => session.send('two', { localId: 'L2' })).code).toBe('DUPLICATE_SEND');
+    expect((await rejection(session.send('two', { localId: 'L2' }))).code).toBe('DUPLICATE_SEND');
     expect(session.snapshot().queue.map((q) => q.localId)).toEqual(['L2']);
 
     await advanceUntil(clock, () => session.snapshot().phase === 'idle' && session.snapshot().usage.turns === 2, 'both turns');
-    expect(thrown(() => session.send('one', { localId: 'L1' })).code).toBe('DUPLICATE_SEND'); // delivered
+    expect((await rejection(session.send('one', { localId: 'L1' }))).code).toBe('DUPLICATE_SEND'); // delivered
     expect(fake.engines[0]!.sent).toEqual([
       { localId: 'L1', text: 'one' },
       { localId: 'L2', text: 'two' },
@@ -426,18 +431,21 @@ describe('refused inputs throw typed errors and change nothing', () => {
     // Without a localId every send gets a fresh one.
     const a = session.send('free 1');
     const b = session.send('free 2');
-    expect(a).toMatch(/^[0-9a-f-]{36}$/);
-    expect(b).not.toBe(a);
+    expect(a.localId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(b.localId).not.toBe(a.localId);
+    // The promise resolves with the same id once the message is stored.
+    expect(await a).toBe(a.localId);
+    expect(await b).toBe(b.localId);
   });
 
   it('abort: NOTHING_TO_ABORT while launching or idle; during a turn it cancels it', async () => {
     const fake = scriptedEngines({ startDelayMs: 10, turns: [[{ stall: true }]] });
     const { session, clock, phases, notices } = await start({ registry: fake.registry() });
-    const launching = thrown(() => session.abort());
+    const launching = await rejection(session.abort());
     expect(launching.code).toBe('NOTHING_TO_ABORT');
     expect(launching.message).toBe('no turn is running');
     await advanceUntil(clock, () => session.snapshot().phase === 'idle', 'idle');
-    expect(thrown(() => session.abort()).code).toBe('NOTHING_TO_ABORT');
+    expect((await rejection(session.abort())).code).toBe('NOTHING_TO_ABORT');
     expect(fake.engines[0]!.aborts).toBe(0);
 
     session.send('hang', { localId: 'L1' });
@@ -449,7 +457,7 @@ describe('refused inputs throw typed errors and change nothing', () => {
     expect(phases()).toEqual(['idle', 'running', 'interrupting', 'idle']);
     const ends = notices.flatMap((n) => (n.type === 'transcript' && n.entry.type === 'turn_complete' ? [n.entry.payload] : []));
     expect(ends).toEqual([{ localId: 'L1', status: 'cancelled', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 } }]);
-    expect(thrown(() => session.abort()).code).toBe('NOTHING_TO_ABORT');
+    expect((await rejection(session.abort())).code).toBe('NOTHING_TO_ABORT');
     expect(fake.engines[0]!.aborts).toBe(1);
   });
 
@@ -473,8 +481,8 @@ describe('refused inputs throw typed errors and change nothing', () => {
 
   it('malformed inputs (a bad decision, an empty message) are INVALID_INPUT', async () => {
     const { session } = await start({});
-    expect(thrown(() => session.decide('x', 'maybe' as 'allow')).code).toBe('INVALID_INPUT');
-    expect(thrown(() => session.send('')).code).toBe('INVALID_INPUT');
+    expect((await rejection(session.decide('x', 'maybe' as 'allow'))).code).toBe('INVALID_INPUT');
+    expect((await rejection(session.send(''))).code).toBe('INVALID_INPUT');
   });
 });
 
@@ -583,7 +591,7 @@ describe('restoring a session after the host died', () => {
     const sessionA = await createSession({ agent: 'fake', workDir: tmp, sessionId: 'restore-1', registry: fakeA.registry(), store: storeA, journal: journalA, clock: clockA });
     journals.push(journalA);
     sessionA.send('first', { localId: 'L1' });
-    await advanceUntil(clockA, () => 'perm-1' in sessionA.snapshot().requests, 'the permission request');
+    await advanceUntil(clockA, () => 'perm-1' in sessionA.snapshot().requests, 'the permission request', 5_000, true);
     sessionA.send('second', { localId: 'L2' });
     await advance(clockA, 300); // past the persist debounce
     await eventually(async () => {
@@ -593,29 +601,41 @@ describe('restoring a session after the host died', () => {
     await journalA.flush();
     // The host dies here: session A is abandoned (its clock never moves again, nothing stops it).
     const storedBefore = (await storeA.load('restore-1'))!;
-    expect(storedBefore.state).toMatchObject({ gen: 1, phase: 'running', deliveredIds: ['L1'], queue: [{ localId: 'L2', text: 'second' }] });
+    expect(storedBefore.state).toMatchObject({
+      gen: 1,
+      phase: 'running',
+      deliveredIds: ['L1'],
+      queue: [{ localId: 'L2', text: 'second' }],
+      turn: { localId: 'L1', text: 'first', gen: 1 },
+    });
 
     const clockB = new SimulatedClock(T0 + 60_000);
     const fakeB = scriptedEngines({ startDelayMs: 10 });
     const journalB = new FileJournal({ dir: transcriptsDir });
+    // Host A is abandoned in this very process, so its lease looks alive: take the session over, as
+    // an operator would (a dead process's lease is taken without it: test/integration/crash-soak.test.ts).
+    await expect(createSession({ agent: 'fake', workDir: tmp, sessionId: 'restore-1', registry: fakeB.registry(), store: new FileStore({ dir: sessionsDir }), journal: journalB, clock: clockB })).rejects.toMatchObject({ code: 'SESSION_OWNED' });
     const { session, clock, phases } = await start({
       clock: clockB,
       sessionId: 'restore-1',
       registry: fakeB.registry(),
       store: new FileStore({ dir: sessionsDir }),
       journal: journalB,
+      takeOver: true,
     });
 
     expect(session.snapshot()).toMatchObject({ gen: 2, liveGen: 2, resumeToken: 'tok-restore', requests: {}, state: { remote: 'launching' } });
     expect(session.snapshot().completed).toEqual({
       'perm-1': { status: 'cancelled', decidedAt: T0 + 60_000, gen: 1, reason: 'session restarted before a decision' },
     });
-    const stale = thrown(() => session.decide('perm-1', 'allow'));
+    // The turn in flight was ended; the agent had asked for a permission, so it had the message: not asked again.
+    expect(phases()).toEqual([]);
+    const stale = await rejection(session.decide('perm-1', 'allow'));
     expect(stale.code).toBe('PERMISSION_ALREADY_DECIDED');
     expect(stale.message).toBe('permission request "perm-1" already ended as cancelled');
-    expect(thrown(() => session.send('first', { localId: 'L1' })).code).toBe('DUPLICATE_SEND'); // delivered before the crash
+    expect((await rejection(session.send('first', { localId: 'L1' }))).code).toBe('DUPLICATE_SEND'); // delivered before the crash
 
-    await advanceUntil(clock, () => session.snapshot().phase === 'idle', 'the queued message');
+    await advanceUntil(clock, () => session.snapshot().phase === 'idle', 'the queued message', 5_000, true);
     expect(fakeB.specs).toEqual([{ gen: 2, mode: 'remote', workDir: tmp, resumeToken: 'tok-restore', options: {} }]);
     expect(fakeB.engines[0]!.sent).toEqual([{ localId: 'L2', text: 'second' }]);
     expect(phases()).toEqual(['running', 'idle']);
@@ -634,6 +654,7 @@ describe('restoring a session after the host died', () => {
       [1, 'session_identified'],
       [1, 'user_message'],
       [1, 'permission_request'],
+      [1, 'turn_ended'],
       [1, 'permission_resolved'],
       [2, 'session_identified'],
       [2, 'user_message'],
@@ -641,7 +662,8 @@ describe('restoring a session after the host died', () => {
       [2, 'turn_complete'],
       [2, 'exited'],
     ]);
-    expect(entries[3]!.payload).toEqual({ requestId: 'perm-1', status: 'cancelled', reason: 'session restarted before a decision' });
+    expect(entries[3]!.payload).toEqual({ localId: 'L1', status: 'interrupted', reason: 'the host stopped during the turn' });
+    expect(entries[4]!.payload).toEqual({ requestId: 'perm-1', status: 'cancelled', reason: 'session restarted before a decision' });
   });
 
   // Each run tags its event ids, so entries a restored run writes never repeat an earlier run's ids.
@@ -655,7 +677,7 @@ describe('restoring a session after the host died', () => {
     await advanceUntil(clockA, () => 'p' in a.snapshot().requests, 'the request');
     await eventually(async () => 'p' in ((await store.load('ids'))?.state.requests ?? {}), 'the stored request');
 
-    const { session, clock } = await start({ sessionId: 'ids', registry: scriptedEngines({}).registry(), store, journal, clock: new SimulatedClock(T0 + 1_000) });
+    const { session, clock } = await start({ sessionId: 'ids', registry: scriptedEngines({}).registry(), store, journal, clock: new SimulatedClock(T0 + 1_000), takeOver: true });
     await advanceUntil(clock, () => session.snapshot().phase === 'idle', 'idle');
     const ids = (await journal.read('ids')).map((e) => e.eventId);
     expect(new Set(ids).size).toBe(ids.length);
@@ -749,6 +771,9 @@ describe('AbortSignal', () => {
       },
       list: () => memory.list(),
       delete: (id) => memory.delete(id),
+      acquire: (id, options) => memory.acquire(id, options),
+      renew: (lease) => memory.renew(lease),
+      release: (lease) => memory.release(lease),
     };
     const fake = scriptedEngines({});
     const clock = new SimulatedClock(T0);
@@ -852,7 +877,7 @@ describe('invalid options', () => {
     ['an unknown config key', { config: { permissionTimeoutMS: 5 } }, 'INVALID_OPTIONS', 'createSession: config: Unrecognized key: "permissionTimeoutMS"'],
     ['a negative config value', { config: { maxRestarts: -1 } }, 'INVALID_OPTIONS', 'createSession: config.maxRestarts: Too small: expected number to be >=0'],
     ['an unknown option', { agnet: 'fake' }, 'INVALID_OPTIONS', 'createSession: options: Unrecognized key: "agnet"'],
-    ['a store without save', { store: { load: async () => undefined } }, 'INVALID_OPTIONS', 'createSession: store: store must implement SessionStore (load, save)'],
+    ['a store without save', { store: { load: async () => undefined } }, 'INVALID_OPTIONS', 'createSession: store: store must implement SessionStore (load, save, acquire, renew, release)'],
     ['an unknown engine', { agent: 'claude-x' }, 'UNKNOWN_ENGINE', 'Unknown engine "claude-x"; known engines: fake, claude, codex, codex-mcp, acp'],
   ])('rejects %s', async (_what, override, code, message) => {
     const error = await rejection(createSession({ ...base(), ...override } as SessionOptions));

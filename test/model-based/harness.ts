@@ -13,13 +13,14 @@ import { SimulatedClock } from '../../src/runtime/clock.js';
 import type { Effect } from '../../src/events/effect.js';
 import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
 import { SessionRuntime } from '../../src/runtime/session-runtime.js';
-import type { SaveResult, SessionStore } from '../../src/runtime/store/session-store.js';
+import type { Lease, SaveResult, SessionStore } from '../../src/runtime/store/session-store.js';
 import { FakeEngine } from '../../src/engines/fake/index.js';
 import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { EngineRegistry } from '../../src/engines/core/registry.js';
 import type { AgentEventBody } from '../../src/events/agent-event.js';
 import type { SessionInput } from '../../src/events/session-input.js';
 import type { PersistedSession, VersionedSession } from '../../src/events/session-state.js';
+import type { UserMessage } from '../../src/events/engine-input.js';
 import { AseError } from '../../src/errors.js';
 
 /** Small, pairwise-distinct durations so two timers rarely fall due at the same instant. */
@@ -80,6 +81,31 @@ export class ManualStore implements SessionStore {
   delete(): Promise<void> {
     return Promise.resolve();
   }
+
+  // The model runs one host: leases are granted and never contested (the conformance suite tests them).
+  acquire(sessionId: string): Promise<Lease> {
+    return Promise.resolve({ sessionId, fence: 1, owner: { host: 'model', pid: 1 }, expiresAt: Number.MAX_SAFE_INTEGER, ttlMs: 1 });
+  }
+
+  renew(lease: Lease): Promise<Lease> {
+    return Promise.resolve(lease);
+  }
+
+  release(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/**
+ * A manual fake engine that can also be asked whether it received a message: the answer waits
+ * until the test gives it (the model's `delivery_checked` event), like the store's writes.
+ */
+export class CheckableFakeEngine extends FakeEngine {
+  readonly pendingChecks: ((received: boolean | undefined) => void)[] = [];
+
+  wasReceived(_message: UserMessage): Promise<boolean | undefined> {
+    return new Promise((resolve) => this.pendingChecks.push(resolve));
+  }
 }
 
 /** Lets promise chains (engine start, store results) run. */
@@ -91,7 +117,7 @@ export class Sut {
   readonly clock = new SimulatedClock(START_TIME);
   readonly store = new ManualStore();
   readonly journal = new MemoryJournal();
-  readonly #created: FakeEngine[] = [];
+  readonly #created: CheckableFakeEngine[] = [];
   readonly effects: Effect[] = [];
   readonly runtime: SessionRuntime;
   /** Transition keys taken (from xstate's microstep inspection). */
@@ -108,7 +134,7 @@ export class Sut {
       capabilities: FakeEngine.capabilities,
       // The runtime creates one engine per `engine.start` effect, in order.
       create: (context) => {
-        const engine = new FakeEngine(context, { manual: true });
+        const engine = new CheckableFakeEngine(context, { manual: true });
         created.push(engine);
         return engine;
       },
@@ -134,7 +160,7 @@ export class Sut {
   }
 
   /** The fake engine the runtime created for `gen` (engines are created in generation order). */
-  engineFor(gen: number): FakeEngine | undefined {
+  engineFor(gen: number): CheckableFakeEngine | undefined {
     const starts = this.effects.filter((e) => e.type === 'engine.start');
     const index = starts.findIndex((e) => e.type === 'engine.start' && e.gen === gen);
     return index >= 0 ? this.#created[index] : undefined;
@@ -180,6 +206,13 @@ export class Sut {
       case 'persist_failed':
         expect(this.store.settle('fail')).toBe(true);
         break;
+      case 'delivery_checked': {
+        // The engine's answer to the runtime's question, if one is pending; otherwise a stray report.
+        const answer = this.runtime.engine(event.gen) ? this.engineFor(event.gen)?.pendingChecks.shift() : undefined;
+        if (answer) answer(event.received ?? undefined);
+        else this.runtime.deliver(event);
+        break;
+      }
       default: {
         const { gen, at: _at, ...body } = event;
         const engine = this.runtime.engine(gen) ? this.engineFor(gen) : undefined;

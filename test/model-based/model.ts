@@ -30,6 +30,7 @@ export function project(s: Snapshot): string {
     p: [c.persist.inFlight, c.persist.retries],
     r: c.restartAttempts,
     err: c.lastError ? c.lastError.retryable : null,
+    unc: c.unconfirmed !== null,
     idle: c.now - c.lastActivityAt > 0,
   });
 }
@@ -85,6 +86,11 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       events.push({ type: 'permission_request', gen, at, requestId: `p${requestCount + 1}`, toolName: 'Bash', input: { command: 'ls' }, callId: 'c1' });
     }
     if (open) events.push({ type: 'permission_cancelled', gen, at, requestId: open, reason: 'withdrawn' });
+    // The engine's answer about a message a host crash left maybe-delivered (and one about another id).
+    if (c.unconfirmed) {
+      for (const received of [true, false, null]) events.push({ type: 'delivery_checked', gen, localId: c.unconfirmed.localId, received, at });
+      events.push({ type: 'delivery_checked', gen, localId: 'not-the-unconfirmed-one', received: false, at });
+    }
   }
   const timer = nextTimer(s);
   if (timer) events.push({ type: 'timer_fired', id: timer[0], at: timer[1] });

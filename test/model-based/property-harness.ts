@@ -43,6 +43,8 @@ export function describeEffect(effect: Effect): string {
     case 'engine.stop':
     case 'engine.abort':
       return `${effect.type}(gen=${effect.gen})`;
+    case 'engine.check_delivery':
+      return `engine.check_delivery(gen=${effect.gen}, localId=${effect.message.localId})`;
     case 'client.error':
       return `client.error(${effect.code})`;
     case 'ephemeral.emit':

@@ -136,17 +136,26 @@ const RESTORED: VersionedSession = {
     requests: { 'p-old': { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: START_TIME - 20 } },
     completed: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, turns: 0 },
-    deliveredIds: ['m6'],
+    deliveredIds: ['m5', 'm6'],
+    // The host died mid-turn: m6 was handed to the engine, and nobody knows whether it got there.
+    turn: { localId: 'm6', text: 'in flight when the host died', gen: 4, startedAt: START_TIME - 15, eventId: 'old.4-9' },
     updatedAt: START_TIME - 5,
   },
+};
+
+/** The host died mid-turn with nothing queued and no request open: only the turn to settle. */
+const RESTORED_MID_TURN: VersionedSession = {
+  version: 2,
+  state: { ...RESTORED.state, phase: 'running', queue: [], requests: {}, updatedAt: START_TIME - 3 },
 };
 
 const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] = [
   { name: 'a new session in remote mode', input: inputFor('remote'), maxSteps: Infinity },
   { name: 'a new session in local mode', input: inputFor('local'), maxSteps: Infinity },
-  // Restoring differs only at the start; a short walk from there is enough.
-  { name: 'a restored session in remote mode', input: inputFor('remote', RESTORED), maxSteps: 2 },
+  // Restoring differs only at the start (and the delivery check after the first ready); a short walk is enough.
+  { name: 'a restored session in remote mode', input: inputFor('remote', RESTORED), maxSteps: 3 },
   { name: 'a restored session in local mode', input: inputFor('local', RESTORED), maxSteps: 2 },
+  { name: 'a session restored mid-turn with nothing queued', input: inputFor('remote', RESTORED_MID_TURN), maxSteps: 3 },
 ];
 
 for (const start of STARTS) {

@@ -144,27 +144,27 @@ const fired = (id: string, at: number): SessionEvent => ({ type: 'timer_fired', 
 
 // ------------------------------------------------------------------ fixtures
 
-/** A remote session whose gen-1 engine is ready and idle (identified with `tok-1`). */
-function remoteIdle(config: Partial<SessionConfig> = {}): SessionSnapshot {
-  const [s0] = start({ config });
-  const [s1] = feed(s0, ready(1, 1_100), identified(1, 1_150, 'tok-1'));
-  expect(s1.value).toEqual({ remote: 'idle' });
-  return s1;
-}
-
-/** A local session whose gen-1 engine is ready (identified with `tok-1`). */
-function localActive(config: Partial<SessionConfig> = {}): SessionSnapshot {
-  const [s0] = start({ mode: 'local', config });
-  const [s1] = feed(s0, ready(1, 1_100), identified(1, 1_150, 'tok-1'));
-  expect(s1.value).toEqual({ local: 'active' });
-  return s1;
-}
-
 /** Lets every state write in flight succeed (a delivered send is written at once). */
 function settleWrites(snapshot: SessionSnapshot, at: number): SessionSnapshot {
   let s = snapshot;
   while (s.context.persist.inFlight) [s] = feed(s, { type: 'persist_ok', version: s.context.version + 1, at });
   return s;
+}
+
+/** A remote session whose gen-1 engine is ready and idle (identified with `tok-1`), its writes settled. */
+function remoteIdle(config: Partial<SessionConfig> = {}): SessionSnapshot {
+  const [s0] = start({ config });
+  const [s1] = feed(settleWrites(s0, 1_000), ready(1, 1_100), identified(1, 1_150, 'tok-1'));
+  expect(s1.value).toEqual({ remote: 'idle' });
+  return s1;
+}
+
+/** A local session whose gen-1 engine is ready (identified with `tok-1`), its writes settled. */
+function localActive(config: Partial<SessionConfig> = {}): SessionSnapshot {
+  const [s0] = start({ mode: 'local', config });
+  const [s1] = feed(settleWrites(s0, 1_000), ready(1, 1_100), identified(1, 1_150, 'tok-1'));
+  expect(s1.value).toEqual({ local: 'active' });
+  return s1;
 }
 
 /** A remote session running the turn of message `a` (sent at 2_000) on gen 1, its writes settled. */
@@ -977,32 +977,45 @@ describe('presence', () => {
 });
 
 describe('persistence', () => {
-  it('debounces writes through the persist timer and tracks the stored version', () => {
+  it('writes a new generation at once, debounces other changes through the persist timer, and tracks the stored version', () => {
+    // A session is on record from its first moment: the generation it starts is written at once.
     const [s0, fx0] = start();
-    expect(timerSets(fx0, 'persist')).toEqual([{ type: 'timer.set', id: 'persist', deadline: T0 + 250 }]);
-    expect(only(fx0, 'state.persist')).toEqual([]);
+    expect(only(fx0, 'state.persist')).toEqual([expect.objectContaining({ expectedVersion: 0, state: expect.objectContaining({ gen: 1, phase: 'starting' }) })]);
+    const [s0b, fx0b] = feed(s0, { type: 'persist_ok', version: 1, at: 1_010 });
+    expect(s0b.context.version).toBe(1);
+    // The phase change made while that write was in flight is not urgent: debounced.
+    expect(timerSets(fx0b, 'persist')).toEqual([{ type: 'timer.set', id: 'persist', deadline: 1_010 + 250 }]);
 
     // More non-urgent changes before the timer fires do not re-arm it.
-    const [s1, fx1] = feed(s0, identified(1, 1_050, 'tok-1'), ready(1, 1_100));
+    const [s1, fx1] = feed(s0b, identified(1, 1_050, 'tok-1'), ready(1, 1_100));
     expect(timerSets(fx1, 'persist')).toEqual([]);
     expect(only(fx1, 'state.persist')).toEqual([]);
 
-    const [s2, fx2] = feed(s1, fired('persist', 1_250));
+    const [s2, fx2] = feed(s1, fired('persist', 1_260));
     expect(only(fx2, 'state.persist')).toEqual([
-      expect.objectContaining({ expectedVersion: 0, state: expect.objectContaining({ resumeToken: 'tok-1', gen: 1 }) }),
+      expect.objectContaining({ expectedVersion: 1, state: expect.objectContaining({ resumeToken: 'tok-1', gen: 1, phase: 'idle' }) }),
     ]);
     expect(s2.context.persist.inFlight).toBe(true);
 
-    const [s3, fx3] = feed(s2, { type: 'persist_ok', version: 1, at: 1_300 });
-    expect(s3.context.version).toBe(1);
+    const [s3, fx3] = feed(s2, { type: 'persist_ok', version: 2, at: 1_300 });
+    expect(s3.context.version).toBe(2);
     expect(s3.context.persist).toEqual({ inFlight: false, dirty: false, urgent: false, retries: 0 });
     expect(fx3).toEqual([]);
 
-    // The next change arms the timer again and writes against version 1.
+    // The next change arms the timer again and writes against version 2.
     const [s4, fx4] = feed(s3, turnDone(1, 2_000));
     expect(timerSets(fx4, 'persist')).toEqual([{ type: 'timer.set', id: 'persist', deadline: 2_250 }]);
     const [, fx5] = feed(s4, fired('persist', 2_250));
-    expect(only(fx5, 'state.persist')).toEqual([expect.objectContaining({ expectedVersion: 1 })]);
+    expect(only(fx5, 'state.persist')).toEqual([expect.objectContaining({ expectedVersion: 2 })]);
+  });
+
+  it('abort and switch_mode are written at once (their promises resolve once they are on record)', () => {
+    const [s1, fx1] = feed(remoteRunning(), abort(3_000));
+    expect(only(fx1, 'state.persist')).toHaveLength(1);
+    expect(s1.context.persist.inFlight).toBe(true);
+    const [s2, fx2] = feed(remoteIdle(), switchTo('local', 3_000));
+    expect(only(fx2, 'state.persist')).toEqual([expect.objectContaining({ state: expect.objectContaining({ mode: 'local' }) })]);
+    expect(s2.context.persist.inFlight).toBe(true);
   });
 
   it('changes made while a write is in flight are written after it succeeds', () => {
@@ -1034,15 +1047,16 @@ describe('persistence', () => {
   });
 
   it('a persist result with no write in flight is ignored', () => {
-    const [s0] = start();
-    const [s1, fx1] = feed(s0, { type: 'persist_ok', version: 7, at: 1_100 });
+    const s0 = remoteIdle();
+    expect(s0.context.persist.inFlight).toBe(false);
+    const [s1, fx1] = feed(s0, { type: 'persist_ok', version: 7, at: 1_200 });
     expect(fx1).toEqual([]);
     expect(s1.context).toEqual(s0.context);
   });
 
   it('retries a compare-and-set conflict against the stored version, then gives up with PERSIST_FAILED', () => {
-    const [s0] = start({ config: { maxPersistRetries: 3 } });
-    let [s, fx] = feed(s0, fired('persist', 1_250));
+    const [s0, fx0] = start({ config: { maxPersistRetries: 3 } });
+    let [s, fx] = [s0, fx0];
     expect(only(fx, 'state.persist')).toEqual([expect.objectContaining({ expectedVersion: 0 })]);
 
     for (const version of [5, 6, 7]) {
@@ -1154,6 +1168,146 @@ describe('restore', () => {
     expect(engineFx(fx0)).toEqual([engineStart(3, 'remote', 'tok-2')]);
     const [, fx1] = feed(s0, ready(3, 1_100));
     expect(engineFx(fx1)).toEqual([engineSend(3, 'q1')]);
+  });
+});
+
+describe('recovery after the host died mid-turn', () => {
+  const inFlight = { localId: 'm1', text: textOf('m1'), gen: 4, startedAt: 550, eventId: 'old.4-7' };
+  const midTurn = (overrides: Partial<PersistedSession> = {}) =>
+    persisted({ gen: 4, resumeToken: 'tok-4', deliveredIds: ['m1'], turn: inFlight, queue: [{ localId: 'q1', text: textOf('q1'), queuedAt: 560 }], ...overrides });
+  const checked = (gen: number, at: number, localId: string, received: boolean | null): SessionEvent => ({ type: 'delivery_checked', gen, at, localId, received });
+
+  it('a delivered turn is stored as the turn in flight (the write the runtime waits for before engine.send)', () => {
+    const s = remoteRunning();
+    expect(s.context.turn).toMatchObject({ localId: 'a', text: textOf('a'), gen: 1 });
+    const [, fx] = feed(s, send('b', 2_100));
+    expect(only(fx, 'state.persist')[0]?.state.turn).toEqual({ localId: 'a', text: textOf('a'), gen: 1, startedAt: 2_000, eventId: s.context.turn!.eventId });
+    const [done, fxDone] = feed(s, turnDone(1, 2_500), fired('persist', 2_750));
+    expect(done.context.turn).toBeNull();
+    expect(only(fxDone, 'state.persist')[0]?.state).not.toHaveProperty('turn');
+  });
+
+  it('ends the turn in flight interrupted, asks the resumed engine about its message first, then delivers the queue', () => {
+    const [s0, fx0] = start({ restored: { version: 3, state: midTurn() } });
+    expect(transcriptOf(fx0, 'turn_ended')).toEqual([
+      expect.objectContaining({ gen: 4, payload: { localId: 'm1', status: 'interrupted', reason: 'the host stopped during the turn' } }),
+    ]);
+    expect(s0.context).toMatchObject({ turn: null, unconfirmed: { localId: 'm1', text: textOf('m1'), gen: 4 }, gen: 5, recovery: null });
+    // The generation is bumped, and the recovery written against the restored version at once.
+    expect(engineFx(fx0)).toEqual([engineStart(5, 'remote', 'tok-4')]);
+    expect(only(fx0, 'state.persist')).toEqual([
+      expect.objectContaining({ expectedVersion: 3, state: expect.objectContaining({ unconfirmed: { localId: 'm1', text: textOf('m1'), gen: 4 } }) }),
+    ]);
+    // A retried send of the interrupted message is still a duplicate.
+    expect(clientErrors(feed(s0, send('m1', 1_050))[1])).toEqual(['DUPLICATE_SEND']);
+
+    const [s1, fx1] = feed(s0, ready(5, 1_100));
+    expect(s1.value).toEqual({ remote: 'confirming' });
+    expect(s1.context.phase).toBe('starting');
+    expect(engineFx(fx1)).toEqual([]);
+    expect(only(fx1, 'engine.check_delivery')).toEqual([{ type: 'engine.check_delivery', gen: 5, message: { localId: 'm1', text: textOf('m1') } }]);
+    // Sends meanwhile wait in the queue; an answer about another id, or from a stale engine, changes nothing.
+    const [s2, fx2] = feed(s1, send('q2', 1_150), checked(5, 1_160, 'other', false), checked(4, 1_170, 'm1', false));
+    expect(engineFx(fx2)).toEqual([]);
+    expect(s2.value).toEqual({ remote: 'confirming' });
+
+    // The agent never got it: it goes out again, first, then the queue in order.
+    const [s3, fx3] = feed(s2, checked(5, 1_200, 'm1', false));
+    expect(s3.value).toEqual({ remote: 'running' });
+    expect(engineFx(fx3)).toEqual([engineSend(5, 'm1')]);
+    expect(transcriptOf(fx3, 'delivery_checked').map((e) => e.payload)).toEqual([{ localId: 'm1', received: false }]);
+    expect(s3.context).toMatchObject({ unconfirmed: null, deliveredIds: ['m1'] });
+    expect(s3.context.queue.map((q) => q.localId)).toEqual(['q1', 'q2']);
+    const [, fx4] = feed(s3, turnDone(5, 1_300));
+    expect(engineFx(fx4)).toEqual([engineSend(5, 'q1')]);
+  });
+
+  it('a message the agent has, or that nobody can tell about, is not sent again', () => {
+    for (const received of [true, null]) {
+      const [s0] = start({ restored: { version: 3, state: midTurn() } });
+      const [s1, fx1] = feed(s0, ready(5, 1_100), checked(5, 1_200, 'm1', received));
+      expect(engineFx(fx1)).toEqual([engineSend(5, 'q1')]);
+      expect(transcriptOf(fx1, 'delivery_checked').map((e) => e.payload)).toEqual([{ localId: 'm1', received }]);
+      expect(s1.context.unconfirmed).toBeNull();
+      // Nothing queued: the check ends idle.
+      const [t0] = start({ restored: { version: 3, state: midTurn({ queue: [] }) } });
+      const [t1, gx1] = feed(t0, ready(5, 1_100), checked(5, 1_200, 'm1', received));
+      expect(t1.value).toEqual({ remote: 'idle' });
+      expect(engineFx(gx1)).toEqual([]);
+    }
+  });
+
+  it('a local restore keeps the question for the next remote engine; a crash during the check asks again', () => {
+    const [s0] = start({ mode: 'local', restored: { version: 3, state: midTurn() } });
+    const [s1, fx1] = feed(s0, ready(5, 1_100));
+    expect(s1.value).toEqual({ local: 'active' });
+    expect(only(fx1, 'engine.check_delivery')).toEqual([]);
+    expect(s1.context.unconfirmed?.localId).toBe('m1');
+
+    const [r0] = start({ restored: { version: 3, state: midTurn() } });
+    const [r1] = feed(r0, ready(5, 1_100), exited(5, 1_150));
+    expect(r1.value).toBe('recovering');
+    const [r2, fx2] = feed(r1, fired('restart', r1.context.timers.restart!), ready(6, 3_000));
+    expect(r2.value).toEqual({ remote: 'confirming' });
+    expect(only(fx2, 'engine.check_delivery')).toEqual([{ type: 'engine.check_delivery', gen: 6, message: { localId: 'm1', text: textOf('m1') } }]);
+  });
+
+  it('uses what the journal shows: a turn that ended after the last write is not interrupted (its usage counts); agent output means it arrived', () => {
+    const usage = { inputTokens: 7, outputTokens: 3, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.5 };
+    const facts = { turnJournaled: true, agentResponded: true, openTurns: [], openRequests: [], lastGen: 4 };
+    const [a0, ax0] = start({ restored: { version: 3, state: midTurn() }, journal: { ...facts, turnEnded: { type: 'turn_complete', usage } } });
+    expect(transcriptOf(ax0, 'turn_ended')).toEqual([]);
+    expect(a0.context.usage).toMatchObject({ inputTokens: 7, outputTokens: 3, costUsd: 0.5, turns: 1 });
+    expect(a0.context.unconfirmed).toBeNull();
+
+    const [b0, bx0] = start({ restored: { version: 3, state: midTurn() }, journal: { ...facts, turnEnded: null } });
+    expect(transcriptOf(bx0, 'turn_ended').map((e) => e.payload)).toEqual([{ localId: 'm1', status: 'interrupted', reason: 'the host stopped during the turn' }]);
+    expect(b0.context.unconfirmed).toBeNull(); // The agent answered: it had the message.
+    expect(feed(b0, ready(5, 1_100))[0].value).toEqual({ remote: 'running' });
+  });
+
+  it('a turn an earlier recovery already ended in the journal (its state write lost) is not ended twice, but still asked about', () => {
+    const facts = { turnJournaled: true, turnEnded: { type: 'turn_ended' as const, interrupted: true }, agentResponded: false, openTurns: [], openRequests: [], lastGen: 5 };
+    const [s0, fx0] = start({ restored: { version: 3, state: midTurn() }, journal: facts });
+    expect(transcriptOf(fx0, 'turn_ended')).toEqual([]);
+    expect(transcriptOf(fx0, 'user_message')).toEqual([]);
+    expect(s0.context.unconfirmed).toEqual({ localId: 'm1', text: textOf('m1'), gen: 4 });
+    // A turn the engine ended itself (failed) is not asked about: at most once, as after an engine crash.
+    const [f0] = start({ restored: { version: 3, state: midTurn() }, journal: { ...facts, turnEnded: { type: 'turn_ended', interrupted: false } } });
+    expect(f0.context.unconfirmed).toBeNull();
+  });
+
+  it('writes the user_message the journal lacks, and closes turns and requests older crashes left open', () => {
+    const facts = {
+      turnJournaled: false,
+      turnEnded: null,
+      agentResponded: false,
+      openTurns: [{ localId: 'old-1', gen: 2 }],
+      openRequests: [{ requestId: 'old-p', gen: 2 }],
+      lastGen: 4,
+    };
+    const [s0, fx0] = start({ restored: { version: 3, state: midTurn() }, journal: facts });
+    expect(only(fx0, 'transcript.emit').map((e) => [e.entry.type, e.entry.gen, e.entry.payload])).toEqual([
+      ['permission_resolved', 2, { requestId: 'old-p', status: 'cancelled', reason: 'session restarted before a decision' }],
+      ['turn_ended', 2, { localId: 'old-1', status: 'interrupted', reason: 'the host stopped during the turn' }],
+      ['user_message', 4, { localId: 'm1', text: textOf('m1'), recovered: true }],
+      ['turn_ended', 4, { localId: 'm1', status: 'interrupted', reason: 'the host stopped during the turn' }],
+    ]);
+    expect(s0.context.completed['old-p']).toMatchObject({ status: 'cancelled', gen: 2 });
+    expect(clientErrors(feed(s0, allow('old-p', 1_100))[1])).toEqual(['PERMISSION_ALREADY_DECIDED']);
+  });
+
+  it('continues after the newest generation the journal shows (a host can start one and die before storing it)', () => {
+    const facts = { turnJournaled: true, turnEnded: null, agentResponded: false, openTurns: [], openRequests: [], lastGen: 6 };
+    const [s0, fx0] = start({ restored: { version: 3, state: midTurn() }, journal: facts });
+    expect(engineFx(fx0)).toEqual([engineStart(7, 'remote', 'tok-4')]);
+    expect(s0.context.gen).toBe(7);
+  });
+
+  it('a stored unconfirmed message survives a restore that has no turn in flight', () => {
+    const [s0] = start({ restored: { version: 3, state: persisted({ gen: 5, unconfirmed: { localId: 'm1', text: textOf('m1'), gen: 4 } }) } });
+    expect(s0.context.unconfirmed).toEqual({ localId: 'm1', text: textOf('m1'), gen: 4 });
+    expect(feed(s0, ready(6, 1_100))[0].value).toEqual({ remote: 'confirming' });
   });
 });
 

@@ -1,31 +1,21 @@
+/**
+ * The session stores: the shared conformance suite (test/support/store-conformance.ts) for
+ * MemoryStore and FileStore, then what only the FileStore does: its files, corrupt data, and the
+ * locks and leases a dead process leaves (taken at once on this host; a reused pid is told apart).
+ * Real processes SIGKILLed inside a lock or while owning a session: test/integration/ownership.test.ts.
+ */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAseError } from '../../src/errors.js';
 import type { PersistedSession } from '../../src/events/session-state.js';
-import { FileStore, MemoryStore, type SessionStore } from '../../src/runtime/store/index.js';
+import { FileStore, MemoryStore } from '../../src/runtime/store/index.js';
+import { lockHolderPrefix } from '../../src/runtime/store/file-store.js';
+import { currentProcess, processStartTime } from '../../src/runtime/store/process-identity.js';
 import { rejection } from '../support/async.js';
-
-function session(overrides: Partial<PersistedSession> = {}): PersistedSession {
-  return {
-    schemaVersion: 1,
-    sessionId: 's1',
-    agent: 'fake',
-    workDir: '/tmp/work',
-    mode: 'remote',
-    phase: 'idle',
-    gen: 1,
-    resumeToken: 'resume-1',
-    queue: [{ localId: 'q1', text: 'queued', queuedAt: 10 }],
-    requests: { r1: { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: 5 } },
-    completed: { r0: { status: 'approved', decidedAt: 4, gen: 1 } },
-    usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, costUsd: 0.5, turns: 1 },
-    deliveredIds: ['m1'],
-    updatedAt: 100,
-    ...overrides,
-  };
-}
+import { describeStoreConformance, session } from '../support/store-conformance.js';
 
 let tmp: string;
 beforeEach(async () => {
@@ -35,127 +25,77 @@ afterEach(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
-describe.each([
-  ['MemoryStore', (): SessionStore => new MemoryStore()],
-  ['FileStore', (): SessionStore => new FileStore({ dir: path.join(tmp, 'sessions') })],
-])('%s', (_name, makeStore) => {
-  it('round-trips a saved session', async () => {
-    const store = makeStore();
-    expect(await store.load('s1')).toBeUndefined();
-    const state = session();
-    expect(await store.save('s1', state, 0)).toEqual({ ok: true, version: 1 });
-    expect(await store.load('s1')).toEqual({ version: 1, state });
-    const next = session({ phase: 'running', updatedAt: 200 });
-    expect(await store.save('s1', next, 1)).toEqual({ ok: true, version: 2 });
-    expect(await store.load('s1')).toEqual({ version: 2, state: next });
-  });
+describeStoreConformance('MemoryStore', (now) => new MemoryStore({ now }));
+describeStoreConformance('FileStore', (now) => new FileStore({ dir: path.join(tmp, 'sessions'), now }));
 
-  it('keeps its own copy of the state', async () => {
-    const store = makeStore();
-    const state = session();
-    await store.save('s1', state, 0);
-    state.queue.push({ localId: 'q2', text: 'later', queuedAt: 11 });
-    const loaded = await store.load('s1');
-    expect(loaded?.state.queue).toHaveLength(1);
-    loaded!.state.deliveredIds.push('mutated');
-    expect((await store.load('s1'))?.state.deliveredIds).toEqual(['m1']);
-  });
-
-  it('reports a conflict when a second writer expects the session not to exist', async () => {
-    const store = makeStore();
-    const first = session({ updatedAt: 1 });
-    expect(await store.save('s1', first, 0)).toEqual({ ok: true, version: 1 });
-    const result = await store.save('s1', session({ updatedAt: 2 }), 0);
-    expect(result).toEqual({ ok: false, version: 1, stored: first });
-    expect(await store.load('s1')).toEqual({ version: 1, state: first });
-  });
-
-  it('writes nothing on a wrong expected version', async () => {
-    const store = makeStore();
-    const first = session({ updatedAt: 1 });
-    await store.save('s1', first, 0);
-    expect(await store.save('s1', session({ updatedAt: 2 }), 5)).toEqual({ ok: false, version: 1, stored: first });
-    expect(await store.save('s1', session({ updatedAt: 3 }), 2)).toMatchObject({ ok: false, version: 1 });
-    // Nonexistent session, non-zero expectation: still a conflict, and still nothing written.
-    expect(await store.save('other', session({ sessionId: 'other' }), 1)).toEqual({ ok: false, version: 0 });
-    expect(await store.load('s1')).toEqual({ version: 1, state: first });
-    expect(await store.load('other')).toBeUndefined();
-  });
-
-  it('lets exactly one of 20 concurrent saves with the same expected version win', async () => {
-    const store = makeStore();
-    await store.save('s1', session({ updatedAt: 0 }), 0);
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.save('s1', session({ updatedAt: i + 1 }), 1)));
-    const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
-    expect(winners).toHaveLength(1);
-    expect(results[winners[0]!]).toEqual({ ok: true, version: 2 });
-    for (const r of results) if (!r.ok) expect(r.version).toBe(2);
-    expect(await store.load('s1')).toEqual({ version: 2, state: session({ updatedAt: winners[0]! + 1 }) });
-  });
-
-  it('lets exactly one of 20 concurrent first saves win', async () => {
-    const store = makeStore();
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.save('s1', session({ updatedAt: i }), 0)));
-    expect(results.filter((r) => r.ok)).toHaveLength(1);
-    expect((await store.load('s1'))?.version).toBe(1);
-  });
-
-  it('lists and deletes sessions', async () => {
-    const store = makeStore();
-    expect(await store.list()).toEqual([]);
-    await store.save('a', session({ sessionId: 'a' }), 0);
-    await store.save('b', session({ sessionId: 'b' }), 0);
-    expect((await store.list()).sort()).toEqual(['a', 'b']);
-    await store.delete('a');
-    expect(await store.list()).toEqual(['b']);
-    expect(await store.load('a')).toBeUndefined();
-    await store.delete('a'); // Deleting what is gone is fine.
-    await store.delete('never-saved');
-    // After a delete the id starts over at version 0.
-    expect(await store.save('a', session({ sessionId: 'a' }), 0)).toEqual({ ok: true, version: 1 });
-  });
-
-  it('rejects a negative or fractional expected version', async () => {
-    const store = makeStore();
-    for (const v of [-1, 0.5, Number.NaN]) {
-      expect(isAseError(await rejection(store.save('s1', session(), v)), 'INVALID_INPUT')).toBe(true);
-    }
-    expect(await store.load('s1')).toBeUndefined();
-  });
-});
+/** A pid that just died (its process exited and was reaped). */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
 
 describe('FileStore', () => {
   const dir = (): string => path.join(tmp, 'sessions');
   const file = (id: string): string => path.join(dir(), `${id}.json`);
+  const lockDir = (id: string): string => path.join(dir(), '.locks', id);
+  const me = currentProcess();
+
+  /** Plants a lock file as the named holder would have left it. */
+  async function plantLock(id: string, holder: { host?: string; bootId?: string; pid: number; startTime: string }): Promise<string> {
+    await fs.mkdir(lockDir(id), { recursive: true });
+    const name = `${lockHolderPrefix({ host: holder.host ?? me.host, bootId: holder.bootId ?? me.bootId, pid: holder.pid, startTime: holder.startTime })}planted`;
+    await fs.writeFile(path.join(lockDir(id), name), '');
+    return path.join(lockDir(id), name);
+  }
+
+  /** Plants a lease as the named owner would have left it: valid for another minute. */
+  async function plantLease(id: string, owner: Record<string, unknown>, fence = 4): Promise<void> {
+    await fs.mkdir(dir(), { recursive: true });
+    await fs.writeFile(path.join(dir(), `${id}.lease`), JSON.stringify({ fence, owner, expiresAt: Date.now() + 60_000, ttlMs: 60_000 }));
+  }
 
   it('rejects session ids that could escape the directory', async () => {
     const store = new FileStore({ dir: dir() });
     for (const id of ['../x', 'a/b', '', '..', '.', 'a\\b', 'x'.repeat(129), 'a b', 'nul\0']) {
-      expect(isAseError(await rejection(store.save(id, session(), 0)), 'INVALID_INPUT'), `save ${JSON.stringify(id)}`).toBe(true);
+      expect(isAseError(await rejection(store.save(id, session({ sessionId: id }), 0)), 'INVALID_INPUT'), `save ${JSON.stringify(id)}`).toBe(true);
       expect(isAseError(await rejection(store.load(id)), 'INVALID_INPUT'), `load ${JSON.stringify(id)}`).toBe(true);
       expect(isAseError(await rejection(store.delete(id)), 'INVALID_INPUT'), `delete ${JSON.stringify(id)}`).toBe(true);
+      expect(isAseError(await rejection(store.acquire(id, { ttlMs: 1000 })), 'INVALID_INPUT'), `acquire ${JSON.stringify(id)}`).toBe(true);
     }
     // Nothing was created, in the store dir or next to it.
     expect(await fs.readdir(tmp)).toEqual([]);
-    expect(await store.save('x'.repeat(128), session(), 0)).toEqual({ ok: true, version: 1 });
-    expect(await store.save('a.b_c-D9', session(), 0)).toEqual({ ok: true, version: 1 });
+    expect(await store.save('x'.repeat(128), session({ sessionId: 'x'.repeat(128) }), 0)).toEqual({ ok: true, version: 1 });
+    expect(await store.save('a.b_c-D9', session({ sessionId: 'a.b_c-D9' }), 0)).toEqual({ ok: true, version: 1 });
   });
 
-  it('writes a JSON file holding version and state', async () => {
+  it('writes a JSON file holding version and state, and the lease next to it', async () => {
     const store = new FileStore({ dir: dir() });
     const state = session();
     await store.save('s1', state, 0);
     await store.save('s1', state, 1);
     expect(JSON.parse(await fs.readFile(file('s1'), 'utf8'))).toEqual({ version: 2, state });
+    const lease = await store.acquire('s1', { ttlMs: 5_000 });
+    expect(JSON.parse(await fs.readFile(path.join(dir(), 's1.lease'), 'utf8'))).toEqual({
+      fence: 1,
+      owner: lease.owner,
+      expiresAt: lease.expiresAt,
+      ttlMs: 5_000,
+    });
+    expect(lease.owner).toEqual({ host: os.hostname(), pid: process.pid, startTime: me.startTime, bootId: me.bootId });
   });
 
   it('leaves no temp or lock files behind', async () => {
     const store = new FileStore({ dir: dir() });
     await store.save('s1', session(), 0);
     await Promise.all(Array.from({ length: 10 }, () => store.save('s1', session(), 1)));
+    const lease = await store.acquire('s1', { ttlMs: 1_000 });
+    await store.renew(lease);
     await store.save('s2', session({ sessionId: 's2' }), 0);
     await store.delete('s2');
-    expect((await fs.readdir(dir())).sort()).toEqual(['s1.json']);
+    expect((await fs.readdir(dir())).sort()).toEqual(['.locks', 's1.json', 's1.lease']);
+    expect(await fs.readdir(lockDir('s1'))).toEqual([]);
+    expect(await fs.readdir(path.join(dir(), '.locks'))).toEqual(['s1']); // s2's went with it
   });
 
   it('throws STORE_CORRUPT for a file that is not JSON', async () => {
@@ -181,8 +121,24 @@ describe('FileStore', () => {
     expect(await store.save('s1', session(), 3)).toEqual({ ok: true, version: 4 });
     expect(await store.load('s1')).toEqual({ version: 4, state: session() });
 
-    await fs.writeFile(file('s2'), JSON.stringify({ state: session() }));
+    await fs.writeFile(file('s2'), JSON.stringify({ state: session({ sessionId: 's2' }) }));
     expect(isAseError(await rejection(store.load('s2')), 'STORE_CORRUPT')).toBe(true);
+  });
+
+  it('a state file copied under another session id is STORE_CORRUPT, never adopted', async () => {
+    const store = new FileStore({ dir: dir() });
+    await store.save('s1', session({ resumeToken: 'tok-of-s1' }), 0);
+    await fs.copyFile(file('s1'), file('s2'));
+    const error = await rejection(store.load('s2'));
+    expect(isAseError(error, 'STORE_CORRUPT')).toBe(true);
+    expect((error as Error).message).toBe(`${file('s2')}: holds session "s1", not "s2"`);
+  });
+
+  it('throws STORE_CORRUPT for a lease file that is not a lease', async () => {
+    const store = new FileStore({ dir: dir() });
+    await fs.mkdir(dir(), { recursive: true });
+    await fs.writeFile(path.join(dir(), 's1.lease'), JSON.stringify({ fence: 'x' }));
+    expect(isAseError(await rejection(store.acquire('s1', { ttlMs: 1_000 })), 'STORE_CORRUPT')).toBe(true);
   });
 
   it('refuses to save a state that fails the schema', async () => {
@@ -192,53 +148,111 @@ describe('FileStore', () => {
     expect(await store.load('s1')).toBeUndefined();
   });
 
-  it('ignores temp, lock and foreign files when listing', async () => {
+  it('ignores temp, lock, lease and foreign files when listing', async () => {
     const store = new FileStore({ dir: dir() });
     await store.save('s1', session(), 0);
+    await store.acquire('s1', { ttlMs: 1_000 });
     await fs.writeFile(path.join(dir(), '.s1.123.abc.tmp'), '');
     await fs.writeFile(path.join(dir(), 's9.lock'), '');
     await fs.writeFile(path.join(dir(), 'notes.txt'), '');
     expect(await store.list()).toEqual(['s1']);
   });
 
-  it('breaks a stale lock file', async () => {
-    const store = new FileStore({ dir: dir(), lockTimeoutMs: 200 });
-    await fs.mkdir(dir(), { recursive: true });
-    const lock = path.join(dir(), 's1.lock');
-    await fs.writeFile(lock, '999999 dead\n');
-    const old = new Date(Date.now() - 60_000);
-    await fs.utimes(lock, old, old);
-    expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
-    await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+  describe('locks', () => {
+    it("a dead process's lock on this host is removed at once (no waiting for its age)", async () => {
+      const store = new FileStore({ dir: dir(), lockTimeoutMs: 5_000 });
+      const lock = await plantLock('s1', { pid: await deadPid(), startTime: '12345' });
+      const started = Date.now();
+      expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+    });
+
+    it('a lock naming a live pid with another start time (the pid was reused) is removed at once', async () => {
+      const store = new FileStore({ dir: dir(), lockTimeoutMs: 5_000 });
+      const lock = await plantLock('s1', { pid: process.ppid, startTime: `${processStartTime(process.ppid)}9` });
+      expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
+      await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+    });
+
+    it('a lock from before a reboot is removed at once', async () => {
+      const store = new FileStore({ dir: dir(), lockTimeoutMs: 5_000 });
+      const lock = await plantLock('s1', { pid: process.ppid, startTime: processStartTime(process.ppid)!, bootId: 'an-earlier-boot' });
+      expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
+      await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+    });
+
+    it("a live process's lock is waited for, fails with STORE_IO after lockTimeoutMs, and is left alone", async () => {
+      const store = new FileStore({ dir: dir(), lockTimeoutMs: 150 });
+      const lock = await plantLock('s1', { pid: process.ppid, startTime: processStartTime(process.ppid)! });
+      const started = Date.now();
+      const error = await rejection(store.save('s1', session(), 0));
+      expect(isAseError(error, 'STORE_IO')).toBe(true);
+      expect((error as Error).message).toContain('timed out after 150 ms waiting for the lock on session "s1"');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+      expect(await store.load('s1')).toBeUndefined();
+      await fs.stat(lock); // still there
+
+      // Released while waiting: the save goes through.
+      const patient = new FileStore({ dir: dir(), lockTimeoutMs: 2_000 });
+      const pending = patient.save('s1', session(), 0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await fs.rm(lock);
+      expect(await pending).toEqual({ ok: true, version: 1 });
+    });
+
+    it("another host's lock counts until it is staleLockMs old", async () => {
+      const fresh = await plantLock('s1', { host: 'another-host', pid: 4242, startTime: '1' });
+      const store = new FileStore({ dir: dir(), lockTimeoutMs: 100, staleLockMs: 30_000 });
+      expect(isAseError(await rejection(store.save('s1', session(), 0)), 'STORE_IO')).toBe(true);
+      const old = new Date(Date.now() - 60_000);
+      await fs.utimes(fresh, old, old);
+      expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
+      await expect(fs.stat(fresh)).rejects.toMatchObject({ code: 'ENOENT' });
+    });
+
+    it('keeps compare-and-set across two instances on one directory, and across hosts sharing it', async () => {
+      const a = new FileStore({ dir: dir() });
+      const b = new FileStore({ dir: dir(), hostId: 'another-host' });
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).save('s1', session({ updatedAt: i }), 0)));
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      expect(await fs.readdir(lockDir('s1'))).toEqual([]);
+    });
   });
 
-  it('waits for a live lock and fails with STORE_IO when it is not released', async () => {
-    const store = new FileStore({ dir: dir(), lockTimeoutMs: 150 });
-    await fs.mkdir(dir(), { recursive: true });
-    const lock = path.join(dir(), 's1.lock');
-    await fs.writeFile(lock, 'other process\n');
-    const started = Date.now();
-    expect(isAseError(await rejection(store.save('s1', session(), 0)), 'STORE_IO')).toBe(true);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-    expect(await store.load('s1')).toBeUndefined();
-    // Someone else's lock is left alone.
-    expect(await fs.readFile(lock, 'utf8')).toBe('other process\n');
+  describe('leases left by a dead process', () => {
+    const owner = (pid: number, startTime: string | undefined, extra: Record<string, unknown> = {}) => ({
+      host: os.hostname(),
+      pid,
+      ...(startTime !== undefined && { startTime }),
+      bootId: me.bootId,
+      ...extra,
+    });
 
-    // Released while waiting: the save goes through.
-    const slow = new FileStore({ dir: dir(), lockTimeoutMs: 2000 });
-    const pending = slow.save('s1', session(), 0);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await fs.rm(lock);
-    expect(await pending).toEqual({ ok: true, version: 1 });
-  });
+    it('a lease of a dead process on this host is taken at once, with the next fence', async () => {
+      await plantLease('s1', owner(await deadPid(), '777'));
+      const lease = await new FileStore({ dir: dir() }).acquire('s1', { ttlMs: 1_000 });
+      expect(lease).toMatchObject({ fence: 5, owner: { pid: process.pid } });
+    });
 
-  it('keeps compare-and-set across two instances on one directory', async () => {
-    const a = new FileStore({ dir: dir() });
-    const b = new FileStore({ dir: dir() });
-    const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).save('s1', session({ updatedAt: i }), 0)),
-    );
-    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    it('a reused pid (same pid, another start time) and a pid from another boot are dead too', async () => {
+      await plantLease('s1', owner(process.ppid, `${processStartTime(process.ppid)}1`));
+      expect((await new FileStore({ dir: dir() }).acquire('s1', { ttlMs: 1_000 })).fence).toBe(5);
+      await plantLease('s2', owner(process.ppid, processStartTime(process.ppid), { bootId: 'an-earlier-boot' }));
+      expect((await new FileStore({ dir: dir() }).acquire('s2', { ttlMs: 1_000 })).fence).toBe(5);
+    });
+
+    it('a live process (pid and start time match) keeps its lease; so does another host until expiry', async () => {
+      await plantLease('s1', owner(process.ppid, processStartTime(process.ppid)));
+      const error = await rejection(new FileStore({ dir: dir() }).acquire('s1', { ttlMs: 1_000 }));
+      expect(isAseError(error, 'SESSION_OWNED')).toBe(true);
+      expect((error as Error).message).toContain(`pid ${process.ppid} on ${os.hostname()}`);
+      await plantLease('s2', { host: 'another-host', pid: 1 });
+      expect(isAseError(await rejection(new FileStore({ dir: dir() }).acquire('s2', { ttlMs: 1_000 })), 'SESSION_OWNED')).toBe(true);
+      // Another host's process cannot be checked from here: only its lease's expiry frees the session.
+      const later = new FileStore({ dir: dir(), now: () => Date.now() + 61_000 });
+      expect((await later.acquire('s2', { ttlMs: 1_000 })).fence).toBe(5);
+    });
   });
 
   it('reports STORE_IO when the directory cannot be created', async () => {
@@ -248,5 +262,9 @@ describe('FileStore', () => {
     const error = await rejection(store.save('s1', session(), 0));
     expect(isAseError(error, 'STORE_IO')).toBe(true);
     expect((error as Error).cause).toBeDefined();
+  });
+
+  it('refuses an empty hostId', () => {
+    expect(() => new FileStore({ dir: dir(), hostId: '' })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
   });
 });

@@ -77,6 +77,14 @@ export interface AgentEngine {
   /** Answers a `permission_request` it reported. */
   answerPermission(requestId: string, decision: PermissionDecision): Promise<void>;
   /**
+   * Optional. Whether the agent session this engine resumed already holds `message` (e.g. found in
+   * the agent's own transcript), asked after `ready` when a host crash left it unknown whether the
+   * message reached the agent. `true`/`false` when the engine can tell, `undefined` when it cannot.
+   * Must settle (bounded by the engine's own request timeouts). An engine without it counts as
+   * "cannot tell": the message is then not sent again (at most once).
+   */
+  wasReceived?(message: UserMessage): Promise<boolean | undefined>;
+  /**
    * Stops the agent and everything it spawned. Resolves after the process is gone and `exited`
    * has been reported. Idempotent.
    */

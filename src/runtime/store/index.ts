@@ -1,3 +1,3 @@
-export type { SaveResult, SessionStore } from './session-store.js';
-export { MemoryStore } from './memory-store.js';
+export type { AcquireOptions, Lease, LeaseOwner, SaveResult, SessionStore } from './session-store.js';
+export { MemoryStore, type MemoryStoreOptions } from './memory-store.js';
 export { FileStore, type FileStoreOptions } from './file-store.js';
