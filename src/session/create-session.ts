@@ -1,5 +1,6 @@
 /** `createSession()`: builds (or, for a stored id, continues) a SessionActor with its runtime and returns the handle. */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
 import { AseError } from '../errors.js';
@@ -22,6 +23,7 @@ import { SessionHandle } from './session-handle.js';
 export async function createSession(options: SessionOptions): Promise<Session> {
   const opts = parseSessionOptions(options);
   if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was already aborted');
+  await assertDirectory(opts.workDir);
   const dataDir = opts.dataDir ?? defaultDataDir();
   const store = opts.store ?? new FileStore({ dir: path.join(dataDir, 'sessions') });
   const journal = opts.journal ?? new FileJournal({ dir: path.join(dataDir, 'transcripts') });
@@ -74,4 +76,21 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   }
   runtime.start();
   return session;
+}
+
+/**
+ * The agent runs in `workDir`: a missing one would otherwise surface later as the agent binary's
+ * `spawn ... ENOENT`, blaming the wrong thing, after state was already written.
+ */
+async function assertDirectory(workDir: string): Promise<void> {
+  const resolved = path.resolve(workDir);
+  let stat;
+  try {
+    stat = await fs.stat(resolved);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? String(error)})`;
+    throw new AseError('INVALID_OPTIONS', `createSession: workDir: ${resolved} ${why}`, { cause: error, details: { workDir: resolved } });
+  }
+  if (!stat.isDirectory()) throw new AseError('INVALID_OPTIONS', `createSession: workDir: ${resolved} is not a directory`, { details: { workDir: resolved } });
 }

@@ -29,7 +29,7 @@
  *   help against SIGKILL of the host itself).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AseError } from '../../errors.js';
 import { StderrTail } from './stderr-tail.js';
@@ -386,6 +386,10 @@ class Supervised implements SupervisedProcess {
  */
 export async function spawnSupervised(options: SpawnSupervisedOptions): Promise<SupervisedProcess> {
   if (options.signal?.aborted) throw new AseError('ABORTED', `spawn of ${options.file} aborted before it started`);
+  // spawn reports a missing cwd as ENOENT of the executable: say what is really missing.
+  if (!statSync(options.cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new AseError('INVALID_OPTIONS', `cannot start ${options.file}: the working directory ${options.cwd} does not exist or is not a directory`, { details: { cwd: options.cwd } });
+  }
   const child = spawn(options.file, [...options.args], {
     cwd: options.cwd,
     env: options.env,
