@@ -9,7 +9,10 @@ export { createSession } from './session/create-session.js';
 export type { Session, SendOptions, DecideOptions } from './session/session.js';
 export type { SessionNotice, SessionNoticeType, NoticeOf } from './session/notices.js';
 export type { SessionSnapshot } from './session/snapshot.js';
-export { SessionOptionsSchema, type SessionOptions } from './session/options.js';
+export { SessionOptionsSchema, defaultDataDir, type SessionOptions } from './session/options.js';
+export type { EventsOptions, LaggedNotice, StreamNotice } from './session/notice-stream.js';
+export type { RunOptions, TurnResult, TurnMessage } from './session/turn-runner.js';
+export type { WaitForOptions } from './session/wait-for.js';
 export { AseError, isAseError } from './errors.js';
 export { ERROR_CODES, type ErrorCode } from './events/error-codes.js';
 
@@ -21,6 +24,8 @@ export { TranscriptEntrySchema, type TranscriptEntry } from './events/transcript
 export { type Ephemeral } from './events/ephemeral.js';
 
 export { sessionMachine, type SessionEvent, type SessionMachine, type Stamped } from './actors/session.js';
+/** xstate's pure transition functions, so `sessionMachine` can be stepped without installing xstate yourself. */
+export { initialTransition, transition } from 'xstate';
 export { DEFAULT_SESSION_CONFIG, type SessionConfig, type SessionContext, type SessionMachineInput } from './actors/session-context.js';
 export { toMermaid } from './actors/diagram.js';
 export { listTransitions, type TransitionInfo } from './actors/transitions.js';

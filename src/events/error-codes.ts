@@ -36,6 +36,11 @@ export const ERROR_CODES = [
   'AGENT_ERROR',
   /** The agent cannot continue the session the resume token names (codex mcp-server after a restart). */
   'RESUME_NOT_FOUND',
+  /**
+   * An `events()` consumer fell so far behind that its stream could not hold what it had not read
+   * without dropping durable notices; the stream ends with this error instead (never silently).
+   */
+  'SLOW_CONSUMER',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];
