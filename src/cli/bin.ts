@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** Executable entry of `ase`: runs `main` and turns its result into an exit code. */
-import { AseError } from '../errors.js';
+import { AseError } from '../index.js';
 import { main } from './main.js';
 
 main(process.argv.slice(2)).then(

@@ -1,6 +1,5 @@
 /** `ase diagram`: the SessionActor as Mermaid, generated from the machine. */
-import { sessionMachine } from '../actors/session.js';
-import { toMermaid } from '../actors/diagram.js';
+import { sessionMachine, toMermaid } from '../index.js';
 import type { Output } from './render.js';
 
 export function runDiagram(output: Output): number {

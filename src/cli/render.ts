@@ -2,7 +2,8 @@
  * Human-readable rendering of session notices for the terminal. Kept apart from the commands so
  * `run` and `demo` print the same way.
  */
-import type { SessionNotice } from '../session/notices.js';
+import type { SessionNotice } from '../index.js';
+import { formatUsd } from './format.js';
 
 export interface Output {
   out(text: string): void;
@@ -58,7 +59,7 @@ export class NoticeRenderer {
         } else if (e.type === 'turn_complete') {
           this.#endLine();
           const u = e.usage;
-          const cost = u.costUsd !== undefined ? `, $${u.costUsd.toFixed(4)}` : '';
+          const cost = u.costUsd !== undefined ? `, ${formatUsd(u.costUsd)}` : '';
           err(dim(`— turn ${e.status} (${u.inputTokens} in / ${u.outputTokens} out tokens${cost})\n`));
         } else if (e.type === 'error') {
           this.#endLine();
