@@ -121,6 +121,16 @@ export function noticeStream(source: NoticeSource, options: EventsOptions = {}):
       if (key) lastIndex.set(key, i);
     });
     const kept: StreamNotice[] = [];
+    // A run of adjacent deltas of one message becomes one delta whose text is joined once (a flat
+    // string, not a rope of one node per delta: a long answer streamed to a stalled consumer).
+    let run: { index: number; pieces: string[] } | undefined;
+    const closeRun = () => {
+      if (!run) return;
+      const first = kept[run.index] as Extract<StreamNotice, { type: 'agent' }> & { event: { type: 'text_delta' } };
+      // The first piece may be what an earlier compaction merged: append to it rather than copy it.
+      if (run.pieces.length > 1) kept[run.index] = { type: 'agent', event: { ...first.event, text: run.pieces[0]! + run.pieces.slice(1).join('') } };
+      run = undefined;
+    };
     items.forEach((n, i) => {
       if (n.type === 'lagged') return; // re-added in front below
       if (n.type === 'agent' && n.event.type === 'activity') {
@@ -141,12 +151,17 @@ export function noticeStream(source: NoticeSource, options: EventsOptions = {}):
         prev.event.gen === n.event.gen &&
         prev.event.messageId === n.event.messageId
       ) {
-        kept[kept.length - 1] = { type: 'agent', event: { ...prev.event, text: prev.event.text + n.event.text, at: n.event.at } };
+        run ??= { index: kept.length - 1, pieces: [prev.event.text] };
+        run.pieces.push(n.event.text);
+        // The merged delta is stamped with the time of its last piece.
+        kept[kept.length - 1] = { type: 'agent', event: { ...prev.event, at: n.event.at } };
         merged++;
         return;
       }
+      closeRun();
       kept.push(n);
     });
+    closeRun();
     if (dropped + merged > 0 || marker) {
       const previous = marker ?? { type: 'lagged' as const, dropped: 0, merged: 0 };
       marker = { type: 'lagged', dropped: previous.dropped + dropped, merged: previous.merged + merged };
