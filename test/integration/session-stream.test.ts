@@ -164,6 +164,21 @@ describe('events(): subscribed from the call', () => {
     expect(items.filter((n) => n.type === 'transcript' && n.entry.type === 'turn_complete')).toHaveLength(1);
   });
 
+  it('next() called several times without awaiting resolves in order, one notice each; return() ends a parked next()', async () => {
+    const { session, engine, notices } = await manualSession();
+    const stream = session.events();
+    const from = notices.length;
+    const pending = [stream.next(), stream.next(), stream.next()];
+    for (const id of ['a', 'b', 'c']) engine.inject({ type: 'tool_call', callId: id, name: 'Bash', input: {} });
+    const got = await Promise.all(pending);
+    expect(got).toEqual(notices.slice(from, from + 3).map((value) => ({ done: false, value })));
+    for (let i = from + 3; i < notices.length; i++) expect((await stream.next()).value).toEqual(notices[i]);
+    const parked = stream.next();
+    await stream.return!();
+    expect(await parked).toEqual({ done: true, value: undefined });
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+  });
+
   it('refuses a maxBuffered that is not an integer >= 10', async () => {
     const { session } = await start([{}]);
     for (const maxBuffered of [0, 9, 10.5, Number.NaN]) {
