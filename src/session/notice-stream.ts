@@ -87,11 +87,15 @@ export function noticeStream(source: NoticeSource, options: EventsOptions = {}):
   if (signal?.aborted) abortPending = true;
   else if (listening) signal?.addEventListener('abort', onAbort, { once: true });
 
-  /** Stops receiving notices (the session's bus no longer holds this stream). */
+  /**
+   * Stops receiving notices: the session's bus no longer holds this stream, nor does the caller's
+   * signal (a long-lived signal must not keep finished streams alive). What is buffered stays readable.
+   */
   function stopListening(): void {
     if (!listening) return;
     listening = false;
     unsubscribe?.();
+    release();
   }
 
   /** The iteration is over: nothing of the caller's (its signal) is held any more. */
