@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -210,6 +211,23 @@ describe('FileStore', () => {
     await fs.utimes(lock, old, old);
     expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
     await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('breaks at once a fresh lock whose holder, a process of this host, is gone (a writer killed mid-save)', async () => {
+    const store = new FileStore({ dir: dir(), lockTimeoutMs: 150 });
+    await fs.mkdir(dir(), { recursive: true });
+    const lock = path.join(dir(), 's1.lock');
+    const dead = spawnSync(process.execPath, ['-e', 'process.exit(0)']).pid!; // exited: its pid is free
+    await fs.writeFile(lock, `${dead} ${os.hostname()} 0123456789abcdef\n`);
+    expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
+    await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+
+    // A live holder of this host, and a dead pid of another host, are waited for (and time out here).
+    for (const holder of [`${process.ppid} ${os.hostname()} 0123456789abcdef\n`, `${dead} another-host 0123456789abcdef\n`]) {
+      await fs.writeFile(lock, holder);
+      expect(isAseError(await rejection(store.save('s1', session(), 1)), 'STORE_IO')).toBe(true);
+      expect(await fs.readFile(lock, 'utf8')).toBe(holder);
+    }
   });
 
   it('waits for a live lock and fails with STORE_IO when it is not released', async () => {

@@ -7,11 +7,13 @@
  * serialized through a per-file promise chain, shared by every FileStore instance of the process).
  * Across processes it is best effort: an exclusive `<id>.lock` file (O_EXCL) is held around the
  * read-compare-write, which protects writers on a local filesystem, but a lock older than the stale
- * threshold is broken (its holder is assumed dead), and O_EXCL is not reliable on every network
- * filesystem. A holder that stalls past the threshold can therefore lose the guarantee.
+ * threshold is broken (its holder is assumed dead), as is one whose holder, a process of this host,
+ * is gone (a writer killed mid-save must not block the next run for the stale threshold), and O_EXCL
+ * is not reliable on every network filesystem. A holder that stalls past the threshold can therefore lose the guarantee.
  */
 import { randomBytes } from 'node:crypto';
 import fs, { type FileHandle } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { PersistedSessionSchema, type PersistedSession, type VersionedSession } from '../../events/session-state.js';
 import { AseError } from '../../errors.js';
@@ -190,7 +192,8 @@ export class FileStore implements SessionStore {
 
   async #withLock<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
     const lockPath = path.join(this.dir, `${sessionId}.lock`);
-    const token = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
+    // pid and host name it for #breakIfStale: a lock of a dead process of this host is broken at once.
+    const token = `${process.pid} ${os.hostname()} ${randomBytes(8).toString('hex')}\n`;
     const deadline = Date.now() + this.#lockTimeoutMs;
     for (;;) {
       try {
@@ -223,7 +226,8 @@ export class FileStore implements SessionStore {
   async #breakIfStale(lockPath: string): Promise<boolean> {
     try {
       const stat = await fs.stat(lockPath);
-      if (Date.now() - stat.mtimeMs < this.#staleLockMs) return false;
+      const holderGone = !holderAlive(await fs.readFile(lockPath, 'utf8').catch(() => ''));
+      if (!holderGone && Date.now() - stat.mtimeMs < this.#staleLockMs) return false;
       await fs.rm(lockPath, { force: true });
       return true;
     } catch (error) {
@@ -249,4 +253,22 @@ function sleep(ms: number): Promise<void> {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * False only when the lock names a process of this host that no longer exists. A lock written by
+ * another host, an older format, a half-written one, or a live (or reused) pid counts as alive,
+ * leaving it to the age rule.
+ */
+function holderAlive(lockContent: string): boolean {
+  const match = /^(\d+) (\S+) [0-9a-f]+\n$/.exec(lockContent);
+  if (!match || match[2] !== os.hostname()) return true;
+  const pid = Number(match[1]);
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errno(error) !== 'ESRCH';
+  }
 }
