@@ -1,6 +1,12 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    // The examples import the package by name, as a user's code does; under test that is the source
+    // (plain `node examples/*.mjs` resolves it to the build through the package's own exports).
+    alias: [{ find: /^agent-session-engine$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['./test/support/orphan-check.ts'],

@@ -16,7 +16,11 @@ export interface AseErrorOptions<D extends object> {
 }
 
 export class AseError<D extends object = Record<string, unknown>> extends Error {
-  override readonly name: string = 'AseError';
+  /**
+   * `'AseError'`; `'AbortError'` for code `ABORTED`, so the usual `error.name === 'AbortError'`
+   * check (what Node's and the DOM's aborted operations reject with) also recognizes ours.
+   */
+  override readonly name: string;
   readonly details: D | undefined;
   constructor(
     readonly code: ErrorCode,
@@ -24,6 +28,7 @@ export class AseError<D extends object = Record<string, unknown>> extends Error 
     options: AseErrorOptions<D> = {},
   ) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.name = code === 'ABORTED' ? 'AbortError' : 'AseError';
     this.details = options.details;
   }
 }

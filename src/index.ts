@@ -17,7 +17,10 @@ export { createSession } from './session/create-session.js';
 export type { Session, SendOptions, SendReceipt, DecideOptions } from './session/session.js';
 export type { SessionNotice, SessionNoticeType, NoticeOf } from './session/notices.js';
 export type { SessionSnapshot } from './session/snapshot.js';
-export { SessionOptionsSchema, type SessionOptions } from './session/options.js';
+export { SessionOptionsSchema, defaultDataDir, type SessionOptions } from './session/options.js';
+export type { EventsOptions, LaggedNotice, StreamNotice } from './session/notice-stream.js';
+export type { RunOptions, TurnResult, TurnMessage } from './session/turn-runner.js';
+export type { WaitForOptions } from './session/wait-for.js';
 
 // Errors
 export { AseError, AgentError, isAseError, type AseErrorOptions, type AgentErrorInit } from './errors.js';
@@ -104,6 +107,8 @@ export { TranscriptEntrySchema, type TranscriptEntry } from './events/transcript
 
 // The SessionActor
 export { sessionMachine, type SessionEvent, type SessionMachine, type Stamped } from './actors/session.js';
+/** xstate's pure transition functions, so `sessionMachine` can be stepped without installing xstate yourself. */
+export { initialTransition, transition } from 'xstate';
 export {
   DEFAULT_SESSION_CONFIG,
   type SessionConfig,

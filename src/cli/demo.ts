@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createSession, EngineRegistry, FakeEngine, type EngineFactory, type FakeScript, type Session, type SessionNotice } from '../index.js';
+import { formatUsd } from './format.js';
 import { bold, NoticeRenderer, type Output } from './render.js';
 
 const RESUME_TOKEN = 'demo-agent-session-1';
@@ -53,18 +54,7 @@ function scriptedFake(): EngineFactory {
   return { ...base, create: (context) => new FakeEngine(context, SCRIPTS[Math.min(generation++, SCRIPTS.length - 1)]!) };
 }
 
-function waitFor(session: Session, predicate: (n: SessionNotice) => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    const off = session.on('*', (n) => {
-      if (predicate(n)) {
-        off();
-        resolve();
-      }
-    });
-  });
-}
-
-const phaseIs = (phase: string) => (n: SessionNotice) => n.type === 'status' && n.phase === phase;
+const phase = (session: Session, name: string) => session.waitFor('status', (n) => n.phase === name);
 
 export async function runDemo(output: Output): Promise<number> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'ase-demo-'));
@@ -88,25 +78,22 @@ export async function runDemo(output: Output): Promise<number> {
     });
 
     say('A remote client (say, a phone) sends a message; the engine starts in remote mode.');
-    let idle = waitFor(session, phaseIs('idle'));
-    session.send('What files are here?');
-    await waitFor(session, (n) => n.type === 'transcript' && n.entry.type === 'turn_complete');
+    const idle = phase(session, 'idle');
+    await session.run('What files are here?');
     await idle;
 
     say('The person at the terminal takes over: the remote engine stops before the local one starts.');
-    const local = waitFor(session, phaseIs('local'));
+    const local = phase(session, 'local');
     session.switchMode('local');
     await local;
 
     say('A message arrives from the phone while local: it is queued and control moves back to remote.');
-    const crashed = waitFor(session, phaseIs('recovering'));
+    const crashed = phase(session, 'recovering');
     session.send('Now fix the typo in README.md.');
     await crashed;
 
     say('The agent crashed mid-turn. A message sent now is kept; the engine restarts with backoff and resumes the same agent session.');
-    idle = waitFor(session, (n) => n.type === 'transcript' && n.entry.type === 'turn_complete');
-    session.send('Did the fix land?');
-    await idle;
+    await session.run('Did the fix land?');
 
     say('Stop: the engine exits, anything open ends cancelled, and the state is persisted.');
     const final = await session.stop();
@@ -116,7 +103,7 @@ export async function runDemo(output: Output): Promise<number> {
         bold('Summary'),
         `  generations started: ${final.gen}   resume token: ${final.resumeToken}`,
         `  permissions: ${Object.entries(final.completed).map(([id, c]) => `${id}=${c.status}`).join(', ') || 'none'}`,
-        `  usage: ${final.usage.turns} turns, ${final.usage.inputTokens} in / ${final.usage.outputTokens} out tokens, $${final.usage.costUsd.toFixed(4)}`,
+        `  usage: ${final.usage.turns} turns, ${final.usage.inputTokens} in / ${final.usage.outputTokens} out tokens, ${formatUsd(final.usage.costUsd)}`,
         `  state file and transcript were written under ${dataDir} (removed now)`,
         '',
       ].join('\n'),

@@ -1,31 +1,40 @@
-/** The `ase` command line: `run`, `demo`, `diagram`. `bin.ts` is the executable entry. */
+/** The `ase` command line: `run`, `sessions`, `show`, `rm`, `demo`, `diagram`. `bin.ts` is the executable entry. */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { runDemo } from './demo.js';
 import { runDiagram } from './diagram.js';
+import { resolveDataDir } from './data-dir.js';
 import { processOutput, type Output } from './render.js';
+import { runRm } from './rm.js';
 import { runPrompt } from './run.js';
+import { runSessions } from './sessions.js';
+import { runShow } from './show.js';
 
 const USAGE = `Usage:
-  ase run --agent <name> [--bin PATH] [--mode remote|local] [--cwd DIR] [--json]
-          [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]... [--data-dir DIR]
-          [--script FILE] "prompt"
+  ase run --agent <name> [--session-id ID] [--bin PATH] [--mode remote|local] [--cwd DIR]
+          [--json] [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]...
+          [--data-dir DIR] [--script FILE] "prompt"
+  ase run --session-id ID [options] "prompt"    continue a stored session (its agent and directory)
+  ase sessions [--json] [--data-dir DIR]         list stored sessions
+  ase show ID [--json] [--data-dir DIR]          a session's state and transcript
+  ase rm ID... [--force] [--data-dir DIR]        remove stored sessions
   ase demo       a scripted session on the fake engine (no agent needed)
   ase diagram    the SessionActor statechart as Mermaid stateDiagram-v2
   ase --version
 
 run options:
-  --agent     engine name: fake (built in), claude, codex, codex-mcp, acp (with --option preset=...)
-  --bin       agent executable to use instead of the engine's default
-  --mode      start in remote (default) or local control mode
-  --cwd       the agent's working directory (default: current directory)
-  --json      print AgentEvents as NDJSON on stdout, one per line
+  --agent       engine name: fake (built in), claude, codex, codex-mcp, acp (with --option preset=...)
+  --session-id  continue this stored session (default --agent and --cwd: the stored ones)
+  --bin         agent executable to use instead of the engine's default
+  --mode        start in remote (default) or local control mode
+  --cwd         the agent's working directory (default: current directory)
+  --json        print AgentEvents as NDJSON on stdout, one per line
   --yes/--deny  answer every permission request (default: ask when interactive, else deny)
-  --env       extra environment for the agent process (repeatable)
-  --option    an engine option, e.g. --option preset=gemini (value parsed as JSON when it is JSON; repeatable)
-  --data-dir  where session state and transcripts are kept (default: ~/.agent-session-engine)
-  --script    JSON script for the fake engine
+  --env         extra environment for the agent process (repeatable)
+  --option      an engine option, e.g. --option preset=gemini (value parsed as JSON when it is JSON; repeatable)
+  --data-dir    where session state and transcripts are kept (default: $ASE_DATA_DIR, else ~/.agent-session-engine)
+  --script      JSON script for the fake engine
+The session id is printed on stderr as "session <id>".
 `;
 
 export async function main(argv: string[], output: Output = processOutput): Promise<number> {
@@ -37,6 +46,10 @@ export async function main(argv: string[], output: Output = processOutput): Prom
       return runDiagram(output);
     case 'run':
       return runCommand(rest, output);
+    case 'sessions':
+    case 'show':
+    case 'rm':
+      return storeCommand(command, rest, output);
     case '--version':
     case '-v':
       output.out(`${version()}\n`);
@@ -65,7 +78,7 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
   const { values, positionals } = parsed;
   const prompt = positionals.join(' ').trim();
   const problems: string[] = [];
-  if (!values.agent) problems.push('--agent is required');
+  if (!values.agent && values['session-id'] === undefined) problems.push('--agent is required');
   if (!prompt) problems.push('a prompt is required');
   if (values.mode !== 'remote' && values.mode !== 'local') problems.push('--mode must be remote or local');
   if (values.yes && values.deny) problems.push('--yes and --deny exclude each other');
@@ -88,21 +101,56 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
   }
   return runPrompt(
     {
-      agent: values.agent!,
       prompt,
       mode: values.mode as 'remote' | 'local',
-      cwd: path.resolve(values.cwd ?? process.cwd()),
       json: values.json,
       permission: values.yes ? 'allow' : values.deny ? 'deny' : 'ask',
       env,
       options,
       interactive: Boolean(process.stdin.isTTY),
+      dataDir: resolveDataDir(values['data-dir']),
+      ...(values.agent !== undefined && { agent: values.agent }),
+      ...(values.cwd !== undefined && { cwd: values.cwd }),
+      ...(values['session-id'] !== undefined && { sessionId: values['session-id'] }),
       ...(values.bin !== undefined && { bin: values.bin }),
-      ...(values['data-dir'] !== undefined && { dataDir: values['data-dir'] }),
       ...(values.script !== undefined && { script: values.script }),
     },
     output,
   );
+}
+
+/** `sessions`, `show ID`, `rm ID...`: read (or remove) what earlier runs left under the data directory. */
+async function storeCommand(command: 'sessions' | 'show' | 'rm', argv: string[], output: Output): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean', default: false },
+        force: { type: 'boolean', default: false },
+        'data-dir': { type: 'string' },
+      },
+    });
+  } catch (error) {
+    output.err(`ase ${command}: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const problems: string[] = [];
+  if (command === 'sessions' && positionals.length > 0) problems.push(`unexpected argument ${positionals[0]}`);
+  if (command === 'show' && positionals.length !== 1) problems.push('expected one session id');
+  if (command === 'rm' && positionals.length === 0) problems.push('expected at least one session id');
+  if (values.force && command !== 'rm') problems.push('--force is for rm');
+  if (values.json && command === 'rm') problems.push('--json is for sessions and show');
+  if (problems.length > 0) {
+    output.err(`ase ${command}: ${problems.join('; ')}\n\n${USAGE}`);
+    return 2;
+  }
+  const dataDir = resolveDataDir(values['data-dir']);
+  if (command === 'sessions') return runSessions({ dataDir, json: values.json }, output);
+  if (command === 'show') return runShow({ dataDir, sessionId: positionals[0]!, json: values.json }, output);
+  return runRm({ dataDir, sessionIds: positionals, force: values.force }, output);
 }
 
 function parseRunArgs(argv: string[]) {
@@ -111,6 +159,7 @@ function parseRunArgs(argv: string[]) {
     allowPositionals: true,
     options: {
       agent: { type: 'string' },
+      'session-id': { type: 'string' },
       bin: { type: 'string' },
       mode: { type: 'string', default: 'remote' },
       cwd: { type: 'string' },

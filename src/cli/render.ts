@@ -3,6 +3,7 @@
  * `run` and `demo` print the same way.
  */
 import type { SessionNotice } from '../index.js';
+import { formatUsd } from './format.js';
 
 export interface Output {
   out(text: string): void;
@@ -58,7 +59,7 @@ export class NoticeRenderer {
         } else if (e.type === 'turn_complete') {
           this.#endLine();
           const u = e.usage;
-          const cost = u.costUsd !== undefined ? `, $${u.costUsd.toFixed(4)}` : '';
+          const cost = u.costUsd !== undefined ? `, ${formatUsd(u.costUsd)}` : '';
           err(dim(`— turn ${e.status} (${u.inputTokens} in / ${u.outputTokens} out tokens${cost})\n`));
         } else if (e.type === 'error') {
           this.#endLine();

@@ -1,30 +1,61 @@
 /**
- * `ase run`: one prompt, one turn, through a real session (SessionActor + runtime + engine).
- * Streams readable output (or NDJSON AgentEvents with --json) and asks y/n on permission requests.
+ * `ase run`: one prompt, one turn, through a real session (SessionActor + runtime + engine), new or
+ * continued (`--session-id`). Prints the session id on stderr, streams readable output (or NDJSON
+ * AgentEvents with --json), asks y/n on permission requests, and exits with the turn's outcome.
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { AseError, createSession, defaultRegistry, fakeEngine, FakeScriptSchema, type ControlMode, type FakeScript, type SessionNotice } from '../index.js';
+import {
+  AseError,
+  createSession,
+  defaultRegistry,
+  fakeEngine,
+  FakeScriptSchema,
+  FileStore,
+  isAseError,
+  type ControlMode,
+  type FakeScript,
+  type NoticeOf,
+  type SessionNotice,
+} from '../index.js';
+import { assertDirectory } from './data-dir.js';
 import { NoticeRenderer, yellow, type Output } from './render.js';
 
 export interface RunArgs {
-  agent: string;
+  /** Required for a new session; for `sessionId`, defaults to the stored session's agent. */
+  agent?: string;
   prompt: string;
   bin?: string;
   mode: ControlMode;
-  cwd: string;
+  /** Default: the current directory, or for `sessionId` the stored session's workDir. */
+  cwd?: string;
   json: boolean;
   permission: 'ask' | 'allow' | 'deny';
   env: Record<string, string>;
   /** Engine options (`--option`), passed with `env` as the session's `engineOptions`. */
   options: Record<string, unknown>;
-  dataDir?: string;
+  dataDir: string;
+  /** Continue this stored session. */
+  sessionId?: string;
   /** A JSON FakeScript for the fake engine. */
   script?: string;
   interactive: boolean;
 }
 
 export async function runPrompt(args: RunArgs, output: Output): Promise<number> {
+  let { agent, cwd } = args;
+  if (args.sessionId !== undefined) {
+    // Continuing: the stored session says which agent in which directory, unless given (and then they must match).
+    const stored = await new FileStore({ dir: path.join(args.dataDir, 'sessions') }).load(args.sessionId);
+    if (!stored) throw new AseError('INVALID_OPTIONS', `--session-id ${args.sessionId}: no such session under ${args.dataDir} (\`ase sessions\` lists them)`);
+    agent ??= stored.state.agent;
+    cwd ??= stored.state.workDir;
+  }
+  if (agent === undefined) throw new AseError('INVALID_OPTIONS', '--agent is required');
+  const workDir = path.resolve(cwd ?? process.cwd());
+  await assertDirectory(workDir, '--cwd');
+
   const registry = defaultRegistry();
   if (args.script !== undefined) registry.register(fakeEngine(await loadScript(args.script)));
   const stopSignal = new AbortController();
@@ -37,24 +68,29 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
   };
   const session = await createSession({
     onNotice: print,
-    agent: args.agent,
-    workDir: args.cwd,
+    agent,
+    workDir,
     mode: args.mode,
     registry,
     signal: stopSignal.signal,
+    dataDir: args.dataDir,
+    ...(args.sessionId !== undefined && { sessionId: args.sessionId }),
     ...(args.bin !== undefined && { bin: args.bin }),
-    ...(args.dataDir !== undefined && { dataDir: args.dataDir }),
     ...((Object.keys(args.env).length > 0 || Object.keys(args.options).length > 0) && {
       engineOptions: { ...args.options, ...(Object.keys(args.env).length > 0 && { env: args.env }) },
     }),
   });
+  // The one line a script needs to continue this session later (`ase run --session-id <id> ...`).
+  output.err(`session ${session.id}\n`);
 
   let interrupts = 0;
   const onSigint = () => {
     interrupts += 1;
     if (interrupts === 1) {
       try {
-        session.abort();
+        // A promise (once inputs are acknowledged when durable) or nothing: a refusal means no turn runs yet.
+        const aborted: unknown = session.abort();
+        if (aborted instanceof Promise) aborted.catch(() => stopSignal.abort());
         return;
       } catch {
         // Nothing running: stop instead.
@@ -64,29 +100,10 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
   };
   process.on('SIGINT', onSigint);
 
-  let exitCode = 0;
-  let turnEnded = false;
-  let localId = '';
   const asking: Promise<void>[] = [];
-  const finishWith = (code: number) => {
-    exitCode = Math.max(exitCode, code);
-    void session.stop();
-  };
+  session.on('permission_prompt', (prompt) => asking.push(answer(prompt)));
 
-  session.on('*', (notice: SessionNotice) => {
-    if (notice.type === 'permission_prompt') asking.push(answer(notice));
-    // `turn_ended`: the engine went away mid-turn; the message is not re-sent (at most once).
-    if (notice.type === 'transcript' && (notice.entry.type === 'turn_complete' || notice.entry.type === 'turn_ended')) {
-      const payload = notice.entry.payload as { localId?: string; status?: string };
-      if (payload.localId === localId) {
-        turnEnded = true;
-        finishWith(payload.status === 'completed' ? 0 : 1);
-      }
-    }
-    if (notice.type === 'status' && notice.phase === 'failed') finishWith(1);
-  });
-
-  async function answer(prompt: Extract<SessionNotice, { type: 'permission_prompt' }>): Promise<void> {
+  async function answer(prompt: NoticeOf<'permission_prompt'>): Promise<void> {
     let decision: 'allow' | 'deny' = args.permission === 'allow' ? 'allow' : 'deny';
     if (args.permission === 'ask') {
       if (args.interactive) {
@@ -97,24 +114,30 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
       } else {
         output.err(yellow(`permission ${prompt.requestId} (${prompt.tool}) denied: not interactive; pass --yes to allow\n`));
       }
+    } else {
+      await Promise.resolve(); // answer outside the listener, so a refusal is thrown to us
     }
     try {
-      session.decide(prompt.requestId, decision, decision === 'deny' ? { message: 'Denied by the ase user.' } : {});
+      await session.decide(prompt.requestId, decision, decision === 'deny' ? { message: 'Denied by the ase user.' } : {});
     } catch (error) {
       // It may have ended meanwhile (deadline, abort); the session already reported that.
-      if (!(error instanceof AseError)) throw error;
+      if (!isAseError(error)) throw error;
     }
   }
 
   try {
-    localId = session.send(args.prompt).localId;
-    await session.done;
+    // `turn_ended` (the engine went away mid-turn) resolves it too: the message is not re-sent (at most once).
+    const result = await session.run(args.prompt).catch((error: unknown) => {
+      if (!isAseError(error)) throw error;
+      output.err(`${error.code}: ${error.message}\n`);
+      return undefined;
+    });
+    await session.stop();
     await Promise.allSettled(asking);
-    if (!turnEnded) exitCode = 1; // The session ended before the turn did (failed, stopped, or Ctrl-C).
+    return result?.status === 'completed' ? 0 : 1;
   } finally {
     process.off('SIGINT', onSigint);
   }
-  return exitCode;
 }
 
 /** Reads a `--script` file; a missing file or bad JSON is reported like a bad script, in one line. */

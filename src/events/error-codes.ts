@@ -40,6 +40,11 @@ export const ERROR_CODES = [
   'SESSION_OWNED',
   /** This host's ownership lease was taken by another host (it stalled past expiry): it stops and writes nothing more. */
   'LEASE_LOST',
+  /**
+   * An `events()` consumer fell so far behind that its stream could not hold what it had not read
+   * without dropping durable notices; the stream ends with this error instead (never silently).
+   */
+  'SLOW_CONSUMER',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

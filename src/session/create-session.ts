@@ -4,6 +4,7 @@
  * reads its transcript too, so the statechart can close what that host left open.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
 import { AseError } from '../errors.js';
@@ -36,6 +37,7 @@ export const DEFAULT_LEASE_TTL_MS = 30_000;
 export async function createSession(options: SessionOptions): Promise<Session> {
   const opts = parseSessionOptions(options);
   if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was already aborted');
+  await assertDirectory(opts.workDir);
   const dataDir = opts.dataDir ?? defaultDataDir();
   // What a dead host left running is killed before anything new starts (its agent may be this session's).
   const processDir = path.join(dataDir, 'processes');
@@ -123,4 +125,21 @@ async function crashFacts(journal: TranscriptJournal, state: PersistedSession): 
     process.emitWarning(`agent-session-engine: reading the transcript of ${state.sessionId} for recovery failed: ${String(error)}`);
     return undefined;
   }
+}
+
+/**
+ * The agent runs in `workDir`: a missing one would otherwise surface later as the agent binary's
+ * `spawn ... ENOENT`, blaming the wrong thing, after state was already written.
+ */
+async function assertDirectory(workDir: string): Promise<void> {
+  const resolved = path.resolve(workDir);
+  let stat;
+  try {
+    stat = await fs.stat(resolved);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? String(error)})`;
+    throw new AseError('INVALID_OPTIONS', `createSession: workDir: ${resolved} ${why}`, { cause: error, details: { workDir: resolved } });
+  }
+  if (!stat.isDirectory()) throw new AseError('INVALID_OPTIONS', `createSession: workDir: ${resolved} is not a directory`, { details: { workDir: resolved } });
 }

@@ -11,10 +11,12 @@ import { AseError, toAseError } from '../errors.js';
 import type { Effect } from '../events/effect.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
 import type { AppliedInput, SessionRuntime } from '../runtime/session-runtime.js';
-import { noticeStream, type NoticeMap } from './notice-stream.js';
-import type { SessionNotice, SessionNoticeType } from './notices.js';
+import { noticeStream, type EventsOptions, type NoticeMap, type NoticeSource, type StreamNotice } from './notice-stream.js';
+import type { NoticeOf, SessionNotice, SessionNoticeType } from './notices.js';
 import type { DecideOptions, SendOptions, SendReceipt, Session } from './session.js';
 import { toSessionSnapshot, type SessionSnapshot } from './snapshot.js';
+import { runTurn, type RunOptions, type TurnResult } from './turn-runner.js';
+import { waitForNotice, type WaitForOptions } from './wait-for.js';
 
 // mitt's typings are CommonJS-shaped while Node loads its ESM build (a default export);
 // under NodeNext resolution TypeScript sees the namespace, so name the function's type explicitly.
@@ -26,6 +28,7 @@ export class SessionHandle implements Session {
   readonly #bus: Emitter<NoticeMap> = mitt<NoticeMap>();
   /** Set once `done` was emitted: nothing follows it. (The actor is final earlier, while engines and writes settle.) */
   #doneEmitted = false;
+  #finalSnapshot: SessionSnapshot | undefined;
 
   constructor(
     readonly id: string,
@@ -39,6 +42,7 @@ export class SessionHandle implements Session {
     });
     this.done = runtime.done.then(() => {
       const snapshot = this.snapshot();
+      this.#finalSnapshot = snapshot;
       this.#doneEmitted = true;
       this.#emit({ type: 'done', snapshot });
       return snapshot;
@@ -97,9 +101,31 @@ export class SessionHandle implements Session {
     return () => this.#bus.off(type, handler);
   }
 
-  events(options: { signal?: AbortSignal } = {}): AsyncIterable<SessionNotice> {
-    // Not `runtime.isDone`: between the final state and `done` an iterator must still get `done`.
-    return noticeStream(this.#bus, () => this.#doneEmitted, options);
+  events(options: EventsOptions = {}): AsyncIterableIterator<StreamNotice> {
+    return noticeStream(this.#source(), options);
+  }
+
+  run(text: string, options: RunOptions = {}): Promise<TurnResult> {
+    return runTurn(this, text, options);
+  }
+
+  waitFor<T extends SessionNoticeType>(type: T, predicate?: (notice: NoticeOf<T>) => boolean, options?: WaitForOptions): Promise<NoticeOf<T>>;
+  waitFor(type: '*', predicate?: (notice: SessionNotice) => boolean, options?: WaitForOptions): Promise<SessionNotice>;
+  waitFor(type: SessionNoticeType | '*', predicate?: (notice: never) => boolean, options?: WaitForOptions): Promise<SessionNotice> {
+    return waitForNotice({ ...this.#source(), doneSnapshot: () => this.#finalSnapshot }, type, predicate as (notice: SessionNotice) => boolean, options);
+  }
+
+  /** Every notice, unguarded (streams and waiters do not throw), and whether `done` was emitted. */
+  #source(): NoticeSource {
+    return {
+      subscribe: (listener) => {
+        const star = (_type: SessionNoticeType, notice: unknown) => listener(notice as SessionNotice);
+        this.#bus.on('*', star);
+        return () => this.#bus.off('*', star);
+      },
+      // Not `runtime.isDone`: between the final state and `done` a stream must still get `done`.
+      finished: () => this.#doneEmitted,
+    };
   }
 
   #dispatch(input: SessionInput): void {

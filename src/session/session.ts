@@ -1,7 +1,10 @@
 /** The handle `createSession()` returns: the session's whole public interface. */
 import type { ControlMode } from '../events/session-input.js';
+import type { EventsOptions, StreamNotice } from './notice-stream.js';
 import type { NoticeOf, SessionNotice, SessionNoticeType } from './notices.js';
 import type { SessionSnapshot } from './snapshot.js';
+import type { RunOptions, TurnResult } from './turn-runner.js';
+import type { WaitForOptions } from './wait-for.js';
 
 export interface SendOptions {
   /** Client-chosen id for idempotent retries; default: a new UUID. */
@@ -45,8 +48,27 @@ export interface Session {
   snapshot(): SessionSnapshot;
   on<T extends SessionNoticeType>(type: T, listener: (notice: NoticeOf<T>) => void): () => void;
   on(type: '*', listener: (notice: SessionNotice) => void): () => void;
-  /** All notices from now on, ending after `done`. Breaking out of the loop unsubscribes. */
-  events(options?: { signal?: AbortSignal }): AsyncIterable<SessionNotice>;
+  /**
+   * Every notice from this call on (subscribed and buffered now, not when iteration starts), ending
+   * after `done`. Bounded: a consumer that falls behind gets ephemeral notices compacted behind a
+   * `lagged` marker, and if that is not enough, the notices held and then `SLOW_CONSUMER`; durable
+   * notices are never dropped. An aborted `signal` rejects with an `AbortError`. Breaking out of the
+   * loop unsubscribes.
+   */
+  events(options?: EventsOptions): AsyncIterableIterator<StreamNotice>;
+  /**
+   * Sends `text` and resolves at the end of its turn with its status, answer text, usage, cost and
+   * messages. A failed or cancelled turn resolves (status and `error` say why); aborting `signal`
+   * aborts the turn and rejects with an `AbortError`; a refused send rejects.
+   */
+  run(text: string, options?: RunOptions): Promise<TurnResult>;
+  /**
+   * The first notice of `type` (any type with `'*'`) that `predicate` accepts, emitted from this call
+   * on. Rejects with `SESSION_STOPPED` if the session ends first, `TIMEOUT` after `timeoutMs`, an
+   * `AbortError` when `signal` aborts.
+   */
+  waitFor<T extends SessionNoticeType>(type: T, predicate?: (notice: NoticeOf<T>) => boolean, options?: WaitForOptions): Promise<NoticeOf<T>>;
+  waitFor(type: '*', predicate?: (notice: SessionNotice) => boolean, options?: WaitForOptions): Promise<SessionNotice>;
   /** Resolves with the final snapshot once the session is stopped and every engine has exited. */
   readonly done: Promise<SessionSnapshot>;
 }

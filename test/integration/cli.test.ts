@@ -138,7 +138,7 @@ describe('ase run', () => {
   it('--json streams the turn as NDJSON AgentEvents and keeps its state under --data-dir', async () => {
     const result = await ase(['run', '--agent', 'fake', '--json', '--data-dir', dataDir, 'hello']);
     expect(result.exitCode).toBe(0);
-    expect(result.stderr).toBe('');
+    expect(result.stderr).toMatch(/^session [0-9a-f-]{36}\n$/); // the id, and nothing else
     const events = ndjson(result.stdout);
     expect(events.map((e) => e.type)).toEqual([
       'session_identified',
@@ -163,6 +163,7 @@ describe('ase run', () => {
     const sessionId = stateFile!.replace(/\.json$/, '');
     expect(files).toEqual(['.locks', `${sessionId}.json`, `${sessionId}.lease`]);
     expect(JSON.parse(await fs.readFile(path.join(dataDir, 'sessions', `${sessionId}.lease`), 'utf8'))).toMatchObject({ fence: 1, owner: null });
+    expect(result.stderr).toBe(`session ${sessionId}\n`);
     const stored = JSON.parse(await fs.readFile(path.join(dataDir, 'sessions', stateFile!), 'utf8')) as { version: number; state: unknown };
     const state = PersistedSessionSchema.parse(stored.state);
     expect(state).toMatchObject({ sessionId, agent: 'fake', phase: 'stopped', gen: 1, queue: [], requests: {}, workDir: ROOT });
@@ -197,7 +198,7 @@ describe('ase run', () => {
     const events = ndjson(result.stdout);
     expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ status: 'denied', output: 'Denied by the ase user.', isError: true });
     expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(1);
-    expect(result.stderr).toBe(''); // an explicit --deny needs no explanation
+    expect(result.stderr).toMatch(/^session \S+\n$/); // an explicit --deny needs no explanation
   });
 
   it('without --yes/--deny and without a terminal it denies and says so on stderr', async () => {
@@ -206,7 +207,7 @@ describe('ase run', () => {
     expect(result.exitCode).toBe(0);
     const events = ndjson(result.stdout);
     expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ status: 'denied', isError: true });
-    expect(result.stderr).toBe('permission fake-perm-1-1 (Bash) denied: not interactive; pass --yes to allow\n');
+    expect(result.stderr).toMatch(/^session \S+\npermission fake-perm-1-1 \(Bash\) denied: not interactive; pass --yes to allow\n$/);
   });
 
   it('prints a readable transcript without --json', async () => {
@@ -315,6 +316,167 @@ describe('ase run', () => {
     const result = await ase(['run', '--agent', 'fake', '--script', script, '--data-dir', dataDir, 'x']);
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/^ase: INVALID_OPTIONS: --script .*script\.json: /);
+  });
+});
+
+/** The id `ase run` printed on stderr. */
+function sessionIdOf(run: Run): string {
+  const id = /^session (\S+)$/m.exec(run.stderr)?.[1];
+  expect(id, `no session id in stderr: ${run.stderr}`).toBeDefined();
+  return id!;
+}
+
+const costScript = (costUsd: number, text: string) => writeScriptAs(`cost-${costUsd}.json`, { turns: [[{ text }, { complete: { usage: { inputTokens: 10, outputTokens: 20, costUsd } } }]] });
+
+async function writeScriptAs(name: string, script: unknown): Promise<string> {
+  const file = path.join(tmp, name);
+  await fs.writeFile(file, JSON.stringify(script));
+  return file;
+}
+
+describe('sessions: continued, listed, shown, removed', () => {
+  it('run prints the id; --session-id continues it (stored agent and directory); sessions, show and rm see it; costs rounded only for reading', async () => {
+    const first = await ase(['run', '--agent', 'fake', '--script', await costScript(0.0001, 'one'), '--data-dir', dataDir, 'hello']);
+    expect(first.exitCode).toBe(0);
+    const id = sessionIdOf(first);
+    // No --agent, no --cwd: the stored session says fake in ROOT.
+    const second = await ase(['run', '--session-id', id, '--script', await costScript(0.0002, 'two'), '--json', '--data-dir', dataDir, 'again']);
+    expect(second.exitCode).toBe(0);
+    expect(second.stderr).toBe(`session ${id}\n`);
+    expect(ndjson(second.stdout).find((e) => e.type === 'message')).toMatchObject({ blocks: [{ type: 'text', text: 'two' }] });
+
+    const stored = PersistedSessionSchema.parse((JSON.parse(await fs.readFile(path.join(dataDir, 'sessions', `${id}.json`), 'utf8')) as { state: unknown }).state);
+    expect(stored).toMatchObject({ sessionId: id, agent: 'fake', workDir: ROOT, phase: 'stopped', gen: 2 });
+    expect(stored.usage.turns).toBe(2);
+    expect(stored.usage.costUsd).toBe(0.0001 + 0.0002); // exact in data: 0.00030000000000000003
+
+    const list = await ase(['sessions', '--data-dir', dataDir]);
+    expect(list.exitCode).toBe(0);
+    const [head, row, ...rest] = list.stdout.trimEnd().split('\n');
+    expect(rest).toEqual([]);
+    expect(head).toMatch(/^ID\s+AGENT\s+PHASE\s+LAST ACTIVITY\s+TURNS\s+COST\s+WORKDIR$/);
+    expect(row!.split(/\s{2,}/)).toEqual([id, 'fake', 'stopped', expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/), '2', '$0.0003', ROOT]);
+
+    const json = await ase(['sessions', '--json', '--data-dir', dataDir]);
+    expect(json.stdout).toContain('"costUsd":0.00030000000000000003');
+    expect(JSON.parse(json.stdout)).toMatchObject({ sessionId: id, agent: 'fake', workDir: ROOT, phase: 'stopped', turns: 2, costUsd: 0.0001 + 0.0002, queued: 0, openRequests: 0 });
+
+    const show = await ase(['show', id, '--data-dir', dataDir]);
+    expect(show.exitCode).toBe(0);
+    expect(show.stdout).toContain(`session  ${id}\nagent    fake in ${ROOT}\nphase    stopped (mode remote, generation 2)`);
+    expect(show.stdout).toContain('usage    2 turns, 20 in / 40 out tokens, $0.0003\n');
+    const lines = show.stdout.split('\n').filter((l) => /^\d{4}-/.test(l)).map((l) => l.slice(21).replace(/\s+$/, ''));
+    expect(lines).toEqual([
+      expect.stringMatching(/^agent\s+session \S+$/),
+      'you         hello',
+      'assistant   one',
+      'turn        completed (10 in / 20 out tokens, $0.0001)',
+      'exited      code 0 (stopped)',
+      expect.stringMatching(/^agent\s+session \S+$/),
+      'you         again',
+      'assistant   two',
+      'turn        completed (10 in / 20 out tokens, $0.0002)',
+      'exited      code 0 (stopped)',
+    ]);
+    const shown = JSON.parse((await ase(['show', id, '--json', '--data-dir', dataDir])).stdout) as { state: { usage: { costUsd: number } }; transcript: { type: string }[] };
+    expect(shown.state.usage.costUsd).toBe(0.0001 + 0.0002);
+    expect(shown.transcript.filter((e) => e.type === 'user_message')).toHaveLength(2);
+
+    const rm = await ase(['rm', id, '--data-dir', dataDir]);
+    expect(rm).toMatchObject({ exitCode: 0, stdout: '', stderr: `removed ${id}\n` });
+    // Only the released lease stays (the session's fence never starts over) and the empty lock folder.
+    expect((await fs.readdir(path.join(dataDir, 'sessions'))).sort()).toEqual(['.locks', `${id}.lease`]);
+    expect(await fs.readdir(path.join(dataDir, 'transcripts'))).toEqual([]);
+    expect(await ase(['sessions', '--data-dir', dataDir])).toMatchObject({ exitCode: 0, stdout: '', stderr: `no sessions under ${dataDir}\n` });
+    expect(await ase(['show', id, '--data-dir', dataDir])).toMatchObject({ exitCode: 1, stderr: `ase: INVALID_INPUT: no session "${id}" under ${dataDir} (\`ase sessions\` lists them)\n` });
+  });
+
+  it('a run killed mid-turn leaves its session "running": rm refuses it without --force, and --session-id continues it', async () => {
+    const stall = await writeScriptAs('stall.json', { turns: [[{ text: 'working' }, { stall: true }]] });
+    const subprocess = spawnAse(['run', '--agent', 'fake', '--script', stall, '--json', '--data-dir', dataDir, 'x']);
+    await printed(subprocess, '"type":"message"');
+    // Killed once the running turn is on disk (making accepted input durable before it is acknowledged is issue 12's).
+    const stateDir = path.join(dataDir, 'sessions');
+    let liveId = '';
+    for (let i = 0; ; i++) {
+      const state = (await fs.readdir(stateDir).catch(() => [] as string[])).find((f) => f.endsWith('.json'));
+      const text = state ? await fs.readFile(path.join(stateDir, state), 'utf8').catch(() => '') : '';
+      if (text.includes('"phase":"running"')) {
+        liveId = state!.replace(/\.json$/, '');
+        break;
+      }
+      if (i > 200) throw new Error('the running session was never written');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    // While its host lives, not even --force removes it: the host owns it.
+    const owned = await spawnAse(['rm', '--force', liveId, '--data-dir', dataDir]); // (not ase(): the run is meant to be alive)
+    expect(owned.exitCode).toBe(1);
+    expect(String(owned.stderr)).toMatch(/^ase rm: SESSION_OWNED: /);
+    expect(await fs.readdir(stateDir)).toContain(`${liveId}.json`);
+    subprocess.kill('SIGKILL');
+    const killed = await finished(subprocess, 'the killed run');
+    expect(killed.signal).toBe('SIGKILL');
+    const id = sessionIdOf(killed);
+
+    const list = JSON.parse((await ase(['sessions', '--json', '--data-dir', dataDir])).stdout) as { phase: string };
+    expect(list.phase).toBe('running');
+    const refused = await ase(['rm', id, '--data-dir', dataDir]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`^ase rm: INVALID_INPUT: session "${id}" is running \\(last written .*\\): it did not stop cleanly, and opening it again would recover it; stop it first, or pass --force\n$`));
+    expect(await fs.readdir(path.join(dataDir, 'sessions'))).toContain(`${id}.json`); // (and maybe the lock the killed writer held)
+
+    // The host died; the session goes on: the lost turn is not re-sent, the new message runs.
+    const next = await ase(['run', '--session-id', id, '--script', await costScript(0.0001, 'back'), '--json', '--data-dir', dataDir, 'next']);
+    expect(next.exitCode).toBe(0);
+    expect(next.stderr).toBe(`session ${id}\n`); // no PERSIST_FAILED: a lock left by the killed writer is broken at once
+    expect(ndjson(next.stdout).filter((e) => e.type === 'message')).toEqual([expect.objectContaining({ blocks: [{ type: 'text', text: 'back' }] })]);
+
+    const again = PersistedSessionSchema.parse((JSON.parse(await fs.readFile(path.join(dataDir, 'sessions', `${id}.json`), 'utf8')) as { state: unknown }).state);
+    expect(again).toMatchObject({ phase: 'stopped', gen: 2, queue: [] });
+    expect(await ase(['rm', '--force', id, '--data-dir', dataDir])).toMatchObject({ exitCode: 0, stderr: `removed ${id}\n` });
+  });
+
+  it.each([
+    [['run', '--session-id', 'nope', 'x'], /^ase: INVALID_OPTIONS: --session-id nope: no such session under \S+ \(`ase sessions` lists them\)\n$/],
+    [['run', '--agent', 'fake', '--cwd', '/nonexistent/ase-dir', 'x'], /^ase: INVALID_OPTIONS: --cwd \/nonexistent\/ase-dir: no such directory\n$/],
+    [['run', '--agent', 'fake', '--cwd', 'package.json', 'x'], /^ase: INVALID_OPTIONS: --cwd \S+package\.json: not a directory\n$/],
+    [['run', '--session-id', '../x', 'x'], /^ase: INVALID_INPUT: .*session id/],
+  ])('ase %j exits 1 with one clear line and writes nothing', async (args, message) => {
+    const result = await ase([...args.slice(0, -1), '--data-dir', dataDir, args.at(-1)!]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(message);
+    await expect(fs.stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('--session-id with another agent than the stored one is refused by the session (INVALID_OPTIONS)', async () => {
+    const id = sessionIdOf(await ase(['run', '--agent', 'fake', '--data-dir', dataDir, 'hello']));
+    const result = await ase(['run', '--session-id', id, '--agent', 'claude', '--data-dir', dataDir, 'x']);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toBe(`ase: INVALID_OPTIONS: createSession: session "${id}" belongs to agent "fake" in ${ROOT}, not "claude" in ${ROOT}\n`);
+  });
+
+  it('sessions lists what it can read and reports a corrupt state file (exit 1)', async () => {
+    const id = sessionIdOf(await ase(['run', '--agent', 'fake', '--data-dir', dataDir, 'hello']));
+    await fs.writeFile(path.join(dataDir, 'sessions', 'broken.json'), '{not json');
+    const result = await ase(['sessions', '--data-dir', dataDir]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stdout).toContain(id);
+    expect(result.stderr).toMatch(/^ase sessions: broken: STORE_CORRUPT: /);
+    expect(await ase(['rm', 'broken', '--data-dir', dataDir])).toMatchObject({ exitCode: 1 });
+    expect(await ase(['rm', '--force', 'broken', '--data-dir', dataDir])).toMatchObject({ exitCode: 0, stderr: 'removed broken\n' });
+  });
+
+  it.each([
+    [['show'], 'ase show: expected one session id'],
+    [['show', 'a', 'b'], 'ase show: expected one session id'],
+    [['rm'], 'ase rm: expected at least one session id'],
+    [['sessions', 'x'], 'ase sessions: unexpected argument x'],
+    [['sessions', '--force'], 'ase sessions: --force is for rm'],
+  ])('ase %j is a usage error (exit 2)', async (args, message) => {
+    const result = await ase(args);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.startsWith(`${message}\n\nUsage:`)).toBe(true);
   });
 });
 

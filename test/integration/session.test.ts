@@ -27,6 +27,7 @@ import {
   type SessionNotice,
   type SessionOptions,
   type SessionStore,
+  type StreamNotice,
   type TranscriptEntry,
   type TranscriptJournal,
 } from '../../src/index.js';
@@ -797,7 +798,7 @@ describe('AbortSignal', () => {
 describe('events()', () => {
   it('yields every notice in order and ends after done', async () => {
     const { session, clock, notices } = await start({ registry: scriptedEngines({}).registry() });
-    const seen: SessionNotice[] = [];
+    const seen: StreamNotice[] = [];
     const iterating = (async () => {
       for await (const notice of session.events()) seen.push(notice);
     })();
@@ -822,7 +823,7 @@ describe('events()', () => {
     ]);
   });
 
-  it('ends when its signal aborts, or when the loop breaks (and unsubscribes)', async () => {
+  it('rejects with an AbortError when its signal aborts; ends when the loop breaks (and unsubscribes)', async () => {
     const { session, clock } = await start({ registry: scriptedEngines({ startDelayMs: 10 }).registry() });
     const controller = new AbortController();
     const seen: string[] = [];
@@ -830,16 +831,16 @@ describe('events()', () => {
       for await (const notice of session.events({ signal: controller.signal })) seen.push(notice.type);
     })();
     await advance(clock, 10);
-    controller.abort();
-    await iterating;
+    controller.abort(new Error('client gone'));
+    const aborted = await rejection(iterating);
+    expect(aborted).toMatchObject({ name: 'AbortError', code: 'ABORTED', cause: new Error('client gone') });
     expect(seen).toEqual(['agent', 'transcript', 'agent', 'status']);
 
-
-    // An already aborted signal ends the iteration at once.
-    expect(await within(collect(session.events({ signal: AbortSignal.abort() })), 'an aborted iterator')).toEqual([]);
+    // An already aborted signal rejects the first next().
+    expect(await rejection(within(collect(session.events({ signal: AbortSignal.abort() })), 'an aborted iterator'))).toMatchObject({ name: 'AbortError' });
 
     // Breaking out of the loop ends it; the session carries on.
-    const first: SessionNotice[] = [];
+    const first: StreamNotice[] = [];
     const breaking = (async () => {
       for await (const notice of session.events()) {
         first.push(notice);

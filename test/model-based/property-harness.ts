@@ -5,6 +5,7 @@
  * clock are driven by the generated actions.
  */
 import fc from 'fast-check';
+import os from 'node:os';
 import { expect } from 'vitest';
 import type { SessionConfig, SessionMachineInput } from '../../src/actors/session-context.js';
 import { SimulatedClock } from '../../src/runtime/clock.js';
@@ -297,7 +298,7 @@ export class ScriptedSut {
     const input: SessionMachineInput = {
       sessionId: this.sessionId,
       agent: 'fake',
-      workDir: '/work',
+      workDir: os.tmpdir(), // the scripted fake engine, like a real agent, needs an existing directory
       mode,
       now: START_TIME,
       config: { ...MODEL_CONFIG, ...config },

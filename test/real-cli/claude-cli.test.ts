@@ -36,7 +36,8 @@ describe('ase run --agent claude (real CLI, mock API)', () => {
     const t = performance.now();
     const run = await aseRun(root, work, ['--agent', 'claude', '--bin', claudeBinary(), '--yes', 'create the file please'], agentEnv);
     const ms = Math.round(performance.now() - t);
-    expect(run.stderr).toBe('');
+    expect(run.stderr).toBe(''); // nothing but the session id line
+    expect(run.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(run.exitCode).toBe(0);
     const { events } = run;
     const types = events.map((e) => e.type);

@@ -10,7 +10,11 @@ import { ASE_BIN } from './built-cli.js';
 import { findProcesses } from './processes.js';
 import { testRunEnv } from './orphan-check.js';
 
-/** Runs `ase run --json --data-dir <root>/data --env K=V… <args>` in `cwd`; returns the exit code, stderr and the NDJSON events. */
+/**
+ * Runs `ase run --json --data-dir <root>/data --env K=V… <args>` in `cwd`; returns the exit code,
+ * the session id (the `session <id>` line ase prints first on stderr), the rest of stderr, and the
+ * NDJSON events.
+ */
 export async function aseRun(root: string, cwd: string, args: string[], agentEnv: Record<string, string>) {
   const envArgs = Object.entries(agentEnv).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
   const run = await execa(process.execPath, [ASE_BIN, 'run', '--json', '--data-dir', join(root, 'data'), ...envArgs, ...args], {
@@ -25,7 +29,8 @@ export async function aseRun(root: string, cwd: string, args: string[], agentEnv
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => AgentEventSchema.parse(JSON.parse(line)));
-  return { exitCode: run.exitCode, stderr: run.stderr, events };
+  const idLine = /^session (\S+)\n?/.exec(run.stderr);
+  return { exitCode: run.exitCode, sessionId: idLine?.[1], stderr: idLine ? run.stderr.slice(idLine[0].length) : run.stderr, events };
 }
 
 /** pids whose environment mentions `marker` (the ase process and the agent it started carry the test's root). */

@@ -1,10 +1,15 @@
 /**
- * The examples are documentation that runs: each one's `main()` is executed here and its final
- * snapshot checked, so an API change that breaks an example breaks the build.
+ * The examples are documentation that runs: each one's `main()` is executed here against the
+ * source (vitest maps the package name to src/index.ts) and its final snapshot checked, and each is
+ * run once more the way a user runs it, `node examples/<name>.mjs`, against the build. So an API
+ * change that breaks an example breaks the build.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { main as basicSession } from '../../examples/basic-session.js';
-import { main as remotePermissions } from '../../examples/remote-permissions.js';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { main as basicSession } from '../../examples/basic-session.mjs';
+import { main as remotePermissions } from '../../examples/remote-permissions.mjs';
+import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 describe('examples', () => {
   let log: string[];
@@ -33,6 +38,7 @@ describe('examples', () => {
     expect(final.usage.turns).toBe(1);
     expect(final.resumeToken).toEqual(expect.any(String));
     expect(log).toContain('agent: echo: hello');
+    expect(log).toContain('turn msg-1 completed: 10 in / 20 out tokens, $0.0001');
     expect(log.some((line) => line.startsWith('stored phase=stopped'))).toBe(true);
     expect(log.some((line) => line.startsWith('error'))).toBe(false);
   });
@@ -49,5 +55,21 @@ describe('examples', () => {
     expect(log).toContain('permission perm-1: approved');
     expect(log).toContain('a second answer is refused: PERMISSION_ALREADY_DECIDED');
     expect(log.some((line) => line.startsWith('tool result completed'))).toBe(true);
+    expect(log).toContain('turn completed: "There are two entries." ($0.0042)');
+  });
+});
+
+describe('examples under plain node', () => {
+  beforeAll(ensureBuiltCli, 120_000);
+
+  it.each([
+    ['basic-session.mjs', ['agent: echo: hello', 'usage: 1 turn(s), 10 in / 20 out, $0.0001']],
+    ['remote-permissions.mjs', ['permission perm-1: approved', 'done: phase=stopped, 1 turn(s), $0.0042']],
+  ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {
+    // Its own cwd is the repository: `agent-session-engine` resolves to the package itself (its exports → dist).
+    const result = await execa(process.execPath, [path.join('examples', file)], { cwd: REPO_ROOT, reject: false, timeout: 30_000 });
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+    for (const line of expected) expect(result.stdout.split('\n')).toContain(line);
   });
 });

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/runtime/clock.js';
 import type { EngineContext, EngineStartSpec } from '../../src/engines/core/engine.js';
@@ -33,7 +34,7 @@ function setup(script: FakeScript = {}, spec: Partial<EngineStartSpec> = {}) {
     events.push(event);
     emitted.push(event);
   });
-  const start = () => engine.start({ gen: GEN, mode: 'remote', workDir: '/w', options: {}, ...spec });
+  const start = () => engine.start({ gen: GEN, mode: 'remote', workDir: os.tmpdir(), options: {}, ...spec });
   const types = () => events.map((e) => e.type);
   /** Starts, lets `ready` through and forgets the start events. */
   const started = async () => {
@@ -104,6 +105,16 @@ describe('FakeEngine start', () => {
     expect(events[1]).toMatchObject({ code: 2, signal: null });
     expect(engine.exitedEmitted).toBe(true);
     expect(isAseError(await rejection(engine.send(msg('hi'))), 'ENGINE_NOT_RUNNING')).toBe(true);
+  });
+
+  it('refuses to start in a workDir that does not exist (or is a file), as a real spawn would', async () => {
+    for (const workDir of ['/nonexistent/ase-fake-workdir', import.meta.filename]) {
+      const { engine, events, start } = setup({}, { workDir });
+      const error = await rejection(start());
+      expect(error).toMatchObject({ code: 'INVALID_OPTIONS', message: `fake engine: workDir ${workDir} does not exist or is not a directory` });
+      expect(events).toEqual([]);
+      expect(isAseError(await rejection(engine.send(msg('hi'))), 'ENGINE_NOT_RUNNING')).toBe(true);
+    }
   });
 
   it('rejects calls before start with ENGINE_NOT_RUNNING', async () => {

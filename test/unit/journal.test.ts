@@ -127,6 +127,23 @@ describe('FileJournal', () => {
     expect(await journal.read('s1')).toEqual([entry(2)]);
   });
 
+  it('delete removes one session file after the appends already called; a later append starts afresh', async () => {
+    const journal = open();
+    await journal.append(entry(1, { sessionId: 's2' }));
+    const pending = [journal.append(entry(1)), journal.append(entry(2))];
+    await journal.delete('s1');
+    await Promise.all(pending);
+    await expect(fs.stat(file())).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await journal.read('s1')).toEqual([]);
+    expect(await journal.read('s2')).toHaveLength(1);
+    await journal.delete('s1'); // nothing there: not an error
+    await journal.delete('never'); // dir exists, file does not
+    await new FileJournal({ dir: path.join(tmp, 'absent') }).delete('s1'); // no dir at all
+    await journal.append(entry(3));
+    expect(await journal.read('s1')).toEqual([entry(3)]);
+    expect(isAseError(await rejection(journal.delete('../x')), 'INVALID_INPUT')).toBe(true);
+  });
+
   it('reopens after close', async () => {
     const journal = open();
     await journal.append(entry(1));
@@ -155,5 +172,14 @@ describe('MemoryJournal', () => {
     read[0]!.type = 'mutated too';
     read.push(entry(9));
     expect(await journal.read('s1')).toEqual([entry(1)]);
+  });
+
+  it('delete forgets a session', async () => {
+    const journal = new MemoryJournal();
+    await journal.append(entry(1));
+    await journal.append(entry(2, { sessionId: 's2' }));
+    await journal.delete('s1');
+    expect(await journal.read('s1')).toEqual([]);
+    expect(await journal.read('s2')).toHaveLength(1);
   });
 });

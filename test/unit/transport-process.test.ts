@@ -149,6 +149,12 @@ describe('spawnSupervised stop ladder', () => {
     const error = await spawnSupervised({ file: '/nonexistent/agent-bin', args: [], cwd: tmpdir(), env }).catch((e: unknown) => e);
     expect(isAseError(error, 'ENGINE_START_FAILED')).toBe(true);
   });
+
+  it('reports a missing working directory as such (INVALID_OPTIONS), not as ENOENT of the executable', async () => {
+    const cwd = `${tmpdir()}/ase-no-such-dir-${process.pid}`;
+    const error = await spawnSupervised({ file: 'sh', args: ['-c', 'exit 0'], cwd, env }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'INVALID_OPTIONS', message: `cannot start sh: the working directory ${cwd} does not exist or is not a directory` });
+  });
 });
 
 /** Host script: supervises a tree with a setsid grandchild, then calls process.exit(). */

@@ -4,6 +4,7 @@
  * validates every event like a real engine, and records what it was asked to do.
  */
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { AseError } from '../../errors.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
@@ -104,6 +105,12 @@ export class FakeEngine implements AgentEngine {
   async start(spec: EngineStartSpec): Promise<void> {
     // One engine instance is one process for one generation: it is never restarted.
     if (this.#spec || this.#stopped) throw new AseError('INVALID_INPUT', 'fake engine: already started or stopped');
+    // Like a real agent's spawn, a start in a directory that is not there fails (checked
+    // synchronously, so a SimulatedClock run stays deterministic). A manual engine is a puppet the
+    // test drives; it stands for no process and has no directory to run in.
+    if (!this.#script.manual && !statSync(spec.workDir, { throwIfNoEntry: false })?.isDirectory()) {
+      throw new AseError('INVALID_OPTIONS', `fake engine: workDir ${spec.workDir} does not exist or is not a directory`, { details: { workDir: spec.workDir } });
+    }
     this.#spec = spec;
     this.#events.bind(spec.gen);
     if (this.#script.manual) return;

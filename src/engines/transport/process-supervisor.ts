@@ -34,7 +34,7 @@
  *   with an environment tag the whole tree inherits, and reaps what a dead host left).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AseError } from '../../errors.js';
 import { attachHostSignals, hostShutdownSignal, syncHostSignals } from './host-signals.js';
@@ -500,6 +500,10 @@ class Supervised implements SupervisedProcess {
  */
 export async function spawnSupervised(options: SpawnSupervisedOptions): Promise<SupervisedProcess> {
   if (options.signal?.aborted) throw new AseError('ABORTED', `spawn of ${options.file} aborted before it started`);
+  // spawn reports a missing cwd as ENOENT of the executable: say what is really missing.
+  if (!statSync(options.cwd, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new AseError('INVALID_OPTIONS', `cannot start ${options.file}: the working directory ${options.cwd} does not exist or is not a directory`, { details: { cwd: options.cwd } });
+  }
   const shutdown = hostShutdownSignal();
   if (shutdown) throw new AseError('ENGINE_START_FAILED', `not spawning ${options.file}: the host is shutting down (${shutdown})`);
   let command = { file: options.file, args: [...options.args] };

@@ -84,6 +84,25 @@ export class FileJournal implements TranscriptJournal {
     await this.flush();
   }
 
+  /** Removes `<dir>/<sessionId>.jsonl` after the appends already called (its handle closed first). */
+  delete(sessionId: string): Promise<void> {
+    try {
+      assertSessionId(sessionId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#enqueue(sessionId, async () => {
+      await this.#closeHandle(sessionId);
+      const file = this.#file(sessionId);
+      try {
+        await fs.rm(file, { force: true });
+        await syncDir(this.dir);
+      } catch (error) {
+        throw new AseError('JOURNAL_IO', `deleting ${file} failed: ${message(error)}`, { cause: error });
+      }
+    });
+  }
+
   #file(sessionId: string): string {
     return path.join(this.dir, `${sessionId}.jsonl`);
   }

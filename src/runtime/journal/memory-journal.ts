@@ -19,4 +19,8 @@ export class MemoryJournal implements TranscriptJournal {
   }
 
   async flush(): Promise<void> {}
+
+  async delete(sessionId: string): Promise<void> {
+    this.#sessions.delete(sessionId);
+  }
 }

@@ -13,4 +13,6 @@ export interface TranscriptJournal {
   flush(): Promise<void>;
   /** Flushes and releases resources (file handles); appending later may reopen them. */
   close?(): Promise<void>;
+  /** Removes a session's transcript (after pending appends); nothing to remove is not an error. */
+  delete?(sessionId: string): Promise<void>;
 }

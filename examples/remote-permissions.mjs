@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * A remote client answering a permission request.
  *
@@ -7,25 +8,15 @@
  * goes on, and the ledger then shows the request `approved`. A second answer to the same request
  * is refused with PERMISSION_ALREADY_DECIDED.
  *
- * Nothing is written to disk (in-memory store and journal). Run it with
- * `npx --yes tsx examples/remote-permissions.ts` (see basic-session.ts); `test/unit/examples.test.ts`
+ * Nothing is written to disk (in-memory store and journal). Run it with plain Node:
+ * `node examples/remote-permissions.mjs` (see basic-session.mjs); `test/unit/examples.test.ts`
  * runs it too.
  */
 import { pathToFileURL } from 'node:url';
-import {
-  createSession,
-  fakeEngine,
-  isAseError,
-  MemoryJournal,
-  MemoryStore,
-  type FakeScript,
-  type NoticeOf,
-  type Session,
-  type SessionNotice,
-  type SessionSnapshot,
-} from '../src/index.js';
+import { createSession, fakeEngine, isAseError, MemoryJournal, MemoryStore } from 'agent-session-engine';
 
-const script: FakeScript = {
+/** @type {import('agent-session-engine').FakeScript} */
+const script = {
   turns: [
     [
       { text: 'I will list the files first.' },
@@ -44,22 +35,8 @@ const script: FakeScript = {
   ],
 };
 
-/** Resolves with the first notice that matches. Subscribe before doing what causes it. */
-function next<T extends SessionNotice>(session: Session, match: (notice: SessionNotice) => notice is T): Promise<T> {
-  return new Promise((resolve) => {
-    const off = session.on('*', (notice) => {
-      if (match(notice)) {
-        off();
-        resolve(notice);
-      }
-    });
-  });
-}
-
-const isPrompt = (n: SessionNotice): n is NoticeOf<'permission_prompt'> => n.type === 'permission_prompt';
-const isTurnEnd = (n: SessionNotice): n is NoticeOf<'transcript'> => n.type === 'transcript' && n.entry.type === 'turn_complete';
-
-export async function main(): Promise<SessionSnapshot> {
+/** @returns {Promise<import('agent-session-engine').SessionSnapshot>} */
+export async function main() {
   const session = await createSession({
     agent: 'fake',
     workDir: process.cwd(),
@@ -76,13 +53,15 @@ export async function main(): Promise<SessionSnapshot> {
     if (event.type === 'tool_result') console.log(`tool result ${event.status}: ${String(event.output)}`);
   });
 
-  const prompt = next(session, isPrompt);
-  const turnEnd = next(session, isTurnEnd);
-  // Resolves once the message is stored: from then on it survives a crash of this process.
-  await session.send('What files are here?');
+  // waitFor() subscribes now, so it cannot miss a prompt that comes while run() is starting the turn.
+  const prompt = session.waitFor('permission_prompt');
+  const turn = session.run('What files are here?');
 
+  // Answer from the awaiting code, not synchronously inside a listener: an input given while the
+  // session is still handling an event is queued behind it, and a refusal would then only be
+  // reported as an `error` notice instead of thrown.
   const p = await prompt;
-  console.log(`the agent asks to run ${p.tool} ${JSON.stringify(p.input)} (deadline ${new Date(p.deadline!).toISOString()})`);
+  console.log(`the agent asks to run ${p.tool} ${JSON.stringify(p.input)} (deadline ${new Date(p.deadline ?? 0).toISOString()})`);
   console.log('open requests:', session.snapshot().requests);
   await session.decide(p.requestId, 'allow', { updatedInput: { command: 'ls -la' } });
 
@@ -93,15 +72,16 @@ export async function main(): Promise<SessionSnapshot> {
     console.log(`a second answer is refused: ${error.code}`);
   }
 
-  await turnEnd;
+  const { status, text, costUsd } = await turn;
+  console.log(`turn ${status}: "${text}" ($${costUsd})`);
   console.log('ledger after the turn:', session.snapshot().completed);
   return session.stop();
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().then(
-    (final) => console.log(`done: phase=${final.phase}, ${final.usage.turns} turn(s), $${final.usage.costUsd}`),
-    (error: unknown) => {
+    (final) => console.log(`done: phase=${final.phase}, ${final.usage.turns} turn(s), $${final.usage.costUsd.toFixed(4)}`),
+    (error) => {
       console.error(error);
       process.exitCode = 1;
     },
