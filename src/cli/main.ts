@@ -1,9 +1,10 @@
-/** The `ase` command line: `run`, `demo`, `diagram`. `bin.ts` is the executable entry. */
+/** The `ase` command line: `run`, `doctor`, `demo`, `diagram`. `bin.ts` is the executable entry. */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { runDemo } from './demo.js';
 import { runDiagram } from './diagram.js';
+import { runDoctor } from './doctor.js';
 import { processOutput, type Output } from './render.js';
 import { runPrompt } from './run.js';
 
@@ -11,13 +12,16 @@ const USAGE = `Usage:
   ase run --agent <name> [--bin PATH] [--mode remote|local] [--cwd DIR] [--json]
           [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]... [--data-dir DIR]
           [--script FILE] "prompt"
+  ase doctor [--json]
+                 per engine: the agent CLI found (where, version, tested version) and which
+                 credential variables are set (names only)
   ase demo       a scripted session on the fake engine (no agent needed)
   ase diagram    the SessionActor statechart as Mermaid stateDiagram-v2
   ase --version
 
 run options:
   --agent     engine name: fake (built in), claude, codex, codex-mcp, acp (with --option preset=...)
-  --bin       agent executable to use instead of the engine's default
+  --bin       agent executable (default: ASE_<AGENT>_BIN, then PATH, then the npm package)
   --mode      start in remote (default) or local control mode
   --cwd       the agent's working directory (default: current directory)
   --json      print AgentEvents as NDJSON on stdout, one per line
@@ -35,6 +39,8 @@ export async function main(argv: string[], output: Output = processOutput): Prom
       return runDemo(output);
     case 'diagram':
       return runDiagram(output);
+    case 'doctor':
+      return doctorCommand(rest, output);
     case 'run':
       return runCommand(rest, output);
     case '--version':
@@ -103,6 +109,17 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
     },
     output,
   );
+}
+
+async function doctorCommand(argv: string[], output: Output): Promise<number> {
+  let json = false;
+  try {
+    json = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } }).values.json;
+  } catch (error) {
+    output.err(`ase doctor: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  return runDoctor({ json }, output);
 }
 
 function parseRunArgs(argv: string[]) {

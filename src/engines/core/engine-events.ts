@@ -73,10 +73,17 @@ export class EngineEvents {
     return this.#outbox.subscribe(listener);
   }
 
+  /**
+   * Appended to the message of every `auth` error: which credential variables the engine looked
+   * for and which were set (names only), so "Not logged in" says what to export.
+   */
+  authHint: string | undefined;
+
   /** Stamps, validates and delivers one body; returns the event, or undefined when none was emitted. */
   emit(body: AgentEventBody): AgentEvent | undefined {
     if (this.#exited || this.#gen === undefined) return undefined;
     const at = this.#clock.now();
+    if (body.type === 'error' && body.kind === 'auth' && this.authHint) body = { ...body, message: `${body.message} (${this.authHint})` };
     const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#gen, at });
     if (!parsed.success) {
       if (this.#onInvalid === 'throw') throw parsed.error;
