@@ -20,7 +20,7 @@ import {
   tomlValue,
 } from '../../src/engines/codex/index.js';
 import { shellJoin } from '../../src/engines/codex/mcp/messages.js';
-import { mergeCodexOptions } from '../../src/engines/codex/options.js';
+import { mergeCodexOptions, type CodexEngineOptions } from '../../src/engines/codex/options.js';
 import { ToolCallLedger } from '../../src/engines/codex/tool-ledger.js';
 import { addUsage, turnUsageFromCodex, turnUsageOf } from '../../src/engines/codex/usage.js';
 
@@ -118,7 +118,7 @@ describe('version gate and errors', () => {
     expect(() => mergeCodexOptions('codex', {}, { env: { A: 1 } })).toThrow(/env\.A: must be a string, got number/);
     // mcp-server's approval-policy has no 'untrusted'; app-server's has.
     expect(() => mergeCodexOptions('codex-mcp', {}, { approvalPolicy: 'untrusted' })).toThrow(/approvalPolicy: mcp-server accepts approvalPolicy 'on-request' or 'never'/);
-    expect(mergeCodexOptions('codex', {}, { approvalPolicy: 'untrusted' }).approvalPolicy).toBe('untrusted');
+    expect(mergeCodexOptions<CodexEngineOptions>('codex', {}, { approvalPolicy: 'untrusted' }).approvalPolicy).toBe('untrusted');
     expect(() => mergeCodexOptions('codex', {}, { onSessionNotFound: 'new-thread' })).toThrow(/unknown option "onSessionNotFound"/);
     expect(mergeCodexOptions('codex', { env: { A: '1' }, config: { x: 1 }, model: 'm', passEnv: ['X'] }, { env: { B: '2' }, config: { y: 2 }, passEnv: ['Y_*'] })).toMatchObject({
       env: { A: '1', B: '2' },

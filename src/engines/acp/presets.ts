@@ -163,7 +163,7 @@ export const ACP_PRESETS: Readonly<Record<AcpPresetName, AcpPreset>> = {
     args: [],
     env: {},
     passEnv: CODEX_AGENT_ENV_ALLOW,
-    credentials: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'OPENAI_BASE_URL', 'CODEX_HOME'],
+    credentials: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'CODEX_ACCESS_TOKEN', 'OPENAI_BASE_URL', 'CODEX_HOME'],
     node: false,
     shutdown: EOF_IGNORED,
   }),

@@ -123,7 +123,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     } catch (error) {
       return fail(error);
     }
-    this.#events.authHint = credentialHint({ title: 'Codex', lookedFor: ['OPENAI_API_KEY', 'CODEX_API_KEY'], related: CODEX_CREDENTIAL_VARS, env, otherwise: 'a `codex login` in CODEX_HOME (default ~/.codex)' });
+    this.#events.authHint = credentialHint({ title: 'Codex', lookedFor: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'CODEX_ACCESS_TOKEN'], related: CODEX_CREDENTIAL_VARS, env, otherwise: 'a `codex login` in CODEX_HOME (default ~/.codex)' });
     const tap = this.options.onTraffic;
     const explicit = this.context.bin ?? this.options.bin;
     const spawning = (async () => {

@@ -35,7 +35,7 @@ export type CodexSandboxMode = (typeof CODEX_SANDBOX_MODES)[number];
 export const CODEX_ENV_ALLOW: readonly string[] = [...DEFAULT_ENV_ALLOW, ...NETWORK_ENV_ALLOW, ...CODEX_AGENT_ENV_ALLOW];
 
 /** Where Codex takes credentials and endpoints from (a `codex login` lives in CODEX_HOME/auth.json). */
-export const CODEX_CREDENTIAL_VARS: readonly string[] = ['OPENAI_API_KEY', 'CODEX_API_KEY', 'OPENAI_BASE_URL', 'CODEX_HOME'];
+export const CODEX_CREDENTIAL_VARS: readonly string[] = ['OPENAI_API_KEY', 'CODEX_API_KEY', 'CODEX_ACCESS_TOKEN', 'OPENAI_BASE_URL', 'CODEX_HOME'];
 
 export interface CodexEngineOptions {
   /** The codex executable. Default: discovered (ASE_CODEX_BIN, `codex` on PATH, the npm package). */
