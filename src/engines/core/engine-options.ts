@@ -11,16 +11,25 @@ import { AseError } from '../../errors.js';
 
 const typeOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
 
-const variableName = z
-  .string()
-  .min(1, 'a variable name cannot be empty')
-  .refine((name) => !name.includes('=') && !name.includes('\0'), 'a variable name cannot contain "=" or NUL');
+/** Why `name` cannot be an environment variable name, or undefined when it can. */
+function badVariableName(name: string): string | undefined {
+  if (name === '') return 'a variable name cannot be empty';
+  if (name.includes('=') || name.includes('\0')) return 'a variable name cannot contain "=" or NUL';
+  return undefined;
+}
 
 /** `env`: values to set in the agent's environment, strings only. */
-export const EnvValuesSchema = z.record(
-  variableName,
-  z.string({ error: (issue) => `must be a string, got ${typeOf(issue.input)} (environment values are strings: write ${JSON.stringify(String(issue.input))})` }),
-);
+export const EnvValuesSchema = z
+  .record(
+    z.string(),
+    z.string({ error: (issue) => `must be a string, got ${typeOf(issue.input)} (environment values are strings: write ${JSON.stringify(String(issue.input))})` }),
+  )
+  .superRefine((record, ctx) => {
+    for (const name of Object.keys(record)) {
+      const problem = badVariableName(name);
+      if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+    }
+  });
 
 /** `passEnv`: host variables to inherit, by name or `PREFIX*` pattern. */
 export const PassEnvSchema = z.array(
