@@ -13,6 +13,8 @@ export {
   ACP_PRESETS,
   ACP_PRESET_NAMES,
   isAcpPresetName,
+  AcpOptionsSchema,
+  ACP_BASE_ENV_ALLOW,
   ConfinedFs,
   TerminalManager,
   type AcpEngineOptions,

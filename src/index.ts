@@ -42,6 +42,7 @@ export {
   PermissionCancelledEventSchema,
   TurnCompleteEventSchema,
   ErrorEventSchema,
+  WarningEventSchema,
   AGENT_EVENT_TYPES,
   isAgentEventType,
   ACTIVITY_INTERVAL_MS,
@@ -138,6 +139,10 @@ export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, Eng
 export { EngineRegistry } from './engines/core/registry.js';
 export { defaultRegistry } from './engines/default-registry.js';
 export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';
+
+// Finding agent CLIs (the same four places for every engine) and `ase doctor`'s report
+export { findAgent, searchAgent, type AgentCliSpec, type AgentLocation, type AgentSearch, type AgentSearchOptions, type AgentSource } from './engines/core/agent-discovery.js';
+export { diagnoseAgent, type AgentDiagnosis } from './engines/core/agent-diagnosis.js';
 export type { ShutdownOptions } from './engines/transport/process-supervisor.js';
 export type { ProcessObserver, ProcessWatch, SpawnedProcessInfo, DescendantInfo } from './engines/core/process-observer.js';
 export { setHostSignalHandling } from './engines/transport/host-signals.js';

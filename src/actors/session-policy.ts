@@ -525,6 +525,11 @@ export function recordEngineError(s: Step, e: AgentEventOf<'error'>): void {
   s.transcript('error', { kind: e.kind, message: e.message, retryable: e.retryable }, e.gen);
 }
 
+/** A warning (an untested agent version) goes into the transcript and changes nothing else. */
+export function recordEngineWarning(s: Step, e: AgentEventOf<'warning'>): void {
+  s.transcript('warning', { code: e.code, message: e.message }, e.gen);
+}
+
 export function recordOutput(s: Step, e: AgentEventOf<'message' | 'tool_call' | 'tool_result'>): void {
   const { gen, at: _at, type, ...payload } = e;
   s.transcript(type, payload, gen);

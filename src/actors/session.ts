@@ -128,6 +128,7 @@ export const sessionMachine = base.createMachine({
     tool_call: { guard: 'fromLiveEngine', actions: act<'tool_call'>(policy.recordOutput) },
     tool_result: { guard: 'fromLiveEngine', actions: act<'tool_result'>(policy.recordOutput) },
     error: { guard: 'fromLiveEngine', actions: act<'error'>(policy.recordEngineError) },
+    warning: { guard: 'fromLiveEngine', actions: act<'warning'>(policy.recordEngineWarning) },
     turn_complete: { guard: 'fromLiveEngine', actions: act<'turn_complete'>(policy.completeTurn) },
     permission_request: {
       guard: and(['fromLiveEngine', 'isNewRequest']),

@@ -1,9 +1,10 @@
-/** The `ase` command line: `run`, `sessions`, `show`, `rm`, `demo`, `diagram`. `bin.ts` is the executable entry. */
+/** The `ase` command line: `run`, `sessions`, `show`, `rm`, `doctor`, `demo`, `diagram`. `bin.ts` is the executable entry. */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
 import { runDiagram } from './diagram.js';
 import { resolveDataDir } from './data-dir.js';
+import { runDoctor } from './doctor.js';
 import { processOutput, type Output } from './render.js';
 import { runRm } from './rm.js';
 import { runPrompt } from './run.js';
@@ -18,6 +19,9 @@ const USAGE = `Usage:
   ase sessions [--json] [--data-dir DIR]         list stored sessions
   ase show ID [--json] [--data-dir DIR]          a session's state and transcript
   ase rm ID... [--force] [--data-dir DIR]        remove stored sessions
+  ase doctor [--json]
+                 per engine: the agent CLI found (where, version, tested version) and which
+                 credential variables are set (names only)
   ase demo       a scripted session on the fake engine (no agent needed)
   ase diagram    the SessionActor statechart as Mermaid stateDiagram-v2
   ase --version
@@ -25,7 +29,7 @@ const USAGE = `Usage:
 run options:
   --agent       engine name: fake (built in), claude, codex, codex-mcp, acp (with --option preset=...)
   --session-id  continue this stored session (default --agent and --cwd: the stored ones)
-  --bin         agent executable to use instead of the engine's default
+  --bin         agent executable (default: ASE_<AGENT>_BIN, then PATH, then the npm package)
   --mode        start in remote (default) or local control mode
   --cwd         the agent's working directory (default: current directory)
   --json        print AgentEvents as NDJSON on stdout, one per line
@@ -44,6 +48,8 @@ export async function main(argv: string[], output: Output = processOutput): Prom
       return runDemo(output);
     case 'diagram':
       return runDiagram(output);
+    case 'doctor':
+      return doctorCommand(rest, output);
     case 'run':
       return runCommand(rest, output);
     case 'sessions':
@@ -151,6 +157,17 @@ async function storeCommand(command: 'sessions' | 'show' | 'rm', argv: string[],
   if (command === 'sessions') return runSessions({ dataDir, json: values.json }, output);
   if (command === 'show') return runShow({ dataDir, sessionId: positionals[0]!, json: values.json }, output);
   return runRm({ dataDir, sessionIds: positionals, force: values.force }, output);
+}
+
+async function doctorCommand(argv: string[], output: Output): Promise<number> {
+  let json = false;
+  try {
+    json = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } } }).values.json;
+  } catch (error) {
+    output.err(`ase doctor: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  return runDoctor({ json }, output);
 }
 
 function parseRunArgs(argv: string[]) {

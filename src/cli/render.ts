@@ -64,6 +64,9 @@ export class NoticeRenderer {
         } else if (e.type === 'error') {
           this.#endLine();
           err(red(`agent error (${e.kind}): ${e.message}\n`));
+        } else if (e.type === 'warning') {
+          this.#endLine();
+          err(yellow(`warning (${e.code}): ${e.message}\n`));
         }
         return;
       }

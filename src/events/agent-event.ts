@@ -141,6 +141,18 @@ export const ErrorEventSchema = z.object({
   message: z.string(),
   retryable: z.boolean(),
 });
+/**
+ * Something the user should know that is not a failure and changes nothing: the agent CLI is not
+ * the version this library is tested against (`code: 'untested_version'`). The session records it
+ * in the transcript; clients show it. Unlike `error` it never decides a restart or a failure.
+ */
+export const WarningEventSchema = z.object({
+  type: z.literal('warning'),
+  ...stamp,
+  /** Stable, for code: `untested_version`. */
+  code: z.string().min(1),
+  message: z.string(),
+});
 
 export const AgentEventSchema = z.discriminatedUnion('type', [
   ReadyEventSchema,
@@ -156,6 +168,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   PermissionCancelledEventSchema,
   TurnCompleteEventSchema,
   ErrorEventSchema,
+  WarningEventSchema,
 ]);
 
 export type AgentEvent = z.infer<typeof AgentEventSchema>;

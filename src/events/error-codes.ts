@@ -10,6 +10,8 @@ export const ERROR_CODES = [
   'SESSION_STOPPED',
   'UNKNOWN_ENGINE',
   'ENGINE_START_FAILED',
+  /** The agent CLI was not found in any of the places an engine looks (details.looked lists them). */
+  'AGENT_NOT_FOUND',
   'ENGINE_NOT_RUNNING',
   'STORE_CONFLICT',
   'STORE_CORRUPT',

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
-import { AseError } from '../errors.js';
+import { AseError, toAseError } from '../errors.js';
 import { RealClock } from '../runtime/clock.js';
 import { FileJournal } from '../runtime/journal/file-journal.js';
 import { reapOrphanedProcesses } from '../runtime/process-reaper.js';
@@ -47,7 +47,14 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   const clock = opts.clock ?? new RealClock();
   const registry = opts.registry ?? defaultRegistry();
   for (const factory of opts.engines ?? []) registry.register(factory);
-  registry.get(opts.agent); // Unknown engine names fail here, with the known names listed.
+  // Unknown engine names fail here, with the known names listed; so do engine options the engine
+  // does not know (or that have the wrong type), before anything is stored or started.
+  const factory = registry.get(opts.agent);
+  try {
+    factory.validateOptions?.(opts.engineOptions ?? {});
+  } catch (error) {
+    throw toAseError(error, 'INVALID_OPTIONS');
+  }
 
   const sessionId = opts.sessionId ?? randomUUID();
   // One host drives a session at a time: the lease comes first, so two hosts never both load and run it.

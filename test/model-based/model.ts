@@ -81,6 +81,7 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'turn_complete', gen, at, status: 'completed', usage: USAGE },
       { type: 'error', gen, at, kind: 'transient', message: 'overloaded', retryable: true },
       { type: 'error', gen, at, kind: 'auth', message: 'bad key', retryable: false },
+      { type: 'warning', gen, at, code: 'untested_version', message: 'Claude Code 9.9.9 is not the tested 2.1.330' },
     );
     if (Object.keys(c.requests).length < 2) {
       events.push({ type: 'permission_request', gen, at, requestId: `p${requestCount + 1}`, toolName: 'Bash', input: { command: 'ls' }, callId: 'c1' });

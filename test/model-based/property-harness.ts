@@ -144,6 +144,7 @@ const EMITS: AgentEventBody[] = [
   { type: 'tool_call', callId: 'c1', name: 'Bash', input: { command: 'ls' } },
   { type: 'error', kind: 'transient', message: 'overloaded', retryable: true },
   { type: 'error', kind: 'auth', message: 'bad key', retryable: false },
+  { type: 'warning', code: 'untested_version', message: 'Claude Code 9.9.9 is not the tested 2.1.330' },
 ];
 
 const textStep: fc.Arbitrary<FakeStep> = fc.record({ afterMs, text: fc.string({ maxLength: 6 }) });

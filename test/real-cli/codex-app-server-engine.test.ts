@@ -251,7 +251,7 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
 
   it('fails cleanly with a typed start error when the binary is missing', async () => {
     const { engine, log, startPromise } = launch(1, { bin: join(root, 'no-such-codex') });
-    await expect(startPromise).rejects.toMatchObject({ code: 'ENGINE_START_FAILED' });
+    await expect(startPromise).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND', details: { agent: 'codex', looked: [`bin option: ${join(root, 'no-such-codex')} (no such executable file)`] } });
     expect(log.events.map((e) => e.type)).toEqual(['error', 'exited']);
     await engine.stop();
   });

@@ -9,6 +9,7 @@ import { AgentEventSchema, type AgentEvent } from '../../src/events/agent-event.
 import { ASE_BIN } from './built-cli.js';
 import { findProcesses } from './processes.js';
 import { testRunEnv } from './orphan-check.js';
+import { pinnedAgentEnv } from './pinned-agents.js';
 
 /**
  * Runs `ase run --json --data-dir <root>/data --env K=V… <args>` in `cwd`; returns the exit code,
@@ -19,7 +20,7 @@ export async function aseRun(root: string, cwd: string, args: string[], agentEnv
   const envArgs = Object.entries(agentEnv).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
   const run = await execa(process.execPath, [ASE_BIN, 'run', '--json', '--data-dir', join(root, 'data'), ...envArgs, ...args], {
     cwd,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: join(root, 'ase-home'), NO_COLOR: '1', ...testRunEnv() },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: join(root, 'ase-home'), NO_COLOR: '1', ...pinnedAgentEnv(), ...testRunEnv() },
     extendEnv: false,
     stdin: 'ignore',
     reject: false,

@@ -291,8 +291,12 @@ describe('acp helpers', () => {
   });
 
   it('merges factory and per-session options (per-session wins, env merged, a new preset drops the factory command)', () => {
-    expect(resolveAcpOptions({ preset: 'gemini', env: { A: '1', B: '1' } }, { env: { B: '2' }, fs: { enabled: true }, unrelated: 5 })).toEqual({ preset: 'gemini', env: { A: '1', B: '2' }, fs: { enabled: true } });
-    expect(resolveAcpOptions({ command: '/bin/agent', args: ['--x'] }, { preset: 'codex-acp' })).toEqual({ preset: 'codex-acp' });
-    expect(() => resolveAcpOptions({}, { preset: 'nope' })).toThrow(/preset/);
+    expect(resolveAcpOptions({ preset: 'gemini', env: { A: '1', B: '1' } }, { env: { B: '2' }, fs: { enabled: true } })).toEqual({ preset: 'gemini', env: { A: '1', B: '2' }, fs: { enabled: true } });
+    expect(resolveAcpOptions({ command: '/bin/agent', args: ['--x'], bin: '/bin/x' }, { preset: 'codex-acp' })).toEqual({ preset: 'codex-acp' });
+    expect(resolveAcpOptions({ passEnv: ['A'], extraArgs: ['--a'] }, { passEnv: ['B_*'], extraArgs: ['--b'], model: 'm' })).toEqual({ passEnv: ['A', 'B_*'], extraArgs: ['--a', '--b'], model: 'm' });
+    expect(() => resolveAcpOptions({}, { preset: 'nope' })).toThrow(/preset must be one of gemini, codex-acp, claude-code-acp, claude-agent-acp/);
+    // Unknown keys are refused, naming the known ones (they used to be ignored).
+    expect(() => resolveAcpOptions({}, { unrelated: 5 })).toThrow(/acp engine options: unknown option "unrelated" \(known: .*preset.*\)/);
+    expect(() => resolveAcpOptions({}, { env: { A: 1 } })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS', message: expect.stringContaining('env.A: must be a string, got number') }));
   });
 });

@@ -264,11 +264,28 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 
-  it('fails to start with ENGINE_START_FAILED for a missing binary', async () => {
-    const e = new ClaudeEngine({ ...context, bin: join(dir, 'does-not-exist') });
+  it('fails to start with AGENT_NOT_FOUND for a bin that names nothing, saying where it looked', async () => {
+    const missing = join(dir, 'does-not-exist');
+    const e = new ClaudeEngine({ ...context, bin: missing });
     const events: AgentEvent[] = [];
     e.onEvent((ev) => events.push(ev));
-    await expect(e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} })).rejects.toMatchObject({ code: 'ENGINE_START_FAILED' });
+    const error = await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ code: 'AGENT_NOT_FOUND', details: { agent: 'claude', looked: [`bin option: ${missing} (no such executable file)`] } });
     expect(events.map((ev) => ev.type)).toEqual(['error', 'exited']);
+    expect(events[0]).toMatchObject({ kind: 'fatal', message: expect.stringContaining(missing) });
+  });
+
+  it('refuses unknown and malformed engineOptions before spawning anything', async () => {
+    const e = new ClaudeEngine({ ...context, bin });
+    const events: AgentEvent[] = [];
+    e.onEvent((ev) => events.push(ev));
+    const error = await e.start({ gen: 1, mode: 'remote', workDir: dir, options: { modle: 'opus', env: { A: 1 } } }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ code: 'INVALID_OPTIONS' });
+    const message = (error as Error).message;
+    expect(message).toContain('unknown option "modle"');
+    expect(message).toContain('known: addDirs, allowedTools, appendSystemPrompt');
+    expect(message).toContain('env.A: must be a string, got number');
+    expect(events.map((ev) => ev.type)).toEqual(['error', 'exited']);
+    expect(e.pid).toBeUndefined();
   });
 });

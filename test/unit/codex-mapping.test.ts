@@ -20,7 +20,7 @@ import {
   tomlValue,
 } from '../../src/engines/codex/index.js';
 import { shellJoin } from '../../src/engines/codex/mcp/messages.js';
-import { mergeCodexOptions } from '../../src/engines/codex/options.js';
+import { mergeCodexOptions, type CodexEngineOptions } from '../../src/engines/codex/options.js';
 import { ToolCallLedger } from '../../src/engines/codex/tool-ledger.js';
 import { addUsage, turnUsageFromCodex, turnUsageOf } from '../../src/engines/codex/usage.js';
 
@@ -112,12 +112,19 @@ describe('version gate and errors', () => {
     expect(classifyCodexError(undefined)).toEqual({ kind: 'fatal', retryable: false });
   });
 
-  it('refuses malformed engineOptions with INVALID_OPTIONS and merges env/config key by key', () => {
+  it('refuses malformed or unknown engineOptions with INVALID_OPTIONS and merges env/config key by key', () => {
     expect(() => mergeCodexOptions('codex', {}, { approvalPolicy: 'sometimes' })).toThrow(expect.objectContaining({ code: 'INVALID_OPTIONS' }));
-    expect(mergeCodexOptions('codex', { env: { A: '1' }, config: { x: 1 }, model: 'm' }, { env: { B: '2' }, config: { y: 2 }, unknown: true })).toMatchObject({
+    expect(() => mergeCodexOptions('codex', {}, { unknown: true })).toThrow(/codex engine options: unknown option "unknown" \(known: approvalPolicy, baseInstructions, bin, config, developerInstructions, env, envAllow, extraArgs/);
+    expect(() => mergeCodexOptions('codex', {}, { env: { A: 1 } })).toThrow(/env\.A: must be a string, got number/);
+    // mcp-server's approval-policy has no 'untrusted'; app-server's has.
+    expect(() => mergeCodexOptions('codex-mcp', {}, { approvalPolicy: 'untrusted' })).toThrow(/approvalPolicy: mcp-server accepts approvalPolicy 'on-request' or 'never'/);
+    expect(mergeCodexOptions<CodexEngineOptions>('codex', {}, { approvalPolicy: 'untrusted' }).approvalPolicy).toBe('untrusted');
+    expect(() => mergeCodexOptions('codex', {}, { onSessionNotFound: 'new-thread' })).toThrow(/unknown option "onSessionNotFound"/);
+    expect(mergeCodexOptions('codex', { env: { A: '1' }, config: { x: 1 }, model: 'm', passEnv: ['X'] }, { env: { B: '2' }, config: { y: 2 }, passEnv: ['Y_*'] })).toMatchObject({
       env: { A: '1', B: '2' },
       config: { x: 1, y: 2 },
       model: 'm',
+      passEnv: ['X', 'Y_*'],
     });
   });
 });

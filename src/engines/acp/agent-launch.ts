@@ -8,7 +8,8 @@ import { lstatSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { AseError } from '../../errors.js';
-import { buildEnv, DEFAULT_ENV_ALLOW } from '../transport/env.js';
+import { findAgent, type AgentLocation } from '../core/agent-discovery.js';
+import { buildEnv, DEFAULT_ENV_ALLOW, NETWORK_ENV_ALLOW } from '../transport/env.js';
 import type { AcpEngineOptions } from './options.js';
 import { ACP_PRESETS, type AcpPreset } from './presets.js';
 
@@ -17,29 +18,39 @@ export interface AgentLaunch {
   env: Record<string, string>;
   /** The preset the agent comes from (also when `command` or `--bin` replaced its executable). */
   preset: AcpPreset | undefined;
+  /** Where a preset's agent was found (undefined for `command`). */
+  location?: AgentLocation;
 }
+
+/** What every ACP agent inherits from the host by default, before the preset's own variables. */
+export const ACP_BASE_ENV_ALLOW: readonly string[] = [...DEFAULT_ENV_ALLOW, ...NETWORK_ENV_ALLOW];
 
 /**
- * The agent's argv and env for these (resolved) options; `bin` is the context's `--bin`. Throws an
- * AseError for bad options or a HOME that is not private; a file-system error as it is (start()
- * reports anything else as ENGINE_START_FAILED).
+ * The agent's argv and env for these (resolved) options; `bin` is the context's `--bin`. A preset's
+ * agent is found in the usual four places (AGENT_NOT_FOUND naming them); `command` runs as given.
+ * Throws an AseError for bad options or a HOME that is not private; a file-system error as it is
+ * (start() reports anything else as ENGINE_START_FAILED).
  */
-export function agentLaunch(options: AcpEngineOptions, bin: string | undefined): AgentLaunch {
-  const { argv, preset } = agentArgv(options, bin);
-  return { argv, preset, env: agentEnv(options, preset) };
+export async function agentLaunch(options: AcpEngineOptions, bin: string | undefined): Promise<AgentLaunch> {
+  const { argv, preset, location } = await agentArgv(options, bin ?? options.bin);
+  return { argv, preset, env: agentEnv(options, preset), ...(location && { location }) };
 }
 
-function agentArgv(o: AcpEngineOptions, bin: string | undefined): { argv: { file: string; args: string[] }; preset: AcpPreset | undefined } {
-  // `ase --bin` replaces the executable like `command` does (the preset then only lends its env and shutdown).
-  const file = bin ?? o.command;
-  if (file !== undefined) return { argv: { file, args: [...(o.args ?? [])] }, preset: o.preset ? ACP_PRESETS[o.preset] : undefined };
-  if (!o.preset) throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
-  const preset = ACP_PRESETS[o.preset];
-  const argv = preset.resolve();
-  return { argv: { file: argv.file, args: [...argv.args, ...(o.args ?? [])] }, preset };
+async function agentArgv(o: AcpEngineOptions, bin: string | undefined): Promise<{ argv: { file: string; args: string[] }; preset: AcpPreset | undefined; location?: AgentLocation }> {
+  const preset = o.preset ? ACP_PRESETS[o.preset] : undefined;
+  const extra = [...(o.args ?? []), ...(o.extraArgs ?? [])];
+  // `command` is any agent, run as given (a preset then only lends its env and shutdown).
+  if (o.command !== undefined && bin === undefined) return { argv: { file: o.command, args: extra }, preset };
+  if (!preset) {
+    if (bin !== undefined) return { argv: { file: bin, args: extra }, preset };
+    throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
+  }
+  // A preset's agent: `bin` (or `ase --bin`) is the first of the four places, and its arguments apply.
+  const location = await findAgent(preset.cli, bin !== undefined ? { bin } : {});
+  return { argv: { file: location.file, args: [...location.args, ...preset.args, ...extra] }, preset, location };
 }
 
-/** Scrubbed env: the allow-list (plus `passEnv`), a private HOME, the preset's, then the caller's. */
+/** Scrubbed env: the allow-list (plus the preset's and `passEnv`), a private HOME, the preset's, then the caller's. */
 function agentEnv(o: AcpEngineOptions, preset: AcpPreset | undefined): Record<string, string> {
   const set: Record<string, string> = { ...(preset?.env ?? {}) };
   const home = o.home ?? 'private';
@@ -48,7 +59,7 @@ function agentEnv(o: AcpEngineOptions, preset: AcpPreset | undefined): Record<st
     mkdirSync(home, { recursive: true, mode: 0o700 });
     set['HOME'] = home;
   }
-  const env = buildEnv({ allow: [...DEFAULT_ENV_ALLOW, ...(o.passEnv ?? [])], set: { ...set, ...(o.env ?? {}) } });
+  const env = buildEnv({ allow: [...ACP_BASE_ENV_ALLOW, ...(preset?.passEnv ?? []), ...(o.passEnv ?? [])], set: { ...set, ...(o.env ?? {}) } });
   // Also in front of a caller's PATH: a node preset means "this Node", for the agent's children too.
   if (preset?.node) {
     const nodeDir = dirname(process.execPath);

@@ -27,6 +27,8 @@ import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 import { drainWithin, STDOUT_DRAIN_MS } from '../transport/drain.js';
 import { spawnSupervised, type ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
+import { credentialHint } from '../core/agent-diagnosis.js';
+import { versionWarning } from '../core/agent-version.js';
 import { agentLaunch, type AgentLaunch } from './agent-launch.js';
 import { agentRequest } from './agent-request.js';
 import { clientServices, type ClientServices } from './client-services.js';
@@ -59,6 +61,8 @@ export class AcpEngine implements AgentEngine {
   readonly #factoryOptions: AcpEngineOptions;
   readonly #events: EngineEvents;
   #options: AcpEngineOptions = {};
+  /** How the agent was started (argv, env, preset, where it was found), once known. */
+  #launch: AgentLaunch | undefined;
   #spec: EngineStartSpec | undefined;
   #proc: AgentProcess | undefined;
   #conn: ClientConnection | undefined;
@@ -144,14 +148,11 @@ export class AcpEngine implements AgentEngine {
     const fail = (error: unknown): never => {
       throw this.#events.startFailed(error, errorMessage(error));
     };
-    let launch: AgentLaunch;
     try {
       this.#options = resolveAcpOptions(this.#factoryOptions, spec.options);
-      launch = agentLaunch(this.#options, this.#context.bin);
     } catch (error) {
       return fail(error);
     }
-    const { argv, env, preset } = launch;
     const gen = spec.gen;
     const workDir = resolve(spec.workDir);
     const translator = (this.#translator = new AcpTranslator({ idPrefix: `acp-${gen}` }));
@@ -174,15 +175,19 @@ export class AcpEngine implements AgentEngine {
       kill: (reason) => this.#kill(reason),
     }));
     this.#wire = new WireInterpreter({ session: this, events: this.#events, translator, permissions, turns, replay: this.#replay });
-    try {
+    // Finding the agent, its services and the spawn are one step stop() waits for, so a stop
+    // during the search still stops the process that follows it.
+    const spawning = (async () => {
+      const launch: AgentLaunch = await agentLaunch(this.#options, this.#context.bin);
+      const { argv, env, preset } = launch;
+      this.#launch = launch;
+      this.#events.authHint = preset ? credentialHint({ title: preset.cli.title, lookedFor: preset.credentials, env }) : undefined;
       this.#services = clientServices(this.#options, workDir, env, this.#context.processes);
-    } catch (error) {
-      return fail(error);
-    }
-    const shutdown = this.#options.shutdown ?? preset?.shutdown;
-    const spawn = this.#options.spawn ?? spawnSupervised;
-    const processes = this.#context.processes;
-    const spawning = spawn({ file: argv.file, args: argv.args, cwd: workDir, env, ...(shutdown && { shutdown }), ...(processes && { observer: processes }) });
+      const shutdown = this.#options.shutdown ?? preset?.shutdown;
+      const spawn = this.#options.spawn ?? spawnSupervised;
+      const processes = this.#context.processes;
+      return spawn({ file: argv.file, args: argv.args, cwd: workDir, env, ...(shutdown && { shutdown }), ...(processes && { observer: processes }) });
+    })();
     this.#spawning = spawning.then(
       () => undefined,
       () => undefined,
@@ -316,11 +321,24 @@ export class AcpEngine implements AgentEngine {
       return;
     }
     if (this.#gone()) return;
+    this.#checkAgentVersion();
     this.#events.emit({ type: 'session_identified', resumeToken: this.sessionId! });
     this.#ready = true;
     this.timings.ready = this.#context.now();
     this.#events.emit({ type: 'ready' });
     this.#turns!.pump();
+  }
+
+  /**
+   * The agent says its version in `initialize` (`agentInfo`): a preset's agent that is not the
+   * tested version gets a `warning` (not a failure). Custom agents have no tested version.
+   */
+  #checkAgentVersion(): void {
+    const preset = this.#launch?.preset;
+    const info = (this.initializeResult as { agentInfo?: { version?: unknown } } | undefined)?.agentInfo;
+    if (!preset || typeof info?.version !== 'string') return;
+    const warning = versionWarning(preset.cli, info.version, this.#launch?.location?.where ?? 'command');
+    if (warning) this.#events.emit({ type: 'warning', code: 'untested_version', message: `acp engine: ${warning}` });
   }
 
   // ------------------------------------------------------------------------------ the wire

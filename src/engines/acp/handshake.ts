@@ -2,7 +2,8 @@
  * The ACP handshake, request by request: `initialize` (fs and terminal advertised only when the
  * engine serves them) → `authenticate` if configured → `session/load` of the resume token (its
  * replay routed to history; on failure a new session, reported, unless `loadFallback: 'fail'`),
- * else `session/new` → `session/set_mode` if configured. Kept apart from the engine, which only
+ * else `session/new` → the configured mode, model and config options (`session/set_mode`,
+ * `session/set_config_option` or `session/set_model`), each checked against the agent's offer. Kept apart from the engine, which only
  * reports the outcome: ready, or a start-up failure.
  */
 import type { ClientConnection, McpServer, NewSessionRequest } from '@agentclientprotocol/sdk';
@@ -93,8 +94,74 @@ export async function handshake(p: HandshakeParts): Promise<boolean> {
     session.sessionResult = { ...result };
     session.sessionId = result.sessionId;
   }
-  if (o.modeId !== undefined) {
-    await p.request(agent.request('session/set_mode', { sessionId: session.sessionId!, modeId: o.modeId }), sessionTimeout, 'session/set_mode');
-  }
+  await applySessionSettings(p, session.sessionId!, session.sessionResult ?? {}, sessionTimeout);
   return true;
+}
+
+/** A session config option as agents report it (`select` with values, or `boolean`). */
+interface ConfigOption {
+  id: string;
+  category?: string | null;
+  type?: string;
+  options?: unknown[];
+}
+
+/** The values a `select` option offers (grouped options flattened). */
+function selectValues(option: ConfigOption): string[] {
+  const out: string[] = [];
+  const walk = (items: unknown[] | undefined) => {
+    for (const item of items ?? []) {
+      const entry = item as { value?: unknown; options?: unknown[] };
+      if (typeof entry.value === 'string') out.push(entry.value);
+      else if (Array.isArray(entry.options)) walk(entry.options);
+    }
+  };
+  walk(option.options);
+  return out;
+}
+
+const invalid = (message: string) => new AseError('INVALID_OPTIONS', `acp engine: ${message}`);
+
+/**
+ * `modeId`, `model` and `configOptions`, each checked against what the agent offered in the
+ * session/new (or session/load) result before it is set, so a typo fails the start with the
+ * agent's own choices listed instead of an opaque JSON-RPC error (or none at all).
+ */
+async function applySessionSettings(p: HandshakeParts, sessionId: string, result: Record<string, unknown>, timeoutMs: number): Promise<void> {
+  const { agent, options: o } = p;
+  const configs = (Array.isArray(result['configOptions']) ? result['configOptions'] : []) as ConfigOption[];
+  if (o.modeId !== undefined) {
+    const modes = (result['modes'] as { availableModes?: { id?: unknown }[] } | undefined)?.availableModes;
+    const ids = (modes ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+    if (ids.length > 0 && !ids.includes(o.modeId)) throw invalid(`modeId ${JSON.stringify(o.modeId)} is not a mode of this agent; its modes: ${ids.join(', ')}`);
+    await p.request(agent.request('session/set_mode', { sessionId, modeId: o.modeId }), timeoutMs, 'session/set_mode');
+  }
+  if (o.model !== undefined) {
+    const modelOption = configs.find((c) => c.category === 'model' && c.type === 'select') ?? configs.find((c) => c.id === 'model');
+    const legacy = (result['models'] as { availableModels?: { modelId?: unknown }[] } | undefined)?.availableModels;
+    if (modelOption) {
+      const values = selectValues(modelOption);
+      if (values.length > 0 && !values.includes(o.model)) throw invalid(`model ${JSON.stringify(o.model)} is not offered by this agent; its models: ${values.join(', ')}`);
+      await p.request(agent.request('session/set_config_option', { sessionId, configId: modelOption.id, value: o.model }), timeoutMs, 'session/set_config_option');
+    } else if (Array.isArray(legacy)) {
+      const ids = legacy.map((m) => m.modelId).filter((id): id is string => typeof id === 'string');
+      if (ids.length > 0 && !ids.includes(o.model)) throw invalid(`model ${JSON.stringify(o.model)} is not offered by this agent; its models: ${ids.join(', ')}`);
+      // Not in the stable schema, but what gemini-cli and the Claude ACP agents serve (their `models` state).
+      await p.request(agent.request('session/set_model', { sessionId, modelId: o.model }), timeoutMs, 'session/set_model');
+    } else {
+      throw invalid('this agent offers no model choice (no `model` config option and no `models` in its session)');
+    }
+  }
+  for (const [id, value] of Object.entries(o.configOptions ?? {})) {
+    const option = configs.find((c) => c.id === id);
+    if (!option) throw invalid(`configOptions.${id}: not a config option of this agent; its options: ${configs.map((c) => c.id).join(', ') || '(none)'}`);
+    if (option.type === 'boolean') {
+      if (typeof value !== 'boolean') throw invalid(`configOptions.${id} is a boolean option`);
+      await p.request(agent.request('session/set_config_option', { sessionId, configId: id, type: 'boolean', value }), timeoutMs, 'session/set_config_option');
+      continue;
+    }
+    const values = selectValues(option);
+    if (typeof value !== 'string' || (values.length > 0 && !values.includes(value))) throw invalid(`configOptions.${id}: ${JSON.stringify(value)} is not one of ${values.join(', ')}`);
+    await p.request(agent.request('session/set_config_option', { sessionId, configId: id, value }), timeoutMs, 'session/set_config_option');
+  }
 }

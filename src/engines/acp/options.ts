@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { Readable, Writable } from 'node:stream';
-import { AseError } from '../../errors.js';
+import { COMMON_ENGINE_OPTIONS, parseEngineOptions } from '../core/engine-options.js';
 import type { ProcessExit, ShutdownOptions, SpawnSupervisedOptions } from '../transport/process-supervisor.js';
 import { ACP_PRESET_NAMES, type AcpPresetName } from './presets.js';
 import type { TrafficTap } from '../transport/traffic.js';
@@ -51,9 +51,20 @@ export interface AcpEngineOptions {
   command?: string;
   /** … and its arguments. */
   args?: string[];
+  /**
+   * The preset agent's executable (the first place looked; then the preset's `ASE_*_BIN`
+   * variable, PATH, the npm package). The preset's arguments still apply; `command` does not take them.
+   */
+  bin?: string;
+  /** Arguments appended after the preset's and `args`. */
+  extraArgs?: string[];
   /** Extra environment for the agent (wins over everything else). */
   env?: Record<string, string>;
-  /** Host variables passed through by name (e.g. `GEMINI_API_KEY`); the rest of process.env is not. */
+  /**
+   * Host variables passed through on top of the defaults (the base list, proxies/CAs/XDG and the
+   * preset's own: `GEMINI_*`/`GOOGLE_*`, `OPENAI_*`/`CODEX_*`, `ANTHROPIC_*`/`CLAUDE_*`…), by name
+   * or `PREFIX*`; the rest of process.env is not.
+   */
   passEnv?: string[];
   /**
    * The agent's HOME: `'private'` (default) = a per-user, per-agent directory under the OS temp
@@ -67,8 +78,23 @@ export interface AcpEngineOptions {
   mcpServers?: unknown[];
   /** `additionalDirectories` of session/new and session/load, when the agent supports them. */
   additionalDirectories?: string[];
-  /** `session/set_mode` right after the session exists (e.g. codex `read-only`). */
+  /**
+   * `session/set_mode` right after the session exists (e.g. gemini `autoEdit`, claude-code-acp
+   * `acceptEdits`). Checked against the modes the agent offers: an unknown one fails the start
+   * with the available ids listed.
+   */
   modeId?: string;
+  /**
+   * The model, right after the session exists: through the agent's `model` config option
+   * (`session/set_config_option`, codex-acp) or `session/set_model` (gemini, claude-code-acp).
+   * Checked against the models the agent offers.
+   */
+  model?: string;
+  /**
+   * Other session config options the agent offers (`session/set_config_option`), by id: e.g.
+   * codex-acp `{reasoning_effort: 'high'}`. Checked against the agent's options and values.
+   */
+  configOptions?: Record<string, string | boolean>;
   /** `authenticate` after initialize (most agents take credentials from the environment instead). */
   authenticate?: { methodId: string; _meta?: Record<string, unknown> };
   /** When `session/load` fails: start a new session (default, reported as an error event) or fail. */
@@ -113,12 +139,12 @@ export function timerMs(ms: number): number {
 const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
 const ms = z.number().int().nonnegative();
 
-const OptionsSchema = z.object({
-  preset: z.enum(ACP_PRESET_NAMES).optional(),
+/** The acp engine's options, checked strictly (an unknown key is refused with the known ones listed). */
+export const AcpOptionsSchema = z.object({
+  ...COMMON_ENGINE_OPTIONS,
+  preset: z.enum(ACP_PRESET_NAMES, { error: `preset must be one of ${ACP_PRESET_NAMES.join(', ')}` }).optional(),
   command: z.string().min(1).optional(),
   args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  passEnv: z.array(z.string()).optional(),
   home: z.string().min(1).optional(),
   fs: z
     .object({
@@ -141,6 +167,8 @@ const OptionsSchema = z.object({
   mcpServers: z.array(z.unknown()).optional(),
   additionalDirectories: z.array(z.string()).optional(),
   modeId: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  configOptions: z.record(z.string().min(1), z.union([z.string().min(1), z.boolean()])).optional(),
   authenticate: z.object({ methodId: z.string().min(1), _meta: z.record(z.string(), z.unknown()).optional() }).optional(),
   loadFallback: z.enum(['new', 'fail']).optional(),
   initializeTimeoutMs: ms.optional(),
@@ -152,20 +180,27 @@ const OptionsSchema = z.object({
   spawn: fn<AgentSpawner>('spawn').optional(),
 });
 
-/** Factory options overlaid with a start's `spec.options` (unknown keys are ignored: engineOptions are shared). */
+/** Checks `options` (a session's `engineOptions` or the factory's); throws INVALID_OPTIONS. */
+export function parseAcpOptions(options: unknown): AcpEngineOptions {
+  return parseEngineOptions('acp', AcpOptionsSchema, options) as AcpEngineOptions;
+}
+
+/**
+ * Factory options overlaid with a start's `spec.options` (checked): the start's win, `env` and
+ * `configOptions` merge key by key, `passEnv` and `extraArgs` add up.
+ */
 export function resolveAcpOptions(factory: AcpEngineOptions, fromSpec: Record<string, unknown>): AcpEngineOptions {
-  const parsed = OptionsSchema.safeParse(fromSpec);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`).join('; ');
-    throw new AseError('INVALID_OPTIONS', `acp engine options: ${problems}`);
-  }
-  const spec = Object.fromEntries(Object.entries(parsed.data).filter(([, v]) => v !== undefined)) as AcpEngineOptions;
+  const spec = Object.fromEntries(Object.entries(parseAcpOptions(fromSpec)).filter(([, v]) => v !== undefined)) as AcpEngineOptions;
   const merged: AcpEngineOptions = { ...factory, ...spec };
   if (factory.env || spec.env) merged.env = { ...factory.env, ...spec.env };
-  // A start that names its own command does not inherit the factory's preset-specific argv.
+  if (factory.configOptions || spec.configOptions) merged.configOptions = { ...factory.configOptions, ...spec.configOptions };
+  if (factory.passEnv || spec.passEnv) merged.passEnv = [...(factory.passEnv ?? []), ...(spec.passEnv ?? [])];
+  if (factory.extraArgs || spec.extraArgs) merged.extraArgs = [...(factory.extraArgs ?? []), ...(spec.extraArgs ?? [])];
+  // A start that names its own agent does not inherit the factory's agent-specific argv or executable.
   if (spec.preset !== undefined && spec.command === undefined) {
     delete merged.command;
     delete merged.args;
+    if (spec.bin === undefined) delete merged.bin;
   }
   return merged;
 }

@@ -1,17 +1,18 @@
 /**
- * Agent presets: how to start the ACP agents we know, straight from their pinned packages (no
- * shell, no npx, no `node_modules/.bin` wrapper), plus per-agent process settings.
- * Anything else runs through the engine's `command`/`args` options.
+ * Agent presets: the ACP agents we know, how the engine finds each (engines/core/agent-discovery.ts:
+ * bin → ASE_GEMINI_BIN / ASE_CODEX_ACP_BIN / … → the command on PATH → the npm package), which
+ * version it is tested against, what it reads from the environment, and per-agent process
+ * settings. No shell, no npx, no `node_modules/.bin` wrapper: a launcher script found on PATH is
+ * replaced by what it would run. Anything else runs through the engine's `command`/`args` options.
  *
  * Node-based agents run with `process.execPath` (the host's Node), and that Node's directory goes
  * first on the agent's PATH: claude-code-acp spawns `node` for its bundled Claude Code, which must
  * not pick up an older system Node.
  */
-import { accessSync, constants, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { AseError } from '../../errors.js';
+import { agentNotFound, existingFile, installedPackageDir, packageVersionAt, type AgentCliSpec, type PackageBinary } from '../core/agent-discovery.js';
+import { CLAUDE_ENV_ALLOW, CODEX_AGENT_ENV_ALLOW, GEMINI_ENV_ALLOW } from '../transport/env.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
 
 export const ACP_PRESET_NAMES = ['gemini', 'codex-acp', 'claude-code-acp', 'claude-agent-acp'] as const;
@@ -22,94 +23,195 @@ export interface AcpPreset {
   readonly description: string;
   /** The npm package that provides the agent (for error messages). */
   readonly packageName: string;
-  /** Resolves the executable and argv; throws ENGINE_START_FAILED when the package is missing. */
+  /** How the engine finds the agent, and its tested version. */
+  readonly cli: AgentCliSpec;
+  /** Arguments after the executable (`--acp` for Gemini). */
+  readonly args: readonly string[];
+  /**
+   * The agent from its installed npm package only (the fourth place): executable and argv. Throws
+   * AGENT_NOT_FOUND when the package is missing. A start looks in all four places.
+   */
   resolve(): { file: string; args: string[] };
   /** Environment every start gets (callers can override each variable). */
   readonly env: Readonly<Record<string, string>>;
+  /** Host variables passed by default besides the common ones (names or PREFIX* patterns). */
+  readonly passEnv: readonly string[];
+  /** Credential and endpoint variables the agent reads (`ase doctor`, auth error hints). */
+  readonly credentials: readonly string[];
   /** Runs on the host's Node: its directory goes first on PATH. */
   readonly node: boolean;
   /** Agents that ignore stdin EOF get a short EOF grace before SIGTERM. */
   readonly shutdown?: ShutdownOptions;
 }
 
-const require = createRequire(import.meta.url);
-
 /** The directory of an installed package, also for packages whose `exports` hide package.json. */
 export function packageDir(name: string): string | undefined {
-  try {
-    return dirname(require.resolve(`${name}/package.json`));
-  } catch {
-    // `exports` may not list package.json: walk up node_modules directories instead.
-  }
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'node_modules', name);
-    if (existsSync(join(candidate, 'package.json'))) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
-
-function requireFile(packageName: string, relative: string, executable = false): string {
-  const dir = packageDir(packageName);
-  if (!dir) {
-    throw new AseError('ENGINE_START_FAILED', `acp engine: ${packageName} is not installed (install it, or pass command/args in the engine options)`);
-  }
-  const file = join(dir, relative);
-  try {
-    accessSync(file, executable ? constants.X_OK : constants.R_OK);
-  } catch (error) {
-    throw new AseError('ENGINE_START_FAILED', `acp engine: ${file} is missing${executable ? ' or not executable' : ''}`, { cause: error });
-  }
-  return file;
+  return installedPackageDir(name);
 }
 
 const EOF_IGNORED: ShutdownOptions = { stdinGraceMs: 300 };
 
-function nodeScript(packageName: string, script: string, extraArgs: string[] = []) {
-  return () => ({ file: process.execPath, args: [requireFile(packageName, script), ...extraArgs] });
+/** A package whose agent is a script run by Node (`bundle/gemini.js`). */
+function scriptIn(packageName: string, script: string, dir = installedPackageDir(packageName)): PackageBinary | undefined {
+  const path = dir && existingFile(join(dir, script), true);
+  if (!dir || !path) return undefined;
+  const version = packageVersionAt(dir);
+  return { path, packageName, ...(version !== undefined && { packageVersion: version }) };
 }
 
+function scriptAgent(o: {
+  name: string;
+  title: string;
+  envVar: string;
+  command: string;
+  packageName: string;
+  script: string;
+  testedVersion?: string;
+  versionFlag?: boolean;
+}): AgentCliSpec {
+  return {
+    name: o.name,
+    title: o.title,
+    envVar: o.envVar,
+    commands: [o.command],
+    packageName: o.packageName,
+    install: `npm install ${o.packageName}`,
+    ...(o.testedVersion !== undefined && { testedVersion: o.testedVersion }),
+    fromPackage: () => scriptIn(o.packageName, o.script) ?? { missing: `${o.packageName} not installed` },
+    packageNames: [o.packageName],
+    unwrap: (dir) => scriptIn(o.packageName, o.script, dir),
+    ...(o.versionFlag && { versionCommand: { args: ['--version'], parse: (out: string) => /^\s*(\d+\.\d+\.\d+(?:-[\w.]+)?)\s*$/m.exec(out)?.[1] } }),
+  };
+}
+
+const CODEX_ACP_PACKAGE = '@zed-industries/codex-acp';
+/** Every platform codex-acp ships (its optionalDependencies). */
+export const CODEX_ACP_PLATFORMS = ['darwin-arm64', 'darwin-x64', 'linux-arm64', 'linux-x64', 'win32-arm64', 'win32-x64'] as const;
+
+function codexAcpBinary(from?: string): PackageBinary | undefined {
+  const key = `${process.platform}-${process.arch}`;
+  if (!(CODEX_ACP_PLATFORMS as readonly string[]).includes(key)) return undefined;
+  const pkg = `${CODEX_ACP_PACKAGE}-${key}`;
+  const dir = installedPackageDir(pkg, from);
+  const path = dir && existingFile(join(dir, 'bin', process.platform === 'win32' ? 'codex-acp.exe' : 'codex-acp'));
+  if (!dir || !path) return undefined;
+  const version = packageVersionAt(dir);
+  return { path, packageName: pkg, ...(version !== undefined && { packageVersion: version }) };
+}
+
+const CODEX_ACP_CLI: AgentCliSpec = {
+  name: 'codex-acp',
+  title: 'codex-acp',
+  envVar: 'ASE_CODEX_ACP_BIN',
+  commands: ['codex-acp'],
+  packageName: CODEX_ACP_PACKAGE,
+  install: `npm install ${CODEX_ACP_PACKAGE}`,
+  testedVersion: '0.16.0',
+  fromPackage() {
+    const key = `${process.platform}-${process.arch}`;
+    if (!(CODEX_ACP_PLATFORMS as readonly string[]).includes(key)) return { missing: `${CODEX_ACP_PACKAGE} ships no build for ${key}` };
+    const main = installedPackageDir(CODEX_ACP_PACKAGE);
+    return codexAcpBinary(main) ?? { missing: `${CODEX_ACP_PACKAGE}-${key} not installed` };
+  },
+  packageNames: [CODEX_ACP_PACKAGE],
+  // `codex-acp` from npm is a Node launcher of the platform binary: run the binary itself.
+  unwrap: (dir) => codexAcpBinary(dir),
+  // No version command: `codex-acp --version` is a usage error. The agent reports it in initialize.
+};
+
+function preset(p: Omit<AcpPreset, 'resolve' | 'packageName'>): AcpPreset {
+  return {
+    ...p,
+    packageName: p.cli.packageName,
+    resolve() {
+      const found = p.cli.fromPackage();
+      if ('missing' in found) throw agentNotFound(p.cli, [`npm package: ${found.missing}`]);
+      const script = /\.(?:c|m)?js$/.test(found.path);
+      return script ? { file: process.execPath, args: [found.path, ...p.args] } : { file: found.path, args: [...p.args] };
+    },
+  };
+}
+
+const CLAUDE_CREDENTIALS = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'ANTHROPIC_BASE_URL', 'CLAUDE_CONFIG_DIR', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'];
+
 export const ACP_PRESETS: Readonly<Record<AcpPresetName, AcpPreset>> = {
-  gemini: {
+  gemini: preset({
     name: 'gemini',
     description: 'Gemini CLI in ACP mode (`gemini --acp`)',
-    packageName: '@google/gemini-cli',
-    resolve: nodeScript('@google/gemini-cli', 'bundle/gemini.js', ['--acp']),
+    cli: scriptAgent({
+      name: 'gemini',
+      title: 'Gemini CLI',
+      envVar: 'ASE_GEMINI_BIN',
+      command: 'gemini',
+      packageName: '@google/gemini-cli',
+      script: 'bundle/gemini.js',
+      testedVersion: '0.61.0',
+      // `gemini --version` works (about 5 s); used only for a gemini that is not an npm install.
+      versionFlag: true,
+    }),
+    args: ['--acp'],
     // Without it the CLI re-launches itself in a child Node with other heap flags (two processes).
     env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
+    passEnv: GEMINI_ENV_ALLOW,
+    credentials: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GENAI_USE_VERTEXAI', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GOOGLE_APPLICATION_CREDENTIALS', 'GOOGLE_GEMINI_BASE_URL'],
     node: true,
-  },
-  'codex-acp': {
+  }),
+  'codex-acp': preset({
     name: 'codex-acp',
     description: "Zed's codex-acp (native binary embedding Codex)",
-    packageName: `@zed-industries/codex-acp-${process.platform}-${process.arch}`,
-    resolve: () => ({ file: requireFile(`@zed-industries/codex-acp-${process.platform}-${process.arch}`, 'bin/codex-acp', true), args: [] }),
+    cli: CODEX_ACP_CLI,
+    args: [],
     env: {},
+    passEnv: CODEX_AGENT_ENV_ALLOW,
+    credentials: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'CODEX_ACCESS_TOKEN', 'OPENAI_BASE_URL', 'CODEX_HOME'],
     node: false,
     shutdown: EOF_IGNORED,
-  },
-  'claude-code-acp': {
+  }),
+  'claude-code-acp': preset({
     name: 'claude-code-acp',
     description: "Zed's claude-code-acp (Claude Agent SDK; routes file and shell tools through the client)",
-    packageName: '@zed-industries/claude-code-acp',
-    resolve: nodeScript('@zed-industries/claude-code-acp', 'dist/index.js'),
+    cli: scriptAgent({
+      name: 'claude-code-acp',
+      title: 'claude-code-acp',
+      envVar: 'ASE_CLAUDE_CODE_ACP_BIN',
+      command: 'claude-code-acp',
+      packageName: '@zed-industries/claude-code-acp',
+      script: 'dist/index.js',
+      testedVersion: '0.16.2',
+    }),
+    args: [],
     env: {},
+    passEnv: CLAUDE_ENV_ALLOW,
+    credentials: CLAUDE_CREDENTIALS,
     node: true,
     shutdown: EOF_IGNORED,
-  },
-  'claude-agent-acp': {
+  }),
+  'claude-agent-acp': preset({
     name: 'claude-agent-acp',
-    description: "Zed's claude-agent-acp (successor of claude-code-acp)",
-    packageName: '@zed-industries/claude-agent-acp',
-    resolve: nodeScript('@zed-industries/claude-agent-acp', 'dist/index.js'),
+    description: "Zed's claude-agent-acp (successor of claude-code-acp; not in this library's test suite)",
+    cli: scriptAgent({
+      name: 'claude-agent-acp',
+      title: 'claude-agent-acp',
+      envVar: 'ASE_CLAUDE_AGENT_ACP_BIN',
+      command: 'claude-agent-acp',
+      packageName: '@zed-industries/claude-agent-acp',
+      script: 'dist/index.js',
+    }),
+    args: [],
     env: {},
+    passEnv: CLAUDE_ENV_ALLOW,
+    credentials: CLAUDE_CREDENTIALS,
     node: true,
     shutdown: EOF_IGNORED,
-  },
+  }),
 };
 
 export function isAcpPresetName(value: unknown): value is AcpPresetName {
   return typeof value === 'string' && (ACP_PRESET_NAMES as readonly string[]).includes(value);
+}
+
+/** The preset named `name`, or INVALID_OPTIONS listing the known ones. */
+export function acpPreset(name: string): AcpPreset {
+  if (isAcpPresetName(name)) return ACP_PRESETS[name];
+  throw new AseError('INVALID_OPTIONS', `acp engine: unknown preset ${JSON.stringify(name)}; known presets: ${ACP_PRESET_NAMES.join(', ')}`);
 }

@@ -7,14 +7,17 @@
  * control traffic handled by ControlClient → `stop()` runs the supervisor ladder → `exited`.
  */
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants } from 'node:fs';
-import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { AseError, errorMessage } from '../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import { agentNotFound, findAgent, type AgentLocation } from '../core/agent-discovery.js';
+import { credentialHint } from '../core/agent-diagnosis.js';
+import { readAgentVersion, versionWarning } from '../core/agent-version.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { buildEnv } from '../transport/env.js';
+import { CLAUDE_AUTH_VARS, CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV } from './cli.js';
+import { claudeOptionArgs, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from './options.js';
 import { launchNdjsonProcess, type NdjsonLauncher, type NdjsonProcess } from '../transport/ndjson-process.js';
 import type { ProcessExit, ShutdownOptions } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
@@ -34,30 +37,7 @@ export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   cost: true,
 });
 
-export interface ClaudeEngineOptions {
-  /** The CLI executable; default: the pinned platform package binary. */
-  bin?: string;
-  /** Extra environment for the CLI (merged under `spec.options.env`). */
-  env?: Record<string, string>;
-  /** Extra argv appended after ours (e.g. `['--model', 'x']`). */
-  extraArgs?: readonly string[];
-  shutdown?: ShutdownOptions;
-  /** How long to wait for the `initialize` response. Default 60 s. */
-  initializeTimeoutMs?: number;
-  /** How long to wait for the `interrupt` response. Default 15 s. */
-  interruptTimeoutMs?: number;
-  /** Longest accepted stdout line. Default 64 MiB (the LineSplitter default). */
-  maxLineBytes?: number;
-  /** Default timeout of `setPermissionMode` / `setModel`. Default 30 s. */
-  controlTimeoutMs?: number;
-  /** Sees every stdin/stdout line (for recording fixtures, diagnostics). */
-  onTraffic?: TrafficTap;
-  /** Starts the CLI process; default: a real supervised process. Tests swap in a replay. */
-  launcher?: NdjsonLauncher;
-}
-
-/** Permission modes accepted by `set_permission_mode` (reference §6). */
-export type ClaudePermissionMode = 'default' | 'acceptEdits' | 'bypassPermissions' | 'plan' | 'dontAsk' | 'auto';
+export type { ClaudeEngineOptions, ClaudePermissionMode } from './options.js';
 
 /** Success payload of `set_permission_mode`. */
 export interface SetPermissionModeResult {
@@ -69,43 +49,25 @@ export interface SetModelResult {
   model?: string;
 }
 
-const PLATFORM_PACKAGE = '@anthropic-ai/claude-code-linux-x64';
 /** How long stop() waits for the CLI to acknowledge its interrupt before closing stdin anyway. */
 const STOP_INTERRUPT_TIMEOUT_MS = 2_000;
 
-/** Resolves the pinned native CLI binary (`@anthropic-ai/claude-code-linux-x64/claude`). */
+/**
+ * The Claude Code binary of the installed npm package for this platform and arch (the fourth
+ * place the engine looks; see {@link CLAUDE_CLI}). Throws AGENT_NOT_FOUND when it is not installed.
+ */
 export function resolveClaudeBinary(): string {
-  let path: string;
-  try {
-    const pkg = createRequire(import.meta.url).resolve(`${PLATFORM_PACKAGE}/package.json`);
-    path = join(dirname(pkg), 'claude');
-  } catch (error) {
-    throw new AseError(
-      'ENGINE_START_FAILED',
-      `claude engine: ${PLATFORM_PACKAGE} is not installed (install @anthropic-ai/claude-code with its optional platform package, or pass a binary via --bin / engineOptions.bin)`,
-      { cause: error },
-    );
-  }
-  try {
-    accessSync(path, constants.X_OK);
-  } catch (error) {
-    throw new AseError('ENGINE_START_FAILED', `claude engine: the CLI binary ${path} is missing or not executable`, { cause: error });
-  }
-  return path;
+  const found = CLAUDE_CLI.fromPackage();
+  if ('missing' in found) throw agentNotFound(CLAUDE_CLI, [`npm package: ${found.missing}`]);
+  return found.path;
 }
-
-function stringRecord(value: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (typeof value !== 'object' || value === null) return out;
-  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
-  return out;
-}
-
 
 export class ClaudeEngine implements AgentEngine {
   readonly capabilities = CLAUDE_CAPABILITIES;
   readonly #context: EngineContext;
-  readonly #options: ClaudeEngineOptions;
+  /** The factory's options (checked); a start overlays the session's `engineOptions` on them. */
+  readonly #factoryOptions: ClaudeEngineOptions;
+  #options: ClaudeEngineOptions;
   readonly #events: EngineEvents;
   #spec: EngineStartSpec | undefined;
   #proc: NdjsonProcess | undefined;
@@ -122,6 +84,8 @@ export class ClaudeEngine implements AgentEngine {
   #toolHeartbeat: { readonly id: number } | undefined;
   /** Session id passed via `--session-id` (new sessions). */
   sessionId: string | undefined;
+  /** The CLI's version, once read (package.json or `--version`). */
+  version: string | undefined;
   get listenerErrors(): readonly unknown[] {
     return this.#events.listenerErrors;
   }
@@ -136,7 +100,8 @@ export class ClaudeEngine implements AgentEngine {
 
   constructor(context: EngineContext, options: ClaudeEngineOptions = {}) {
     this.#context = context;
-    this.#options = options;
+    this.#factoryOptions = parseClaudeOptions(options);
+    this.#options = this.#factoryOptions;
     this.#events = new EngineEvents(context);
   }
 
@@ -160,39 +125,46 @@ export class ClaudeEngine implements AgentEngine {
     const fail = (error: unknown): never => {
       throw this.#events.startFailed(error);
     };
-    let file: string;
+    let env: Record<string, string>;
     try {
-      const fromSpec = typeof spec.options['bin'] === 'string' ? spec.options['bin'] : undefined;
-      file = this.#context.bin ?? fromSpec ?? this.#options.bin ?? resolveClaudeBinary();
+      this.#options = mergeClaudeOptions(this.#factoryOptions, spec.options);
+      env = buildEnv({ allow: [...CLAUDE_DEFAULT_PASS_ENV, ...(this.#options.passEnv ?? [])], set: this.#options.env ?? {} });
     } catch (error) {
       return fail(error);
     }
-    const env = buildEnv({ set: { ...(this.#options.env ?? {}), ...stringRecord(spec.options['env']) } });
+    const options = this.#options;
+    this.#events.authHint = credentialHint({ title: CLAUDE_CLI.title, lookedFor: CLAUDE_AUTH_VARS, related: CLAUDE_CREDENTIAL_VARS, env, otherwise: 'a /login under CLAUDE_CONFIG_DIR (default ~/.claude)' });
     const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio', '--include-partial-messages'];
     if (spec.resumeToken) args.push('--resume', spec.resumeToken);
     else {
       this.sessionId = randomUUID();
       args.push('--session-id', this.sessionId);
     }
-    args.push(...(this.#options.extraArgs ?? []));
+    args.push(...claudeOptionArgs(options));
     const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
     this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir });
-    const tap = this.#options.onTraffic;
+    const tap = options.onTraffic;
     const ctx = this.#context;
     let proc: NdjsonProcess;
-    const spawning = (this.#options.launcher ?? launchNdjsonProcess)({
-      file,
-      args,
-      cwd: spec.workDir,
-      env,
-      ...(this.#options.shutdown && { shutdown: this.#options.shutdown }),
-      ...(this.#options.maxLineBytes !== undefined && { maxLineBytes: this.#options.maxLineBytes }),
-      ...(ctx.processes && { observer: ctx.processes }),
-      onMessage: (value) => this.#onMessage(value),
-      onInvalidLine: (reason, line) => this.#onMessage(undefined, { reason, line }),
-      onProtocolFailure: (error) => this.#onProtocolFailure(error),
-      ...(tap && { onLine: (direction, line) => tapTraffic(tap, { at: ctx.now(), direction, line }) }),
-    });
+    const explicit = this.#context.bin ?? options.bin;
+    const spawning = (async () => {
+      // A replaced launcher starts no real CLI: nothing to discover (or to ask for a version).
+      const location = options.launcher ? undefined : await findAgent(CLAUDE_CLI, explicit !== undefined ? { bin: explicit } : {});
+      if (location) this.#checkVersion(location);
+      return (options.launcher ?? launchNdjsonProcess)({
+        file: location?.file ?? explicit ?? 'claude',
+        args: [...(location?.args ?? []), ...args],
+        cwd: spec.workDir,
+        env,
+        ...(options.shutdown && { shutdown: options.shutdown }),
+        ...(options.maxLineBytes !== undefined && { maxLineBytes: options.maxLineBytes }),
+        ...(ctx.processes && { observer: ctx.processes }),
+        onMessage: (value) => this.#onMessage(value),
+        onInvalidLine: (reason, line) => this.#onMessage(undefined, { reason, line }),
+        onProtocolFailure: (error) => this.#onProtocolFailure(error),
+        ...(tap && { onLine: (direction, line) => tapTraffic(tap, { at: ctx.now(), direction, line }) }),
+      });
+    })();
     this.#spawning = spawning.then(
       () => undefined,
       () => undefined,
@@ -300,6 +272,16 @@ export class ClaudeEngine implements AgentEngine {
   // ------------------------------------------------------------------------------------------
 
   readonly #askCalls = new Map<string, string>();
+
+  /** Reads the CLI's version next to the start (cached per binary) and warns when it is not the tested one. */
+  #checkVersion(location: AgentLocation): void {
+    void readAgentVersion(CLAUDE_CLI, location).then((info) => {
+      // The runtime may have moved on (a restart): a dead engine emits nothing (EngineEvents drops it).
+      this.version = info.version;
+      const warning = versionWarning(CLAUDE_CLI, info.version, location.where);
+      if (warning) this.#events.emit({ type: 'warning', code: 'untested_version', message: `claude engine: ${warning}` });
+    });
+  }
 
   #noteDeniedFor(requestId: string): void {
     const callId = this.#askCalls.get(requestId);

@@ -1,16 +1,37 @@
 /** The `claude` engine factory: the real Claude Code CLI over stream-json. */
+import { diagnoseAgent } from '../core/agent-diagnosis.js';
 import type { EngineFactory } from '../core/engine.js';
-import { CLAUDE_CAPABILITIES, ClaudeEngine, type ClaudeEngineOptions } from './engine.js';
+import { CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS } from './cli.js';
+import { CLAUDE_CAPABILITIES, ClaudeEngine } from './engine.js';
+import { parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
 
-export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type ClaudeEngineOptions, type ClaudePermissionMode, type SetModelResult, type SetPermissionModeResult } from './engine.js';
+export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type SetModelResult, type SetPermissionModeResult } from './engine.js';
+export { CLAUDE_CLI, CLAUDE_CODE_VERSION, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV, CLAUDE_PLATFORM_PACKAGES } from './cli.js';
+export {
+  CLAUDE_PERMISSION_MODES,
+  ClaudeOptionsSchema,
+  claudeOptionArgs,
+  mergeClaudeOptions,
+  parseClaudeOptions,
+  type ClaudeEngineOptions,
+  type ClaudeMcpServer,
+  type ClaudePermissionMode,
+} from './options.js';
 export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
 export { ControlClient, type PermissionAsk } from './client.js';
 export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
 
+/**
+ * `claudeEngine(options)`: options checked now (an unknown key throws INVALID_OPTIONS listing the
+ * known ones); a session's `engineOptions` are checked by createSession and win over these.
+ */
 export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
+  const checked = parseClaudeOptions(options);
   return {
     name: 'claude',
     capabilities: CLAUDE_CAPABILITIES,
-    create: (context) => new ClaudeEngine(context, options),
+    create: (context) => new ClaudeEngine(context, checked),
+    validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
+    diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude', select: '--agent claude', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }

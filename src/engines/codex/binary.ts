@@ -1,28 +1,37 @@
 /**
- * Where the pinned Codex binaries live and which version a binary is.
+ * The Codex CLIs as the two Codex engines find them (engines/core/agent-discovery.ts has the
+ * order: bin → ASE_CODEX_BIN / ASE_CODEX_MCP_BIN → `codex` on PATH → the npm package), and which
+ * version a binary is.
  *
  * The npm package `@openai/codex` is a JS wrapper; the real CLI is a static native binary in an
  * optional platform package (`@openai/codex-<platform>-<arch>/vendor/<triple>/bin/codex`). We spawn
- * the native binary directly: the wrapper adds a process (and ~90 ms) and only forwards signals.
- * The app-server engine uses `@openai/codex` (0.169.0); the MCP engine uses the npm alias
- * `codex-mcp-cli` (= `@openai/codex@0.153.4`, the last release with `codex mcp-server`).
+ * the native binary directly, also when `codex` on PATH is that wrapper: the wrapper adds a
+ * process (and ~90 ms) and only forwards signals. The app-server engine is tested with
+ * `@openai/codex` 0.169.0; the MCP engine with the npm alias `codex-mcp-cli`
+ * (= `@openai/codex@0.153.4`, the last release with `codex mcp-server`).
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { AseError } from '../../errors.js';
+import { agentNotFound, existingFile, installedPackageDir, packageVersionAt, type AgentCliSpec, type PackageBinary } from '../core/agent-discovery.js';
+import { readAgentVersion } from '../core/agent-version.js';
 
 /** app-server protocol version the `codex` engine is built and tested against. */
 export const CODEX_APP_SERVER_VERSION = '0.169.0';
 /** The `codex-mcp` engine's pin: `codex mcp-server` was removed in 0.154.0. */
 export const CODEX_MCP_VERSION = '0.153.4';
 
-const TARGETS: Record<string, { pkg: string; triple: string }> = {
+/** Every platform Codex ships (the optionalDependencies of `@openai/codex`), with its Rust target triple. */
+export const CODEX_PLATFORM_PACKAGES: Readonly<Record<string, { pkg: string; triple: string }>> = {
   'linux-x64': { pkg: '@openai/codex-linux-x64', triple: 'x86_64-unknown-linux-musl' },
   'linux-arm64': { pkg: '@openai/codex-linux-arm64', triple: 'aarch64-unknown-linux-musl' },
+  'android-x64': { pkg: '@openai/codex-linux-x64', triple: 'x86_64-unknown-linux-musl' },
+  'android-arm64': { pkg: '@openai/codex-linux-arm64', triple: 'aarch64-unknown-linux-musl' },
   'darwin-x64': { pkg: '@openai/codex-darwin-x64', triple: 'x86_64-apple-darwin' },
   'darwin-arm64': { pkg: '@openai/codex-darwin-arm64', triple: 'aarch64-apple-darwin' },
+  'win32-x64': { pkg: '@openai/codex-win32-x64', triple: 'x86_64-pc-windows-msvc' },
+  'win32-arm64': { pkg: '@openai/codex-win32-arm64', triple: 'aarch64-pc-windows-msvc' },
 };
 
 export interface ResolvedCodexBinary {
@@ -32,50 +41,85 @@ export interface ResolvedCodexBinary {
   pathDir?: string;
 }
 
-function platformTarget(engine: string): { pkg: string; triple: string } {
-  const target = TARGETS[`${process.platform}-${process.arch}`];
-  if (!target) {
-    throw new AseError('ENGINE_START_FAILED', `${engine} engine: no pinned Codex binary for ${process.platform}-${process.arch}; pass one with the \`bin\` option`);
-  }
-  return target;
+function target(): { pkg: string; triple: string } | undefined {
+  return CODEX_PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
 }
 
-function resolveFrom(engine: string, requireFrom: NodeJS.Require, hint: string): ResolvedCodexBinary {
-  const { pkg, triple } = platformTarget(engine);
-  let pkgJson: string;
-  try {
-    pkgJson = requireFrom.resolve(`${pkg}/package.json`);
-  } catch (error) {
-    throw new AseError('ENGINE_START_FAILED', `${engine} engine: ${pkg} is not installed (${hint}, or pass a binary with the \`bin\` option)`, { cause: error });
-  }
-  const vendor = join(dirname(pkgJson), 'vendor', triple);
-  const bin = join(vendor, 'bin', 'codex');
-  try {
-    accessSync(bin, constants.X_OK);
-  } catch (error) {
-    throw new AseError('ENGINE_START_FAILED', `${engine} engine: the Codex binary ${bin} is missing or not executable`, { cause: error });
-  }
+/** The native binary in the platform package (`vendor/<triple>/bin/codex`) resolved from `from` (a package dir) or from here. */
+function platformBinary(from: string | undefined): PackageBinary | undefined {
+  const t = target();
+  if (!t) return undefined;
+  // The platform package nests under its main package, or sits beside it; the wrapper looks the same way.
+  const dir = installedPackageDir(t.pkg, from) ?? (from && existsSync(join(from, 'vendor', t.triple)) ? from : undefined);
+  if (!dir) return undefined;
+  const vendor = join(dir, 'vendor', t.triple);
+  const path = existingFile(join(vendor, 'bin', process.platform === 'win32' ? 'codex.exe' : 'codex'));
+  if (!path) return undefined;
   const pathDir = join(vendor, 'codex-path');
-  return { bin, ...(existsSync(pathDir) && { pathDir }) };
+  const version = packageVersionAt(dir);
+  return { path, packageName: t.pkg, ...(version !== undefined && { packageVersion: version }), ...(existsSync(pathDir) && { pathDir }) };
 }
 
-/** The pinned `@openai/codex` 0.169.0 native binary (app-server). */
+function fromMainPackage(main: string): PackageBinary | { missing: string } {
+  const t = target();
+  if (!t) return { missing: `Codex ships no build for ${process.platform}-${process.arch}` };
+  const dir = installedPackageDir(main);
+  if (!dir) return { missing: `${main} (with ${t.pkg}) not installed` };
+  return platformBinary(dir) ?? { missing: `${main} is installed but its platform package ${t.pkg} is not` };
+}
+
+const versionCommand = { args: ['--version'], parse: (output: string) => parseCodexVersion(output) } as const;
+
+/** `codex` for the app-server engine. */
+export const CODEX_CLI: AgentCliSpec = {
+  name: 'codex',
+  title: 'Codex',
+  envVar: 'ASE_CODEX_BIN',
+  commands: ['codex'],
+  packageName: '@openai/codex',
+  install: 'npm install @openai/codex',
+  testedVersion: CODEX_APP_SERVER_VERSION,
+  fromPackage: () => fromMainPackage('@openai/codex'),
+  packageNames: ['@openai/codex', 'codex-mcp-cli'],
+  unwrap: (dir) => platformBinary(dir),
+  versionCommand,
+};
+
+/** `codex` 0.153.x for the mcp-server engine: a newer `codex` found on PATH is passed over. */
+export const CODEX_MCP_CLI: AgentCliSpec = {
+  name: 'codex-mcp',
+  title: 'Codex (mcp-server)',
+  envVar: 'ASE_CODEX_MCP_BIN',
+  commands: ['codex'],
+  packageName: 'codex-mcp-cli',
+  install: `npm install codex-mcp-cli@npm:@openai/codex@${CODEX_MCP_VERSION}`,
+  testedVersion: CODEX_MCP_VERSION,
+  fromPackage: () => fromMainPackage('codex-mcp-cli'),
+  packageNames: ['@openai/codex', 'codex-mcp-cli'],
+  unwrap: (dir) => platformBinary(dir),
+  versionCommand,
+  async accept(location) {
+    const { version } = await readAgentVersion(CODEX_MCP_CLI, location);
+    if (version === undefined) return undefined; // the engine's preflight reports an unreadable version
+    const [major = NaN, minor = NaN] = version.split('.').map(Number);
+    return major > 0 || minor >= 154 ? `codex ${version} has no mcp-server (removed in 0.154.0)` : undefined;
+  },
+};
+
+function resolvePackaged(spec: AgentCliSpec): ResolvedCodexBinary {
+  const found = spec.fromPackage();
+  if ('missing' in found) throw agentNotFound(spec, [`npm package: ${found.missing}`]);
+  return { bin: found.path, ...(found.pathDir !== undefined && { pathDir: found.pathDir }) };
+}
+
+/** The `@openai/codex` native binary of the installed npm package (app-server); AGENT_NOT_FOUND when absent. */
 export function resolveCodexAppServerBinary(): ResolvedCodexBinary {
-  return resolveFrom('codex', createRequire(import.meta.url), `install @openai/codex@${CODEX_APP_SERVER_VERSION} with its optional platform package`);
+  return resolvePackaged(CODEX_CLI);
 }
 
-/** The pinned 0.153.4 native binary, installed under the npm alias `codex-mcp-cli`. */
+/** The 0.153.4 native binary installed under the npm alias `codex-mcp-cli`; AGENT_NOT_FOUND when absent. */
 export function resolveCodexMcpBinary(): ResolvedCodexBinary {
-  const hint = `install codex-mcp-cli@npm:@openai/codex@${CODEX_MCP_VERSION} with its optional platform package`;
-  let aliasPkg: string;
-  try {
-    aliasPkg = createRequire(import.meta.url).resolve('codex-mcp-cli/package.json');
-  } catch (error) {
-    throw new AseError('ENGINE_START_FAILED', `codex-mcp engine: codex-mcp-cli is not installed (${hint}, or pass a binary with the \`bin\` option)`, { cause: error });
-  }
-  // The alias nests its own platform package; resolve from inside it, not from the top level
-  // (which holds the 0.169.0 one).
-  return resolveFrom('codex-mcp', createRequire(aliasPkg), hint);
+  return resolvePackaged(CODEX_MCP_CLI);
 }
 
 /** Parses `codex --version` output (`codex-cli 0.153.4`) into the version string. */

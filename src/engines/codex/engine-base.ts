@@ -12,12 +12,14 @@ import type { PermissionDecision, UserMessage } from '../../events/engine-input.
 import type { AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
+import { findAgent, type AgentCliSpec, type AgentLocation } from '../core/agent-discovery.js';
+import { credentialHint } from '../core/agent-diagnosis.js';
+import { readAgentVersion, versionWarning } from '../core/agent-version.js';
 import { buildEnv } from '../transport/env.js';
 import type { ProcessExit } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficRecord } from '../transport/traffic.js';
-import type { ResolvedCodexBinary } from './binary.js';
 import { JsonRpcPeer, type InvalidMessage } from '../transport/json-rpc.js';
-import { CODEX_ENV_ALLOW, mergeCodexOptions, type CodexEngineOptions } from './options.js';
+import { CODEX_CREDENTIAL_VARS, codexEnvAllow, mergeCodexOptions, type CodexEngineOptions } from './options.js';
 import { noteSkipped as noteSkippedInput } from '../core/skipped-inputs.js';
 import { launchNdjsonProcess, type NdjsonProcess } from '../transport/ndjson-process.js';
 
@@ -53,6 +55,8 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   readonly skipped: InvalidMessage[] = [];
   /** Milestones (epoch ms from the context clock). */
   readonly timings: { spawned?: number; ready?: number } = {};
+  /** The CLI's version, once known (package.json, `--version`, or the preflight's probe). */
+  version: string | undefined;
 
   constructor(context: EngineContext, options: O) {
     this.context = context;
@@ -80,8 +84,8 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
   // ---------------------------------------------------------------------------------------------
   // Protocol hooks
 
-  /** The pinned binary when neither `context.bin` nor a `bin` option names one. */
-  protected abstract resolveDefaultBinary(): ResolvedCodexBinary;
+  /** The CLI this engine runs: how to find it and which version it is tested against. */
+  protected abstract readonly cli: AgentCliSpec;
   /** Checks before spawning (e.g. the version). Throws AseError. */
   protected preflight(_bin: string, _env: Record<string, string>): Promise<void> {
     return Promise.resolve();
@@ -112,28 +116,30 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     const fail = (error: unknown): never => {
       throw this.#events.startFailed(error);
     };
-    let file: string;
     let env: Record<string, string>;
     try {
       this.options = mergeCodexOptions(this.engineName, this.#factoryOptions, spec.options);
-      env = buildEnv({ allow: this.options.envAllow ?? CODEX_ENV_ALLOW, set: this.options.env ?? {} });
-      const explicit = this.context.bin ?? this.options.bin;
-      if (explicit !== undefined) file = explicit;
-      else {
-        const resolved = this.resolveDefaultBinary();
-        file = resolved.bin;
-        // The bundled `rg` lives next to the binary; Codex finds it on PATH.
-        if (resolved.pathDir) env['PATH'] = [resolved.pathDir, env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin'].join(':');
-      }
+      env = buildEnv({ allow: codexEnvAllow(this.options), set: this.options.env ?? {} });
     } catch (error) {
       return fail(error);
     }
+    this.#events.authHint = credentialHint({ title: 'Codex', lookedFor: ['OPENAI_API_KEY', 'CODEX_API_KEY', 'CODEX_ACCESS_TOKEN'], related: CODEX_CREDENTIAL_VARS, env, otherwise: 'a `codex login` in CODEX_HOME (default ~/.codex)' });
     const tap = this.options.onTraffic;
+    const explicit = this.context.bin ?? this.options.bin;
     const spawning = (async () => {
+      // A replaced launcher starts no real CLI: the bin is used as given (and not looked for).
+      let location: AgentLocation | undefined;
+      if (!this.options.launcher) {
+        location = await findAgent(this.cli, explicit !== undefined ? { bin: explicit } : {});
+        // The bundled `rg` lives next to the binary; Codex finds it on PATH.
+        if (location.pathDir) env['PATH'] = [location.pathDir, env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin'].join(':');
+      }
+      const file = location?.file ?? explicit ?? 'codex';
       await this.preflight(file, env);
+      if (location) this.#checkVersion(location);
       return (this.options.launcher ?? launchNdjsonProcess)({
         file,
-        args: this.commandArgs(),
+        args: [...(location?.args ?? []), ...this.commandArgs(), ...(this.options.extraArgs ?? [])],
         cwd: spec.workDir,
         env,
         ...(this.options.shutdown && { shutdown: this.options.shutdown }),
@@ -289,6 +295,15 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     this.timings.ready = this.context.now();
     this.emit({ type: 'ready' });
     this.dispatchQueued();
+  }
+
+  /** Warns (once the version is read, cached per binary) when the CLI is not the tested version. */
+  #checkVersion(location: AgentLocation): void {
+    void readAgentVersion(this.cli, location).then((info) => {
+      this.version ??= info.version;
+      const warning = versionWarning(this.cli, info.version, location.where);
+      if (warning) this.emit({ type: 'warning', code: 'untested_version', message: `${this.engineName} engine: ${warning}` });
+    });
   }
 
   /** Waits for `work`, but at most `ms` (context clock). */

@@ -4,9 +4,13 @@
  * - `codex-mcp`: the pinned `codex mcp-server` (0.153.4; removed from Codex in 0.154.0).
  * Both translate into the same AgentEvent vocabulary (docs/engines/codex.md).
  */
+import { diagnoseAgent } from '../core/agent-diagnosis.js';
 import type { EngineFactory } from '../core/engine.js';
+import { parseEngineOptions } from '../core/engine-options.js';
 import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
+import { CODEX_CLI, CODEX_MCP_CLI } from './binary.js';
 import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
+import { CODEX_CREDENTIAL_VARS, CodexMcpOptionsSchema, CodexOptionsSchema } from './options.js';
 
 export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 export { AppServerTranslator, toolNameOf } from './app-server/translate.js';
@@ -18,6 +22,9 @@ export { CODEX_APP_SERVER_PROTOCOL_VERSION } from './app-server/protocol/index.j
 export {
   CODEX_APP_SERVER_VERSION,
   CODEX_MCP_VERSION,
+  CODEX_CLI,
+  CODEX_MCP_CLI,
+  CODEX_PLATFORM_PACKAGES,
   mcpVersionProblem,
   parseCodexVersion,
   probeCodexVersion,
@@ -28,23 +35,41 @@ export {
 export { configOverrideArgs, tomlValue } from './config-overrides.js';
 export { classifyCodexError, sessionNotFound, type SessionNotFoundDetails } from './errors.js';
 export { JsonRpcPeer, rpcError } from '../transport/json-rpc.js';
-export { CODEX_ENV_ALLOW, type CodexApprovalPolicy, type CodexEngineOptions, type CodexSandboxMode } from './options.js';
+export {
+  CODEX_APPROVAL_POLICIES,
+  CODEX_CREDENTIAL_VARS,
+  CODEX_ENV_ALLOW,
+  CODEX_SANDBOX_MODES,
+  CodexMcpOptionsSchema,
+  CodexOptionsSchema,
+  type CodexApprovalPolicy,
+  type CodexEngineOptions,
+  type CodexSandboxMode,
+} from './options.js';
 export { launchNdjsonProcess, type NdjsonLauncher, type NdjsonProcess, type NdjsonProcessSpec } from '../transport/ndjson-process.js';
 
-/** The `codex` engine factory: `codex app-server` over JSON-RPC. */
+/** The `codex` engine factory: `codex app-server` over JSON-RPC. Options are checked now (INVALID_OPTIONS). */
 export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFactory {
+  parseEngineOptions('codex', CodexOptionsSchema, options);
   return {
     name: 'codex',
     capabilities: CODEX_CAPABILITIES,
     create: (context) => new CodexAppServerEngine(context, options),
+    validateOptions: (engineOptions) => void parseEngineOptions('codex', CodexOptionsSchema, engineOptions),
+    diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex', select: '--agent codex', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }
 
-/** The `codex-mcp` engine factory: `codex mcp-server` of the pinned 0.153.4. */
+/** The `codex-mcp` engine factory: `codex mcp-server` of the pinned 0.153.4. Options are checked now (INVALID_OPTIONS). */
 export function codexMcpEngine(options: CodexMcpEngineOptions = {}): EngineFactory {
+  parseEngineOptions('codex-mcp', CodexMcpOptionsSchema, options);
   return {
     name: 'codex-mcp',
     capabilities: CODEX_MCP_CAPABILITIES,
     create: (context) => new CodexMcpEngine(context, options),
+    validateOptions: (engineOptions) => void parseEngineOptions('codex-mcp', CodexMcpOptionsSchema, engineOptions),
+    diagnose: async ({ env } = {}) => [
+      await diagnoseAgent({ engine: 'codex-mcp', select: '--agent codex-mcp', spec: CODEX_MCP_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) }),
+    ],
   };
 }

@@ -1,52 +1,66 @@
 /**
- * Options shared by the two Codex engines (`codex` = app-server, `codex-mcp` = mcp-server), and
- * how factory options and per-session `engineOptions` combine.
+ * Options shared by the two Codex engines (`codex` = app-server, `codex-mcp` = mcp-server): the
+ * typed, validated `engineOptions` (zod, strict: an unknown key is refused with the known ones
+ * listed), the environment Codex gets by default, and how factory options and a session's combine.
+ *
+ * The agent options map onto each protocol (checked against the pinned CLIs' generated app-server
+ * types and mcp-server's `tools/list` schema, reference codex.md §4.2):
+ *
+ * | option                | app-server (`thread/start`, `thread/resume`) | mcp-server (`tools/call codex`) |
+ * |-----------------------|----------------------------------------------|---------------------------------|
+ * | model                 | `model`                                      | `model`                         |
+ * | sandbox               | `sandbox` (read-only, workspace-write, danger-full-access) | `sandbox`         |
+ * | approvalPolicy        | `approvalPolicy` (untrusted, on-request, never) | `approval-policy` (on-request, never only) |
+ * | baseInstructions      | `baseInstructions`                           | `base-instructions`             |
+ * | developerInstructions | `developerInstructions`                      | `developer-instructions`        |
+ * | config                | `-c key=value` on the command line           | `-c key=value`                  |
+ * | extraArgs             | after `app-server`                           | after `mcp-server`              |
  */
 import { z } from 'zod';
-import { AseError } from '../../errors.js';
-import { DEFAULT_ENV_ALLOW } from '../transport/env.js';
+import { COMMON_ENGINE_OPTIONS, fn, parseEngineOptions } from '../core/engine-options.js';
+import { CODEX_AGENT_ENV_ALLOW, DEFAULT_ENV_ALLOW, NETWORK_ENV_ALLOW } from '../transport/env.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
 import type { TrafficTap } from '../transport/traffic.js';
 import type { NdjsonLauncher } from '../transport/ndjson-process.js';
 
-export type CodexApprovalPolicy = 'untrusted' | 'on-request' | 'never';
-export type CodexSandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access';
+export const CODEX_APPROVAL_POLICIES = ['untrusted', 'on-request', 'never'] as const;
+export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
+export type CodexApprovalPolicy = (typeof CODEX_APPROVAL_POLICIES)[number];
+export type CodexSandboxMode = (typeof CODEX_SANDBOX_MODES)[number];
 
 /**
- * Variables a Codex process inherits from the host when set (everything else is dropped):
- * the generic allow-list plus Codex's own home, API-key variables, TLS and proxy settings.
+ * Variables a Codex process inherits from the host by default (names and PREFIX* patterns): the
+ * generic base, proxies / CAs / XDG, and Codex's own (`OPENAI_*`, `CODEX_*`, `RUST_LOG`).
  */
-export const CODEX_ENV_ALLOW: readonly string[] = [
-  ...DEFAULT_ENV_ALLOW,
-  'CODEX_HOME',
-  'OPENAI_API_KEY',
-  'CODEX_API_KEY',
-  'SSL_CERT_FILE',
-  'SSL_CERT_DIR',
-  'HTTPS_PROXY',
-  'HTTP_PROXY',
-  'NO_PROXY',
-  'https_proxy',
-  'http_proxy',
-  'no_proxy',
-  'RUST_LOG',
-];
+export const CODEX_ENV_ALLOW: readonly string[] = [...DEFAULT_ENV_ALLOW, ...NETWORK_ENV_ALLOW, ...CODEX_AGENT_ENV_ALLOW];
+
+/** Where Codex takes credentials and endpoints from (a `codex login` lives in CODEX_HOME/auth.json). */
+export const CODEX_CREDENTIAL_VARS: readonly string[] = ['OPENAI_API_KEY', 'CODEX_API_KEY', 'CODEX_ACCESS_TOKEN', 'OPENAI_BASE_URL', 'CODEX_HOME'];
 
 export interface CodexEngineOptions {
-  /** The native codex executable. Default: the pinned platform binary (see binary.ts). */
+  /** The codex executable. Default: discovered (ASE_CODEX_BIN, `codex` on PATH, the npm package). */
   bin?: string;
-  /** Variables set on top of the allow-listed host environment (e.g. CODEX_HOME, an API key). */
+  /** Variables set on top of the inherited host environment (e.g. CODEX_HOME, an API key). */
   env?: Record<string, string>;
-  /** Host variables inherited when set. Default {@link CODEX_ENV_ALLOW}. */
+  /** Host variables inherited on top of the defaults ({@link CODEX_ENV_ALLOW}), by name or `PREFIX*`. */
+  passEnv?: string[];
+  /**
+   * @deprecated Use `passEnv` (adds to the defaults). When given, replaces the default list of
+   * inherited host variables (then `passEnv` adds to it).
+   */
   envAllow?: readonly string[];
+  /** Arguments appended after `app-server` / `mcp-server`. */
+  extraArgs?: readonly string[];
   /** `-c key=value` overrides (dotted keys, JSON-like values encoded as TOML). */
   config?: Record<string, unknown>;
-  /** Approval policy for the thread. Default: whatever config.toml says (Codex: on-request). */
+  /** Approval policy for the thread. Default: whatever config.toml says (Codex: on-request). mcp-server: on-request or never. */
   approvalPolicy?: CodexApprovalPolicy;
   /** Sandbox mode for the thread. Default: whatever config.toml says. */
   sandbox?: CodexSandboxMode;
   /** Model slug. Default: config.toml's `model`. */
   model?: string;
+  /** Replaces Codex's base instructions for new threads. */
+  baseInstructions?: string;
   /** Extra developer instructions for new threads. */
   developerInstructions?: string;
   /** Stop ladder timings (stdin end → SIGTERM → SIGKILL of the process group). */
@@ -68,37 +82,60 @@ export interface CodexEngineOptions {
   launcher?: NdjsonLauncher;
 }
 
-/** The JSON-able subset accepted from `createSession({ engineOptions })`. */
-export const CodexSessionOptionsSchema = z.object({
-  bin: z.string().min(1).optional(),
-  env: z.record(z.string(), z.string()).optional(),
+const ms = z.number().positive();
+const grace = z.number().nonnegative();
+
+const SHARED = {
+  ...COMMON_ENGINE_OPTIONS,
+  envAllow: z.array(z.string().min(1)).optional(),
   config: z.record(z.string(), z.unknown()).optional(),
-  approvalPolicy: z.enum(['untrusted', 'on-request', 'never']).optional(),
-  sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).optional(),
+  sandbox: z.enum(CODEX_SANDBOX_MODES).optional(),
   model: z.string().min(1).optional(),
+  baseInstructions: z.string().optional(),
   developerInstructions: z.string().optional(),
-  initializeTimeoutMs: z.number().positive().optional(),
-  requestTimeoutMs: z.number().positive().optional(),
-  interruptTimeoutMs: z.number().positive().optional(),
+  shutdown: z.object({ stdinGraceMs: grace.optional(), termGraceMs: grace.optional(), killWaitMs: grace.optional() }).optional(),
+  initializeTimeoutMs: ms.optional(),
+  requestTimeoutMs: ms.optional(),
+  interruptTimeoutMs: ms.optional(),
+  maxLineBytes: ms.optional(),
+  onTraffic: fn<TrafficTap>('onTraffic').optional(),
+  launcher: fn<NdjsonLauncher>('launcher').optional(),
+};
+
+/** The options of the `codex` (app-server) engine. */
+export const CodexOptionsSchema = z.object({ ...SHARED, approvalPolicy: z.enum(CODEX_APPROVAL_POLICIES).optional() });
+
+/** The options of the `codex-mcp` engine: its `approval-policy` knows only on-request and never. */
+export const CodexMcpOptionsSchema = z.object({
+  ...SHARED,
+  approvalPolicy: z.enum(['on-request', 'never'], { error: "mcp-server accepts approvalPolicy 'on-request' or 'never' ('untrusted' is an app-server policy)" }).optional(),
+  onSessionNotFound: z.enum(['fail', 'new-thread']).optional(),
+  allowUntestedVersion: z.boolean().optional(),
 });
 
+/** The schema of `engine` ('codex' or 'codex-mcp'). */
+export function codexOptionsSchema(engine: string): typeof CodexOptionsSchema | typeof CodexMcpOptionsSchema {
+  return engine === 'codex-mcp' ? CodexMcpOptionsSchema : CodexOptionsSchema;
+}
+
 /**
- * Factory options overlaid with the session's `engineOptions` (which win; `env` and `config`
- * are merged key by key). Unknown keys are ignored; malformed known keys are INVALID_OPTIONS.
+ * Factory options overlaid with the session's `engineOptions` (which win; `env` and `config` are
+ * merged key by key, `passEnv` and `extraArgs` add up). Unknown or malformed keys are INVALID_OPTIONS.
  */
 export function mergeCodexOptions<T extends CodexEngineOptions>(engine: string, base: T, fromSession: Record<string, unknown>): T {
-  const parsed = CodexSessionOptionsSchema.safeParse(fromSession);
-  if (!parsed.success) {
-    throw new AseError('INVALID_OPTIONS', `${engine} engine: invalid engineOptions: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, {
-      cause: parsed.error,
-    });
-  }
-  const session = parsed.data;
+  const session = parseEngineOptions(engine, codexOptionsSchema(engine), fromSession) as Partial<T>;
   const defined = Object.fromEntries(Object.entries(session).filter(([, v]) => v !== undefined));
   return {
     ...base,
     ...defined,
     env: { ...base.env, ...session.env },
     config: { ...base.config, ...session.config },
+    ...((base.passEnv || session.passEnv) && { passEnv: [...(base.passEnv ?? []), ...(session.passEnv ?? [])] }),
+    ...((base.extraArgs || session.extraArgs) && { extraArgs: [...(base.extraArgs ?? []), ...(session.extraArgs ?? [])] }),
   };
+}
+
+/** The host variables a Codex process inherits: `envAllow` (deprecated) or the defaults, plus `passEnv`. */
+export function codexEnvAllow(options: CodexEngineOptions): string[] {
+  return [...(options.envAllow ?? CODEX_ENV_ALLOW), ...(options.passEnv ?? [])];
 }

@@ -76,6 +76,12 @@ export class EngineEvents {
   }
 
   /**
+   * Appended to the message of every `auth` error: which credential variables the engine looked
+   * for and which were set (names only), so "Not logged in" says what to export.
+   */
+  authHint: string | undefined;
+
+  /**
    * Stamps, validates and delivers one body; returns the event, or undefined when none was emitted.
    * A `session_identified` whose id cannot be a resume token (agent-ids.ts) is not adopted: an
    * `error {kind: 'protocol'}` saying why is emitted instead (and returned).
@@ -90,6 +96,7 @@ export class EngineEvents {
       }
     }
     const at = this.#clock.now();
+    if (body.type === 'error' && body.kind === 'auth' && this.authHint) body = { ...body, message: `${body.message} (${this.authHint})` };
     const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#gen, at });
     if (!parsed.success) {
       if (this.#onInvalid === 'throw') throw parsed.error;

@@ -7,6 +7,7 @@ import type { AgentEvent } from '../../events/agent-event.js';
 import type { ControlMode } from '../../events/session-input.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type { ProcessObserver } from './process-observer.js';
+import type { AgentDiagnosis } from './agent-diagnosis.js';
 
 /** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */
 export interface EngineCapabilities {
@@ -97,4 +98,16 @@ export interface EngineFactory {
   readonly name: string;
   readonly capabilities: EngineCapabilities;
   create(context: EngineContext): AgentEngine;
+  /**
+   * Checks a session's `engineOptions` before anything starts (`createSession` calls it): throws an
+   * AseError INVALID_OPTIONS for an unknown key (naming the known ones) or a malformed value.
+   * Optional: an engine without it takes any options.
+   */
+  validateOptions?(options: Record<string, unknown>): void;
+  /**
+   * What `ase doctor` shows for this engine: per agent CLI, where it was found (or every place
+   * looked in), its version and the tested one, and which credential variables are set (names
+   * only). `env` is where `ASE_*_BIN`, PATH and the credentials are read (default `process.env`).
+   */
+  diagnose?(options?: { env?: Readonly<Record<string, string | undefined>> }): Promise<AgentDiagnosis[]>;
 }

@@ -13,7 +13,7 @@
  */
 import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
-import { resolveCodexAppServerBinary, type ResolvedCodexBinary } from '../binary.js';
+import { CODEX_CLI } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { AseError, errorMessage } from '../../../errors.js';
 import { CodexEngineBase } from '../engine-base.js';
@@ -76,9 +76,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     return [...this.skipped, ...this.#translator.skipped];
   }
 
-  protected resolveDefaultBinary(): ResolvedCodexBinary {
-    return resolveCodexAppServerBinary();
-  }
+  protected readonly cli = CODEX_CLI;
 
   protected commandArgs(): string[] {
     return [...configOverrideArgs(this.options.config), 'app-server'];
@@ -106,6 +104,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       ...(this.options.approvalPolicy && { approvalPolicy: this.options.approvalPolicy }),
       ...(this.options.sandbox && { sandbox: this.options.sandbox }),
       ...(this.options.model && { model: this.options.model }),
+      ...(this.options.baseInstructions !== undefined && { baseInstructions: this.options.baseInstructions }),
       ...(this.options.developerInstructions !== undefined && { developerInstructions: this.options.developerInstructions }),
     };
     let raw: unknown;

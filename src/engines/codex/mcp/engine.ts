@@ -16,7 +16,7 @@
 import { AseError, errorMessage } from '../../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
-import { mcpVersionProblem, probeCodexVersion, resolveCodexMcpBinary, type ResolvedCodexBinary } from '../binary.js';
+import { CODEX_MCP_CLI, mcpVersionProblem, probeCodexVersion } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { CodexEngineBase } from '../engine-base.js';
 import { SESSION_NOT_FOUND_RE, sessionNotFound, type SessionNotFoundDetails } from '../errors.js';
@@ -92,8 +92,6 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
   #identified = false;
   /** The thread (= resume token): from the start spec, or from `session_configured`. */
   threadId: string | undefined;
-  /** `codex --version` of the binary, once checked. */
-  version: string | undefined;
   /** The last "Session not found" answer (typed), for callers deciding on a fallback. */
   lastSessionNotFound: AseError<SessionNotFoundDetails> | undefined;
 
@@ -109,9 +107,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
     return [...this.#approvals.keys()];
   }
 
-  protected resolveDefaultBinary(): ResolvedCodexBinary {
-    return resolveCodexMcpBinary();
-  }
+  protected readonly cli = CODEX_MCP_CLI;
 
   protected override async preflight(bin: string, env: Record<string, string>): Promise<void> {
     if (this.options.approvalPolicy === 'untrusted') {
@@ -164,6 +160,7 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
             ...(o.approvalPolicy && { 'approval-policy': o.approvalPolicy }),
             ...(o.sandbox && { sandbox: o.sandbox }),
             ...(o.model && { model: o.model }),
+            ...(o.baseInstructions !== undefined && { 'base-instructions': o.baseInstructions }),
             ...(o.developerInstructions !== undefined && { 'developer-instructions': o.developerInstructions }),
           },
         };
