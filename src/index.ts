@@ -144,7 +144,7 @@ export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';
 export { findAgent, searchAgent, type AgentCliSpec, type AgentLocation, type AgentSearch, type AgentSearchOptions, type AgentSource } from './engines/core/agent-discovery.js';
 export { diagnoseAgent, type AgentDiagnosis } from './engines/core/agent-diagnosis.js';
 export type { ShutdownOptions } from './engines/transport/process-supervisor.js';
-export type { ProcessObserver, ProcessWatch, SpawnedProcessInfo, DescendantInfo } from './engines/core/process-observer.js';
+export type { ProcessObserver, ProcessWatch, SpawnedProcessInfo, DescendantInfo } from './engines/transport/process-observer.js';
 export { setHostSignalHandling } from './engines/transport/host-signals.js';
 
 // The built-in engines: factories and their options (engine classes and extras: the subpath entries)

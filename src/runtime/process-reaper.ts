@@ -21,9 +21,10 @@
  * data dir) are left alone. Linux only (/proc); elsewhere nothing is killed and records of dead
  * hosts are only removed once their recorded pid is gone.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { HAS_PROC, isRunning, readStat, scanProc, type ProcStat } from '../engines/transport/proc.js';
 import { PROCESS_TAG_VAR, recordFileHost, type ProcessRecord } from './process-registry.js';
 import { currentProcess, liveness } from './store/process-identity.js';
 
@@ -41,15 +42,7 @@ export interface ReapOptions {
   waitMs?: number;
 }
 
-interface Stat {
-  pid: number;
-  state: string;
-  ppid: number;
-  pgrp: number;
-  starttime: bigint;
-}
-
-const HAS_PROC = process.platform === 'linux';
+type Stat = ProcStat;
 
 /** Kills what the dead hosts recorded in `dir` (`<dataDir>/processes`) left running, and removes their records. */
 export async function reapOrphanedProcesses(dir: string, options: ReapOptions = {}): Promise<ReapReport> {
@@ -128,7 +121,7 @@ async function removeStaleTemp(file: string): Promise<void> {
 
 /** pid → start time of every process the records own (see the header), starting from `known`. */
 function findVictims(records: readonly ProcessRecord[], known: ReadonlyMap<number, bigint> = new Map()): Map<number, bigint> {
-  const table = readTable();
+  const table = scanProc();
   const byPid = new Map(table.map((st) => [st.pid, st]));
   const victims = new Map<number, bigint>();
   // Never this process or its ancestors (a host started by a dead host's agent carries its tag).
@@ -187,42 +180,6 @@ function findVictims(records: readonly ProcessRecord[], known: ReadonlyMap<numbe
 function safeBigInt(text: string | undefined): bigint | undefined {
   if (!text || !/^\d+$/.test(text)) return undefined;
   return BigInt(text);
-}
-
-function readTable(): Stat[] {
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  const out: Stat[] = [];
-  for (const name of names) {
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    const st = readStat(Number(name));
-    if (st) out.push(st);
-  }
-  return out;
-}
-
-function readStat(pid: number): Stat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // `pid (comm) state ppid pgrp session …`: comm may hold spaces and parentheses.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const starttime = fields[19]; // field 22
-  if (fields.length < 20 || starttime === undefined) return undefined;
-  return { pid, state: fields[0] ?? '?', ppid: Number(fields[1]), pgrp: Number(fields[2]), starttime: BigInt(starttime) };
-}
-
-function isRunning(pid: number, startTime: string): boolean {
-  const st = readStat(pid);
-  return st !== undefined && String(st.starttime) === startTime && st.state !== 'Z' && st.state !== 'X';
 }
 
 function readEnviron(pid: number): string | undefined {

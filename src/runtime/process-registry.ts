@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { DescendantInfo, ProcessObserver, ProcessWatch, SpawnedProcessInfo } from '../engines/core/process-observer.js';
+import type { DescendantInfo, ProcessObserver, ProcessWatch, SpawnedProcessInfo } from '../engines/transport/process-observer.js';
 import { writeFileDurable } from './fs-durable.js';
 import { currentProcess, type ProcessIdentity } from './store/process-identity.js';
 

@@ -22,7 +22,7 @@ import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import type { AgentEngine } from '../engines/core/engine.js';
-import type { ProcessObserver } from '../engines/core/process-observer.js';
+import type { ProcessObserver } from '../engines/transport/process-observer.js';
 import { AseError, isAseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { checkMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './input-limits.js';

@@ -67,7 +67,7 @@ export const LAYERS: readonly Layer[] = [
   { name: 'events', owns: under('events'), mayImport: under('events'), packages: ['zod'] },
   { name: 'errors', owns: is('errors.ts'), mayImport: under('events'), packages: [] },
   { name: 'actors', owns: under('actors'), mayImport: any(under('events'), under('actors')), packages: ['xstate', 'zod'] },
-  { name: 'engines/core', owns: under('engines/core'), mayImport: any(under('events'), is('errors.ts'), under('engines/core')), packages: ['zod'] },
+  { name: 'engines/core', owns: under('engines/core'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport'), under('engines/core')), packages: ['zod'] },
   { name: 'engines/transport', owns: under('engines/transport'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport')) },
   { name: 'engines/default-registry', owns: is('engines/default-registry.ts'), mayImport: under('engines') },
   {
@@ -79,7 +79,7 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'runtime',
     owns: under('runtime'),
-    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), under('runtime')),
+    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), under('engines/transport'), under('runtime')),
   },
   {
     name: 'session',

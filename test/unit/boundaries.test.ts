@@ -44,6 +44,8 @@ describe('import boundaries', () => {
     ['an engine importing another engine', 'engines/acp/translate.ts', 'engines/claude/messages.ts'],
     ['the engine core importing an engine', 'engines/core/registry.ts', 'engines/fake/index.ts'],
     ['the transport importing the engine core', 'engines/transport/ndjson-process.ts', 'engines/core/engine.ts'],
+    ['the engine core importing a protocol folder', 'engines/core/engine-events.ts', 'engines/codex/errors.ts'],
+    ['the runtime importing a protocol folder', 'runtime/session-runtime.ts', 'engines/claude/engine.ts'],
     ['events importing anything of the project', 'events/agent-event.ts', 'errors.ts'],
     ['the CLI importing past the public entry', 'cli/run.ts', 'session/create-session.ts'],
     ['the runtime importing the session face', 'runtime/session-runtime.ts', 'session/notices.ts'],

@@ -13,7 +13,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawnSupervised, type SupervisedProcess } from '../../src/engines/transport/process-supervisor.js';
 import { reapOrphanedProcesses } from '../../src/runtime/process-reaper.js';
 import { PROCESS_TAG_VAR, ProcessRegistry, recordFileName, type ProcessRecord } from '../../src/runtime/process-registry.js';
-import { currentProcess, processStartTime } from '../../src/runtime/store/process-identity.js';
+import { processStartTime } from '../../src/engines/transport/proc.js';
+import { currentProcess } from '../../src/runtime/store/process-identity.js';
 
 const linux = process.platform === 'linux';
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };

@@ -13,7 +13,8 @@ import { isAseError } from '../../src/errors.js';
 import type { PersistedSession } from '../../src/events/session-state.js';
 import { FileStore, MemoryStore } from '../../src/runtime/store/index.js';
 import { lockHolderPrefix } from '../../src/runtime/store/file-store.js';
-import { currentProcess, processStartTime } from '../../src/runtime/store/process-identity.js';
+import { processStartTime } from '../../src/engines/transport/proc.js';
+import { currentProcess } from '../../src/runtime/store/process-identity.js';
 import { rejection } from '../support/async.js';
 import { describeStoreConformance, session } from '../support/store-conformance.js';
 

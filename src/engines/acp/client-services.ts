@@ -4,7 +4,7 @@
  * spawned, because their roots are resolved (realpath) here: a root that does not exist is a
  * start failure, not a surprise in the middle of a turn.
  */
-import type { ProcessObserver } from '../core/process-observer.js';
+import type { ProcessObserver } from '../transport/process-observer.js';
 import { DEFAULT_ENV_ALLOW } from '../transport/env.js';
 import { ConfinedFs } from './client-fs.js';
 import { TerminalManager } from './client-terminal.js';

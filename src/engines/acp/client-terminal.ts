@@ -21,7 +21,8 @@
  * `EXIT_DRAIN_MS` after the exit when a background process keeps the pipes open.
  */
 import { buildEnv } from '../transport/env.js';
-import { spawnSupervised, type ProcessObserver, type SupervisedProcess } from '../transport/process-supervisor.js';
+import type { ProcessObserver } from '../transport/process-observer.js';
+import { spawnSupervised, type SupervisedProcess } from '../transport/process-supervisor.js';
 import { errorMessage, type AseError } from '../../errors.js';
 import { confineDirectory, denied, failed, resolveRoots } from './confinement.js';
 import { timerMs } from './options.js';

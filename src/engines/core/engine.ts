@@ -6,7 +6,7 @@
 import type { AgentEvent } from '../../events/agent-event.js';
 import type { ControlMode } from '../../events/session-input.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
-import type { ProcessObserver } from './process-observer.js';
+import type { ProcessObserver } from '../transport/process-observer.js';
 import type { AgentDiagnosis } from './agent-diagnosis.js';
 
 /** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */

@@ -8,7 +8,8 @@ import type { AseError } from '../../errors.js';
 import { drainWithin } from './drain.js';
 import { isLineTooLong, LineSplitter, type LineTooLongError } from './line-splitter.js';
 import { NdjsonWriter, parseLine } from './ndjson.js';
-import { spawnSupervised, type ProcessExit, type ProcessObserver, type ShutdownOptions } from './process-supervisor.js';
+import type { ProcessObserver } from './process-observer.js';
+import { spawnSupervised, type ProcessExit, type ShutdownOptions } from './process-supervisor.js';
 import type { TrafficRecord } from './traffic.js';
 
 export interface NdjsonProcessSpec {

@@ -34,11 +34,13 @@
  *   with an environment tag the whole tree inherits, and reaps what a dead host left).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { AseError } from '../../errors.js';
 import { attachHostSignals, hostShutdownSignal, syncHostSignals } from './host-signals.js';
 import { executableProblem, setprivPath, withParentDeathSignal } from './parent-death-signal.js';
+import { readStat, scanProc, type ProcStat } from './proc.js';
+import type { DescendantInfo, ProcessObserver, ProcessWatch } from './process-observer.js';
 import { StderrTail } from './stderr-tail.js';
 
 const IS_LINUX = process.platform === 'linux';
@@ -50,43 +52,6 @@ export interface ShutdownOptions {
   termGraceMs?: number;
   /** How long to keep re-killing and waiting after SIGKILL before giving up. Default 2000 ms. */
   killWaitMs?: number;
-}
-
-/** A spawned process as the observer learns it. */
-export interface SpawnedProcessInfo {
-  pid: number;
-  /** Its process group (= pid: the child leads its own group and session). */
-  pgid: number;
-  /** Field 22 of /proc/<pid>/stat (clock ticks after boot), undefined without /proc. */
-  startTime: string | undefined;
-}
-
-/** A descendant collected from /proc (Linux). */
-export interface DescendantInfo {
-  pid: number;
-  startTime: string;
-}
-
-/**
- * Told about every process spawned, so the host can record it where a later host finds it. The
- * runtime's process registry implements it (EngineContext.processes, the same shape in
- * engines/core: the transport cannot import the core); engines pass it through. Its callbacks must
- * not throw (a throw is ignored).
- */
-export interface ProcessObserver {
-  /** Called right before a spawn. Nothing is recorded yet: a spawn that fails leaves no trace. */
-  spawning(file: string): ProcessWatch;
-}
-
-export interface ProcessWatch {
-  /** Added to the child's environment; its descendants inherit it, which marks the whole tree. */
-  readonly env: Readonly<Record<string, string>>;
-  /** The process exists. */
-  spawned(info: SpawnedProcessInfo): void;
-  /** The set of collected descendants changed (the live ones, newest snapshot). */
-  descendants(list: readonly DescendantInfo[]): void;
-  /** The process and every collected descendant are gone. May return the removal of its record (awaited, bounded, before a host signal ends the process). */
-  reaped(): void | Promise<void>;
 }
 
 export interface SpawnSupervisedOptions {
@@ -148,57 +113,6 @@ export interface SupervisedProcess {
 // ---------------------------------------------------------------------------------------------
 // /proc scanning (Linux)
 
-interface ProcStat {
-  pid: number;
-  state: string;
-  ppid: number;
-  pgrp: number;
-  session: number;
-  starttime: bigint;
-}
-
-function parseStat(text: string): ProcStat | undefined {
-  const open = text.indexOf(' (');
-  const close = text.lastIndexOf(')');
-  if (open < 0 || close < 0) return undefined;
-  const fields = text.slice(close + 2).split(' ');
-  // fields[0] is stat field 3 (state); starttime is field 22.
-  const starttime = fields[19];
-  if (fields.length < 20 || starttime === undefined) return undefined;
-  return {
-    pid: Number(text.slice(0, open)),
-    state: fields[0] ?? '?',
-    ppid: Number(fields[1]),
-    pgrp: Number(fields[2]),
-    session: Number(fields[3]),
-    starttime: BigInt(starttime),
-  };
-}
-
-function readStat(pid: number): ProcStat | undefined {
-  try {
-    return parseStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
-function scanProc(): ProcStat[] {
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  const out: ProcStat[] = [];
-  for (const name of names) {
-    const c = name.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    const stat = readStat(Number(name));
-    if (stat) out.push(stat);
-  }
-  return out;
-}
 
 function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {

@@ -7,8 +7,8 @@
  * boot), and the boot id changes with every reboot. Elsewhere only `kill(pid, 0)` is available, which
  * cannot see a reused pid; that errs on the safe side (a dead owner looks alive until its lease expires).
  */
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { bootId, HAS_PROC, processStartTime } from '../../engines/transport/proc.js';
 
 export interface ProcessIdentity {
   host: string;
@@ -25,44 +25,9 @@ let self: ProcessIdentity | undefined;
 
 /** This process (the host name can be overridden per store: `hostId`). */
 export function currentProcess(host: string = os.hostname()): ProcessIdentity {
-  self ??= { host: os.hostname(), pid: process.pid, startTime: processStartTime(process.pid) ?? '', bootId: readBootId() };
+  self ??= { host: os.hostname(), pid: process.pid, startTime: processStartTime(process.pid) ?? '', bootId: bootId() };
   return host === self.host ? self : { ...self, host };
 }
-
-/**
- * Field 22 (starttime) of `/proc/<pid>/stat`, or undefined when the process does not exist, is a
- * zombie (dead, not yet reaped) or /proc cannot be read.
- */
-export function processStartTime(pid: number): string | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  // The command name (field 2) is in parentheses and may itself contain spaces and parentheses.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const state = fields[0]; // field 3
-  if (state === 'Z' || state === 'X' || state === 'x') return undefined;
-  return fields[19]; // field 22
-}
-
-function readBootId(): string {
-  try {
-    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-  } catch {
-    return '';
-  }
-}
-
-const hasProc = (() => {
-  try {
-    readFileSync('/proc/self/stat');
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /**
  * Whether the process `owner` names is alive. `unknown` for another host (only a lease's expiry can
@@ -73,7 +38,7 @@ export function liveness(owner: { host: string; pid: number; startTime?: string 
   if (owner.host !== me.host) return 'unknown';
   if (owner.bootId && me.bootId && owner.bootId !== me.bootId) return 'dead';
   if (!Number.isSafeInteger(owner.pid) || owner.pid <= 0) return 'dead';
-  if (hasProc) {
+  if (HAS_PROC) {
     const started = processStartTime(owner.pid);
     if (started === undefined) return 'dead';
     if (owner.startTime && started !== owner.startTime) return 'dead';

@@ -5,8 +5,7 @@
  * see files: they hand this to the transport (`spawnSupervised({ observer })`,
  * `launchNdjsonProcess({ observer })`), which calls it.
  *
- * The transport declares the same shape (engines/transport/process-supervisor.ts): the layers may
- * not import each other, and every engine's pass-through checks that the two still agree.
+ * The runtime's process registry implements it (EngineContext.processes).
  */
 
 /** A spawned process. */
