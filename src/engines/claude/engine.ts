@@ -76,6 +76,8 @@ export class ClaudeEngine implements AgentEngine {
   #options: ClaudeEngineOptions;
   /** Settings changes made before the CLI was ready: applied right after `initialize`, before `ready`. */
   #pendingSettings: EngineSettings | undefined;
+  /** Settles once every settings change sent so far was answered; user messages wait for it. */
+  #settling: Promise<void> = Promise.resolve();
   readonly #events: EngineEvents;
   #spec: EngineStartSpec | undefined;
   #proc: NdjsonProcess | undefined;
@@ -223,6 +225,8 @@ export class ClaudeEngine implements AgentEngine {
       this.#pendingSends.push(message);
       return;
     }
+    // A settings change made before this message is answered first: the message runs with it.
+    await this.#settling;
     await this.#writeUser(message);
   }
 
@@ -264,9 +268,10 @@ export class ClaudeEngine implements AgentEngine {
   /**
    * The session's settings change (AgentEngine.configure): `set_permission_mode` and/or `set_model`,
    * sent at once, also while a turn runs (the CLI answers control requests mid-turn: the turn's next
-   * model request uses the new model, its next tool check the new mode). `null` goes back to the
-   * `engineOptions` value (or the CLI's default). Before the CLI is ready the change waits and is
-   * applied right after `initialize`, before `ready` (a failure then is an `error` event).
+   * model request uses the new model, its next tool check the new mode). A message sent after it
+   * waits for the CLI's answer, so it runs with the change. `null` goes back to the `engineOptions`
+   * value (or the CLI's default). Before the CLI is ready the change waits and is applied right
+   * after `initialize`, before `ready` (a failure then is an `error` event).
    */
   async configure(settings: EngineSettings): Promise<void> {
     this.#assertRunning('configure');
@@ -275,7 +280,10 @@ export class ClaudeEngine implements AgentEngine {
       this.#pendingSettings = { ...this.#pendingSettings, ...settings };
       return;
     }
-    await this.#applySettings(settings);
+    const applying = this.#applySettings(settings);
+    const before = this.#settling;
+    this.#settling = Promise.all([before, applying.catch(() => undefined)]).then(() => undefined);
+    await applying;
   }
 
   /** The CLI accepts only its own permission modes: refused before anything is stored. */
