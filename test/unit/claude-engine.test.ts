@@ -14,7 +14,8 @@ import { realEngineContext } from '../support/engine-context.js';
 
 const SCRIPT = String.raw`
 const mode = process.env.FAKE_MODE ?? 'ok';
-require('node:fs').writeFileSync('argv.json', JSON.stringify(process.argv.slice(2)));
+// The engine's version probe runs it with --version in its own cwd: only a real start notes its argv.
+if (!process.argv.includes('--version')) require('node:fs').writeFileSync('argv.json', JSON.stringify(process.argv.slice(2)));
 let buf = '';
 const out = (m) => process.stdout.write(JSON.stringify(m) + '\n');
 process.stdin.setEncoding('utf8');
