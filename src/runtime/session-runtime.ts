@@ -23,11 +23,11 @@ import { SessionInputSchema, type SessionInput } from '../events/session-input.j
 import type { EngineRegistry } from '../engines/core/registry.js';
 import type { AgentEngine } from '../engines/core/engine.js';
 import type { ProcessObserver } from '../engines/core/process-observer.js';
-import { AseError, isAseError, toAseError } from '../errors.js';
-import type { EngineSettings } from '../events/engine-input.js';
+import { AseError, isAseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { checkMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './input-limits.js';
 import type { Effect, EffectOf } from '../events/effect.js';
+import type { EngineSettings } from '../events/engine-input.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from './journal/transcript-journal.js';
 import type { Lease, SessionStore } from './store/session-store.js';
@@ -269,7 +269,7 @@ export class SessionRuntime {
       factory.validateSettings?.(settings);
       live?.validateSettings?.(settings);
     } catch (error) {
-      throw toAseError(error, 'INVALID_INPUT');
+      throw isAseError(error) ? error : new AseError('INVALID_INPUT', message(error), { cause: error });
     }
   }
 
