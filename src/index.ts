@@ -71,6 +71,9 @@ export {
   AbortInputSchema,
   SwitchModeInputSchema,
   DecideInputSchema,
+  SetModelInputSchema,
+  SetPermissionModeInputSchema,
+  SettingNameSchema,
   ClientOnlineInputSchema,
   ClientOfflineInputSchema,
   StopInputSchema,
@@ -103,7 +106,7 @@ export {
 export { RuntimeEventSchema, type RuntimeEvent } from './events/runtime-event.js';
 export { EffectSchema, type Effect, type EffectType, type EffectOf } from './events/effect.js';
 export { EphemeralSchema, type Ephemeral } from './events/ephemeral.js';
-export { PermissionDecisionSchema, UserMessageSchema, type PermissionDecision, type UserMessage } from './events/engine-input.js';
+export { EngineSettingsSchema, PermissionDecisionSchema, UserMessageSchema, type EngineSettings, type PermissionDecision, type UserMessage } from './events/engine-input.js';
 export { TranscriptEntrySchema, type TranscriptEntry } from './events/transcript-entry.js';
 
 // The SessionActor

@@ -138,6 +138,10 @@ export interface SessionContext {
   turn: TurnState | null;
   /** A message a host crash left maybe-delivered: the next remote engine is asked before anything else goes out. */
   unconfirmed: UnconfirmedSend | null;
+  /** The model chosen with `set_model` (null: none; the engine options' one applies). Persisted, carried by every start. */
+  model: string | null;
+  /** The permission mode chosen with `set_permission_mode`, in the engine's words (null: none). Persisted, carried by every start. */
+  permissionMode: string | null;
   /** Set on restore, consumed by `init`. */
   recovery: PendingRecovery | null;
   requests: Record<string, OpenPermission>;
@@ -212,6 +216,8 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     deliveredIds: restored?.deliveredIds ?? [],
     turn: null,
     unconfirmed: restored?.unconfirmed ?? null,
+    model: restored?.model ?? null,
+    permissionMode: restored?.permissionMode ?? null,
     recovery: restored && (restored.turn || input.journal) ? { ...(restored.turn && { turn: restored.turn }), ...(input.journal && { facts: input.journal }) } : null,
     requests: restored?.requests ?? {},
     completed: restored?.completed ?? {},
@@ -250,6 +256,8 @@ export function toPersisted(context: SessionContext, now: number): PersistedSess
       turn: { localId: context.turn.localId, text: context.turn.text, gen: context.turn.gen, startedAt: context.turn.startedAt, eventId: context.turn.eventId },
     }),
     ...(context.unconfirmed && { unconfirmed: context.unconfirmed }),
+    ...(context.model !== null && { model: context.model }),
+    ...(context.permissionMode !== null && { permissionMode: context.permissionMode }),
     updatedAt: now,
   };
 }

@@ -6,6 +6,7 @@ import type { AgentEventOf, TurnUsage } from '../events/agent-event.js';
 import type { RuntimeEvent } from '../events/runtime-event.js';
 import type { CompletedPermission, PersistedSession, PermissionStatus, SessionPhase } from '../events/session-state.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
+import type { EngineSettings } from '../events/engine-input.js';
 import type { SessionContext } from './session-context.js';
 import type { Step } from './session-step.js';
 
@@ -50,6 +51,9 @@ export function launchEngine(s: Step): void {
     workDir: s.ctx.workDir,
     ...(s.ctx.resumeToken !== undefined && { resumeToken: s.ctx.resumeToken }),
     options: s.ctx.options,
+    // The runtime choices go with every start: a restarted, resumed or mode-switched engine keeps them.
+    ...(s.ctx.model !== null && { model: s.ctx.model }),
+    ...(s.ctx.permissionMode !== null && { permissionMode: s.ctx.permissionMode }),
   });
   // The new generation is stored at once: a host that dies now must not start this number again.
   s.persist(true);
@@ -145,6 +149,20 @@ export function setMode(s: Step, to: ControlMode): void {
   s.ctx.mode = to;
   s.transcript('mode_changed', { to });
   s.persist(true); // So `switchMode()` resolves once the switch is on record.
+}
+
+/**
+ * `set_model` / `set_permission_mode`: the choice is stored (at once, so the promise resolves once
+ * it is on record) and handed to the live engine if one can still be reached; an engine started
+ * later gets it with its start. When it takes effect mid-turn is the engine's (docs/engines.md).
+ */
+export function changeSettings(s: Step, settings: EngineSettings): void {
+  if (settings.model !== undefined) s.ctx.model = settings.model;
+  if (settings.permissionMode !== undefined) s.ctx.permissionMode = settings.permissionMode;
+  s.transcript('settings_changed', settings);
+  const gen = s.ctx.liveGen;
+  if (gen !== null && s.canReach(gen)) s.emit({ type: 'engine.configure', gen, settings });
+  s.persist(true);
 }
 
 /** After `failed`, a new send or mode switch is the user asking to try again: start the count over. */

@@ -115,6 +115,8 @@ export const sessionMachine = base.createMachine({
       { guard: 'decisionIsValid', actions: act<'decide'>(policy.applyDecision) },
       { actions: refuse<'decide'>(policy.rejectDecision) },
     ],
+    set_model: { actions: act<'set_model'>((s, e) => policy.changeSettings(s, { model: e.model })) },
+    set_permission_mode: { actions: act<'set_permission_mode'>((s, e) => policy.changeSettings(s, { permissionMode: e.mode })) },
     client_online: { actions: act((s) => policy.goOnline(s, true)) },
     client_offline: { actions: act((s) => policy.goOnline(s, false)) },
     stop: { target: '#session.stopping' },
@@ -369,6 +371,8 @@ export const sessionMachine = base.createMachine({
       on: {
         stop: {},
         send: { actions: refuse<'send'>((s, e) => s.clientError('SESSION_STOPPED', 'the session is stopping', { localId: e.localId })) },
+        set_model: { actions: refuse((s) => s.clientError('SESSION_STOPPED', 'the session is stopping')) },
+        set_permission_mode: { actions: refuse((s) => s.clientError('SESSION_STOPPED', 'the session is stopping')) },
         switch_mode: {},
         exited: { guard: 'fromLiveEngine', target: 'stopped', actions: act<'exited'>(policy.engineGone) },
         timer_fired: { guard: { type: 'isTimer', params: { id: TIMER.stop } }, target: 'stopped', actions: act(policy.abandonEngine) },

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ClientErrorCodeSchema } from './error-codes.js';
 import { EphemeralSchema } from './ephemeral.js';
-import { PermissionDecisionSchema, UserMessageSchema } from './engine-input.js';
+import { EngineSettingsSchema, PermissionDecisionSchema, UserMessageSchema } from './engine-input.js';
 import { ControlModeSchema } from './session-input.js';
 import { PersistedSessionSchema } from './session-state.js';
 import { TranscriptEntrySchema } from './transcript-entry.js';
@@ -23,10 +23,15 @@ export const EffectSchema = z.union([
     workDir: z.string(),
     resumeToken: z.string().optional(),
     options: z.record(z.string(), z.unknown()),
+    /** The session's runtime choices (`setModel` / `setPermissionMode`); they win over `options`. */
+    model: z.string().optional(),
+    permissionMode: z.string().optional(),
   }),
   z.object({ type: z.literal('engine.stop'), gen }),
   z.object({ type: z.literal('engine.send'), gen, message: UserMessageSchema }),
   z.object({ type: z.literal('engine.abort'), gen }),
+  /** A new model or permission mode for the live engine (performed once the choice is stored). */
+  z.object({ type: z.literal('engine.configure'), gen, settings: EngineSettingsSchema }),
   /** Ask the engine whether its resumed agent session already holds a message a crash left unconfirmed. */
   z.object({ type: z.literal('engine.check_delivery'), gen, message: UserMessageSchema }),
   z.object({

@@ -1,6 +1,7 @@
 /**
- * What the session hands an engine: a user message for a turn, and the answer to a permission
- * request. Engines receive these through `send` / `answerPermission`; effects carry them as data.
+ * What the session hands an engine: a user message for a turn, the answer to a permission
+ * request, and a change of model or permission mode. Engines receive these through `send` /
+ * `answerPermission` / `configure`; effects carry them as data.
  */
 import { z } from 'zod';
 
@@ -22,3 +23,14 @@ export type PermissionDecision = z.infer<typeof PermissionDecisionSchema>;
 
 export const UserMessageSchema = z.object({ localId: z.string(), text: z.string() });
 export type UserMessage = z.infer<typeof UserMessageSchema>;
+
+/**
+ * A change of the session's runtime settings (`setModel` / `setPermissionMode`). Only the keys that
+ * change are present; `null` means back to what the engine started with (its `engineOptions`, or
+ * the agent's own default). The permission mode is in the engine's own words (see docs/engines.md).
+ */
+export const EngineSettingsSchema = z.object({
+  model: z.string().nullable().optional(),
+  permissionMode: z.string().nullable().optional(),
+});
+export type EngineSettings = z.infer<typeof EngineSettingsSchema>;

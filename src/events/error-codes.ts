@@ -47,6 +47,11 @@ export const ERROR_CODES = [
    * without dropping durable notices; the stream ends with this error instead (never silently).
    */
   'SLOW_CONSUMER',
+  /**
+   * The session's engine cannot do what was asked (e.g. `setModel` on an engine whose protocol has
+   * no way to change the model mid-session); nothing was changed. `details` names the capability.
+   */
+  'UNSUPPORTED',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -24,6 +24,24 @@ export const DecideInputSchema = z.object({
   updatedPermissions: z.array(z.unknown()).optional(),
   message: z.string().optional(),
 });
+/**
+ * A model or permission-mode name: what the engine's own option takes (Claude `--model`, Codex
+ * `model`, an ACP model id). It becomes a command-line value on restarts, so it may not start
+ * with `-` (it would read as a flag) and holds no whitespace or control characters.
+ */
+export const SettingNameSchema = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[^\s\p{Cc}-][^\s\p{Cc}]*$/u, 'must not start with "-" or hold whitespace or control characters');
+
+/** Changes the model for the rest of the session (`null`: back to the engine options' model, or the agent's default). */
+export const SetModelInputSchema = z.object({ type: z.literal('set_model'), model: SettingNameSchema.nullable() });
+/**
+ * Changes the permission mode for the rest of the session, in the engine's own words (Claude
+ * `permissionMode`, Codex `approvalPolicy`, an ACP `modeId`); `null`: back to the engine options' one.
+ */
+export const SetPermissionModeInputSchema = z.object({ type: z.literal('set_permission_mode'), mode: SettingNameSchema.nullable() });
 export const ClientOnlineInputSchema = z.object({ type: z.literal('client_online') });
 export const ClientOfflineInputSchema = z.object({ type: z.literal('client_offline') });
 export const StopInputSchema = z.object({ type: z.literal('stop') });
@@ -33,6 +51,8 @@ export const SessionInputSchema = z.discriminatedUnion('type', [
   AbortInputSchema,
   SwitchModeInputSchema,
   DecideInputSchema,
+  SetModelInputSchema,
+  SetPermissionModeInputSchema,
   ClientOnlineInputSchema,
   ClientOfflineInputSchema,
   StopInputSchema,

@@ -103,6 +103,14 @@ export const PersistedSessionSchema = z.object({
   turn: InFlightTurnSchema.optional(),
   /** A message whose delivery a crash left uncertain (absent when none). */
   unconfirmed: UnconfirmedSendSchema.optional(),
+  /**
+   * The model chosen with `setModel` (absent: none, the engine options' one applies). Every engine
+   * start carries it, so it outlives restarts, crashes and mode switches. Optional, so state files
+   * written before it existed load as "no choice".
+   */
+  model: z.string().optional(),
+  /** The permission mode chosen with `setPermissionMode`, in the engine's own words (absent: none). */
+  permissionMode: z.string().optional(),
   updatedAt: z.number(),
 });
 export type PersistedSession = z.infer<typeof PersistedSessionSchema>;

@@ -27,6 +27,7 @@ import { AseError, isAseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
 import { checkMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './input-limits.js';
 import type { Effect, EffectOf } from '../events/effect.js';
+import type { EngineSettings } from '../events/engine-input.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from './journal/transcript-journal.js';
 import type { Lease, SessionStore } from './store/session-store.js';
@@ -237,6 +238,8 @@ export class SessionRuntime {
       throw new AseError('INVALID_INPUT', `invalid ${String((input as { type?: unknown })?.type ?? 'input')}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`);
     }
     if (this.isDone) throw new AseError('SESSION_STOPPED', 'the session has stopped');
+    if (parsed.data.type === 'set_model') this.#checkSettings({ model: parsed.data.model });
+    else if (parsed.data.type === 'set_permission_mode') this.#checkSettings({ permissionMode: parsed.data.mode });
     // The state right after this input's own step (events it set off may follow in the same call).
     this.#captured = undefined;
     this.#capture = true;
@@ -244,6 +247,30 @@ export class SessionRuntime {
     this.#capture = false;
     const captured = this.#captured as { persist: SessionContext['persist']; issued: number } | undefined;
     return { effects, writeIndex: captured ? this.#writeIndexOf(captured.persist, captured.issued) : -1 };
+  }
+
+  /**
+   * A settings change is refused before it reaches the statechart (nothing changes) when the
+   * engine cannot make it: `UNSUPPORTED` when its factory's capabilities say so, `INVALID_INPUT`
+   * when the factory, or the live engine from what its agent offers, rejects the value.
+   */
+  #checkSettings(settings: EngineSettings): void {
+    const agent = this.actor.getSnapshot().context.agent;
+    const factory = this.#opts.registry.get(agent);
+    const [capability, what] = settings.model !== undefined ? (['setModel', 'model'] as const) : (['setPermissionMode', 'permission mode'] as const);
+    if (factory.capabilities[capability] !== true) {
+      throw new AseError('UNSUPPORTED', `the ${agent} engine cannot change the ${what} of a running session; start a session with it in engineOptions instead`, {
+        details: { agent, capability },
+      });
+    }
+    const liveGen = this.actor.getSnapshot().context.liveGen;
+    const live = liveGen === null ? undefined : this.#engines.get(liveGen);
+    try {
+      factory.validateSettings?.(settings);
+      live?.validateSettings?.(settings);
+    } catch (error) {
+      throw isAseError(error) ? error : new AseError('INVALID_INPUT', message(error), { cause: error });
+    }
   }
 
   /**
@@ -362,6 +389,8 @@ export class SessionRuntime {
       }
       case 'engine.abort':
         return this.#gated(effect.gen, 'abort', (e) => e.abort());
+      case 'engine.configure':
+        return this.#configure(effect);
       case 'engine.answer_permission':
         return this.#gated(effect.gen, 'answerPermission', (e) => e.answerPermission(effect.requestId, effect.decision));
       case 'engine.check_delivery':
@@ -416,6 +445,8 @@ export class SessionRuntime {
           workDir: effect.workDir,
           ...(effect.resumeToken !== undefined && { resumeToken: effect.resumeToken }),
           options: effect.options,
+          ...(effect.model !== undefined && { model: effect.model }),
+          ...(effect.permissionMode !== undefined && { permissionMode: effect.permissionMode }),
         });
       })
       .catch((error: unknown) => {
@@ -482,6 +513,26 @@ export class SessionRuntime {
     void next.then(() => {
       if (this.#engineGate === next) this.#engineGate = null;
     });
+  }
+
+  /**
+   * Hands a settings change to the engine once it is stored (like a delivery: a host that dies
+   * first restarts with the stored settings, never with ones the store does not hold) and once the
+   * engine's `start()` was called (a change made while the engine waits to start reaches it after).
+   */
+  #configure(effect: EffectOf<'engine.configure'>): void {
+    const stored = this.#afterWrite(this.#writesIssued, 'engine');
+    const started = this.#engineChain.then(() => true);
+    const ready = Promise.all([stored, started]).then(([ok]) => ok);
+    this.#gated(
+      effect.gen,
+      'configure',
+      async (engine) => {
+        if (!engine.configure) throw new AseError('UNSUPPORTED', `the ${this.actor.getSnapshot().context.agent} engine has no configure()`);
+        await engine.configure(effect.settings);
+      },
+      ready,
+    );
   }
 
   /** Asks the engine whether its resumed agent session already holds a message; `null` when it cannot tell. */

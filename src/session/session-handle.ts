@@ -74,6 +74,14 @@ export class SessionHandle implements Session {
     });
   }
 
+  setModel(model: string | null): Promise<void> {
+    return this.#submit({ type: 'set_model', model });
+  }
+
+  setPermissionMode(mode: string | null): Promise<void> {
+    return this.#submit({ type: 'set_permission_mode', mode });
+  }
+
   setOnline(online: boolean): void {
     this.#dispatch({ type: online ? 'client_online' : 'client_offline' });
   }
@@ -210,6 +218,9 @@ function isRefusalOf(error: Extract<Effect, { type: 'client.error' }>, input: Se
       return error.code === 'NOTHING_TO_ABORT';
     case 'decide':
       return error.code === 'PERMISSION_NOT_FOUND' || error.code === 'PERMISSION_ALREADY_DECIDED';
+    case 'set_model':
+    case 'set_permission_mode':
+      return error.code === 'SESSION_STOPPED';
     default:
       return false;
   }

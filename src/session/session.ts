@@ -41,6 +41,23 @@ export interface Session {
   switchMode(to: ControlMode): Promise<void>;
   /** Answers a permission request; resolves once stored. Rejects with `PERMISSION_NOT_FOUND` / `PERMISSION_ALREADY_DECIDED`. */
   decide(requestId: string, decision: 'allow' | 'deny', options?: DecideOptions): Promise<void>;
+  /**
+   * Changes the model for the rest of the session: the live agent is told (Claude at once, Codex
+   * from its next turn: docs/engines.md), and every later start (restart, crash recovery, mode
+   * switch, a continued session) carries it, winning over `engineOptions.model`. `null` goes back to
+   * the `engineOptions` model (or the agent's default). Resolves once the choice is stored.
+   * Rejects with `UNSUPPORTED` (the engine cannot; nothing changed), `INVALID_INPUT` (a name the
+   * engine or its agent does not offer), `SESSION_STOPPED`, `PERSIST_FAILED` or `LEASE_LOST`. An
+   * agent that refuses the change later reports it as an `error` notice; the choice stays stored.
+   */
+  setModel(model: string | null): Promise<void>;
+  /**
+   * Changes the permission mode for the rest of the session, in the engine's own words: Claude's
+   * `permissionMode` (`default`, `acceptEdits`, `plan`, …), Codex's `approvalPolicy` (`untrusted`,
+   * `on-request`, `never`), an ACP agent's mode id. Kept and applied like `setModel`; `null` goes
+   * back to the `engineOptions` one. Rejects like `setModel`.
+   */
+  setPermissionMode(mode: string | null): Promise<void>;
   /** Tells the session whether a remote client is connected (open prompts are re-sent on reconnect). */
   setOnline(online: boolean): void;
   /** Stops the engine, cancels whatever is open, persists, and resolves when everything is gone. */

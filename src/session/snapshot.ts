@@ -15,6 +15,10 @@ export interface SessionSnapshot {
   liveGen: number | null;
   resumeToken?: string;
   transcriptPath?: string;
+  /** The model chosen with `setModel` (absent: none; the `engineOptions` one applies). */
+  model?: string;
+  /** The permission mode chosen with `setPermissionMode` (absent: none). */
+  permissionMode?: string;
   queue: readonly QueuedSend[];
   requests: Readonly<Record<string, OpenPermission>>;
   completed: Readonly<Record<string, CompletedPermission>>;
@@ -38,6 +42,8 @@ export function toSessionSnapshot(snap: { context: SessionContext; value: unknow
     liveGen: c.liveGen,
     ...(c.resumeToken !== undefined && { resumeToken: c.resumeToken }),
     ...(c.transcriptPath !== undefined && { transcriptPath: c.transcriptPath }),
+    ...(c.model !== null && { model: c.model }),
+    ...(c.permissionMode !== null && { permissionMode: c.permissionMode }),
     queue: c.queue,
     requests: c.requests,
     completed: c.completed,

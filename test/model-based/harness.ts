@@ -125,8 +125,13 @@ export class Sut {
   /** Local ids of sends the session accepted. */
   readonly accepted: string[] = [];
   readonly refusals: AseError[] = [];
+  /** The last accepted `set_model` / `set_permission_mode` (null: none, or reset). */
+  chosen: { model: string | null; permissionMode: string | null };
+  /** Engine starts that did not carry the choice in force when they were emitted. */
+  readonly startsWithoutChoice: string[] = [];
 
   constructor(input: SessionMachineInput, taken: Set<string> = new Set()) {
+    this.chosen = { model: input.restored?.state.model ?? null, permissionMode: input.restored?.state.permissionMode ?? null };
     this.taken = taken;
     const created = this.#created;
     const factory: EngineFactory = {
@@ -155,7 +160,15 @@ export class Sut {
         }
       },
     });
-    this.runtime.observe({ effect: (e) => this.effects.push(e) });
+    this.runtime.observe({
+      effect: (e) => {
+        this.effects.push(e);
+        // Settings change only through inputs, which never start an engine: the choice in force is `chosen`.
+        if (e.type === 'engine.start' && ((e.model ?? null) !== this.chosen.model || (e.permissionMode ?? null) !== this.chosen.permissionMode)) {
+          this.startsWithoutChoice.push(`gen ${e.gen} started with ${JSON.stringify({ model: e.model, permissionMode: e.permissionMode })}, chosen ${JSON.stringify(this.chosen)}`);
+        }
+      },
+    });
     this.runtime.start();
   }
 
@@ -177,6 +190,8 @@ export class Sut {
       case 'abort':
       case 'switch_mode':
       case 'decide':
+      case 'set_model':
+      case 'set_permission_mode':
       case 'client_online':
       case 'client_offline':
       case 'stop': {
@@ -185,6 +200,10 @@ export class Sut {
           const effects = this.runtime.dispatch(input as SessionInput);
           const refused = effects.some((e) => e.type === 'client.error' && e.localId !== undefined && input.type === 'send');
           if (input.type === 'send' && !refused) this.accepted.push(input.localId);
+          // A settings change is accepted unless the statechart refused it (a stopping session).
+          const settingRefused = effects.some((e) => e.type === 'client.error');
+          if (input.type === 'set_model' && !settingRefused) this.chosen = { ...this.chosen, model: input.model };
+          if (input.type === 'set_permission_mode' && !settingRefused) this.chosen = { ...this.chosen, permissionMode: input.mode };
         } catch (error) {
           if (!(error instanceof AseError)) throw error;
           this.refusals.push(error);
@@ -247,6 +266,29 @@ export class Sut {
     }
     for (const id of Object.keys(ctx.requests)) expect(ctx.completed[id], `request ${id} both open and completed`).toBeUndefined();
     if (this.runtime.isDone) expect(Object.keys(ctx.requests), 'open requests at the end').toEqual([]);
+    this.checkSettings();
+  }
+
+  /**
+   * The runtime settings: the stored choice is the last accepted one; every engine start carried
+   * the choice in force; every state write carries the choice of its moment (the newest one, once
+   * nothing is left to write); and the live engine has it once the write recording it is stored.
+   */
+  checkSettings(): void {
+    const ctx = this.context;
+    expect({ model: ctx.model, permissionMode: ctx.permissionMode }, 'the stored choice is the last accepted one').toEqual(this.chosen);
+    expect(this.startsWithoutChoice, 'engine starts without the choice in force').toEqual([]);
+    const writes = this.effects.filter((e) => e.type === 'state.persist');
+    const last = writes[writes.length - 1];
+    if (last && !ctx.persist.dirty) {
+      expect({ model: last.state.model ?? null, permissionMode: last.state.permissionMode ?? null }, 'the newest write carries the choice').toEqual(this.chosen);
+    }
+    const gen = ctx.liveGen;
+    const engine = gen === null ? undefined : this.engineFor(gen);
+    const settled = this.store.pending.length === 0 && !ctx.persist.inFlight && !ctx.persist.dirty;
+    if (engine?.spec && !engine.exitedEmitted && ctx.stopSentFor !== gen && settled) {
+      expect(engine.settings, `the live engine (gen ${gen}) runs with the choice`).toEqual(this.chosen);
+    }
   }
 }
 
@@ -290,6 +332,7 @@ export function checkEffectLog(effects: readonly Effect[], accepted: readonly st
         break;
       case 'engine.send':
       case 'engine.abort':
+      case 'engine.configure':
       case 'engine.answer_permission':
         expect(e.gen, `${where}: names a stale gen`).toBe(newest);
         expect(stopped.has(e.gen), `${where}: sent to a stopped gen`).toBe(false);

@@ -62,6 +62,13 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
   const decided = Object.keys(c.completed)[0];
   if (decided) events.push({ type: 'decide', requestId: decided, decision: 'allow', at });
   events.push({ type: 'client_online', at }, { type: 'client_offline', at }, { type: 'stop', at });
+  // Runtime settings: a choice, and back to the engine options' (null).
+  events.push(
+    { type: 'set_model', model: c.model === 'model-b' ? 'model-c' : 'model-b', at },
+    { type: 'set_model', model: null, at },
+    { type: 'set_permission_mode', mode: c.permissionMode === 'plan' ? 'acceptEdits' : 'plan', at },
+    { type: 'set_permission_mode', mode: null, at },
+  );
 
   const gen = c.liveGen;
   if (gen !== null) {

@@ -46,6 +46,8 @@ export function describeEffect(effect: Effect): string {
       return `${effect.type}(gen=${effect.gen})`;
     case 'engine.check_delivery':
       return `engine.check_delivery(gen=${effect.gen}, localId=${effect.message.localId})`;
+    case 'engine.configure':
+      return `engine.configure(gen=${effect.gen}, ${JSON.stringify(effect.settings)})`;
     case 'client.error':
       return `client.error(${effect.code})`;
     case 'ephemeral.emit':
@@ -208,6 +210,8 @@ export type ClientAction =
   | { type: 'switch_mode'; to: ControlMode }
   | { type: 'decide'; target: 'first_open' | 'unknown'; decision: 'allow' | 'deny' }
   | { type: 'online'; online: boolean }
+  | { type: 'set_model'; model: string | null }
+  | { type: 'set_permission_mode'; mode: string | null }
   | { type: 'advance'; ms: number };
 
 export const actionArb: fc.Arbitrary<ClientAction> = fc.oneof(
@@ -228,6 +232,8 @@ export const actionArb: fc.Arbitrary<ClientAction> = fc.oneof(
   { arbitrary: fc.constant({ type: 'abort' as const }), weight: 1 },
   { arbitrary: fc.constantFrom('local' as const, 'remote' as const).map((to) => ({ type: 'switch_mode' as const, to })), weight: 1 },
   { arbitrary: fc.boolean().map((online) => ({ type: 'online' as const, online })), weight: 1 },
+  { arbitrary: fc.constantFrom('model-a', 'model-b', null).map((model) => ({ type: 'set_model' as const, model })), weight: 1 },
+  { arbitrary: fc.constantFrom('plan', 'acceptEdits', null).map((mode) => ({ type: 'set_permission_mode' as const, mode })), weight: 1 },
 );
 
 export function describeAction(a: ClientAction): string {
@@ -242,6 +248,10 @@ export function describeAction(a: ClientAction): string {
       return `client: decide ${a.decision} on ${a.target === 'first_open' ? 'the first open request' : 'an unknown id'}`;
     case 'online':
       return `client: ${a.online ? 'online' : 'offline'}`;
+    case 'set_model':
+      return `client: set_model ${String(a.model)}`;
+    case 'set_permission_mode':
+      return `client: set_permission_mode ${String(a.mode)}`;
     case 'advance':
       return `clock: +${a.ms}ms`;
   }
@@ -275,6 +285,10 @@ export class ScriptedSut {
   readonly failures: AseError[] = [];
   readonly accepted: string[] = [];
   readonly refusals: AseError[] = [];
+  /** The last accepted `set_model` / `set_permission_mode` (null: none, or reset). */
+  chosen: { model: string | null; permissionMode: string | null } = { model: null, permissionMode: null };
+  /** Engine starts that did not carry the choice in force when they were emitted. */
+  readonly startsWithoutChoice: string[] = [];
   /** Everything that happened, for the failure message. */
   readonly log: string[] = [];
   readonly runtime: SessionRuntime;
@@ -314,6 +328,10 @@ export class ScriptedSut {
     this.runtime.observe({
       effect: (e) => {
         this.effects.push(e);
+        // Settings change only through inputs, which never start an engine: the choice in force is `chosen`.
+        if (e.type === 'engine.start' && ((e.model ?? null) !== this.chosen.model || (e.permissionMode ?? null) !== this.chosen.permissionMode)) {
+          this.startsWithoutChoice.push(`gen ${e.gen} started with ${JSON.stringify({ model: e.model, permissionMode: e.permissionMode })}, chosen ${JSON.stringify(this.chosen)}`);
+        }
         if (e.type.startsWith('engine.') || e.type === 'client.error' || (e.type === 'ephemeral.emit' && e.kind === 'status')) {
           this.log.push(`    → ${describeEffect(e)}`);
         }
@@ -345,6 +363,9 @@ export class ScriptedSut {
       const effects = this.runtime.dispatch(input);
       const refused = effects.some((e) => e.type === 'client.error' && e.localId !== undefined);
       if (input.type === 'send' && !refused) this.accepted.push(input.localId);
+      const settingRefused = effects.some((e) => e.type === 'client.error');
+      if (input.type === 'set_model' && !settingRefused) this.chosen = { ...this.chosen, model: input.model };
+      if (input.type === 'set_permission_mode' && !settingRefused) this.chosen = { ...this.chosen, permissionMode: input.mode };
     } catch (error) {
       if (!(error instanceof AseError)) throw error;
       this.refusals.push(error);
@@ -379,11 +400,36 @@ export class ScriptedSut {
       case 'online':
         this.dispatch({ type: action.online ? 'client_online' : 'client_offline' });
         break;
+      case 'set_model':
+        this.dispatch({ type: 'set_model', model: action.model });
+        break;
+      case 'set_permission_mode':
+        this.dispatch({ type: 'set_permission_mode', mode: action.mode });
+        break;
       case 'advance':
         await this.advance(action.ms);
         break;
     }
     await flush();
+  }
+
+  /**
+   * The runtime settings: the stored choice is the last accepted one and every engine start carried
+   * the choice in force; at rest (nothing scheduled, every write stored) a running engine also runs
+   * with it, whether it started with it or was configured since.
+   */
+  async checkSettings(atRest: boolean): Promise<void> {
+    const ctx = this.context;
+    expect({ model: ctx.model, permissionMode: ctx.permissionMode }, 'the stored choice is the last accepted one').toEqual(this.chosen);
+    expect(this.startsWithoutChoice, 'engine starts without the choice in force').toEqual([]);
+    if (!atRest || this.runtime.isDone) return;
+    const gen = ctx.liveGen;
+    const engine = gen === null ? undefined : this.engines.find((e) => e.spec?.gen === gen);
+    if (engine?.spec && !engine.exitedEmitted && !engine.stopped) {
+      expect(engine.settings, `the live engine (gen ${gen}) runs with the choice`).toEqual(this.chosen);
+    }
+    const saved = await this.store.load(this.sessionId);
+    if (saved) expect({ model: saved.state.model ?? null, permissionMode: saved.state.permissionMode ?? null }, 'the stored state holds the choice').toEqual(this.chosen);
   }
 
   /** Moves time forward one timer at a time, letting promise chains (engine starts, writes) run in between. */

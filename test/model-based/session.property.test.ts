@@ -168,28 +168,30 @@ describe('SessionActor properties', () => {
               stats.scripted.runs += 1;
               const sut = new ScriptedSut(mode, scripts, { maxRestarts });
               sut.log.push(`start in ${mode} mode, maxRestarts=${maxRestarts}`);
-              const check = () => {
+              const check = async () => {
                 // Store and journal are in memory and never fail: any failure is an engine call the
                 // engine could not take (a gone engine, an answer nobody waits for).
                 expect(sut.failures.map((f) => `${f.code}: ${f.message}`), 'the runtime failed to carry out an effect').toEqual([]);
                 checkEffectLog(sut.effects, sut.accepted, sut.context.queue.map((q) => q.localId));
                 checkStateInvariants(sut.runtime);
+                await sut.checkSettings(false);
               };
               try {
                 await explained(
                   () => `state ${JSON.stringify(sut.runtime.actor.getSnapshot().value)}; what happened:\n${numbered(sut.log)}`,
                   async () => {
                     await flush();
-                    check();
+                    await check();
                     for (const action of actions) {
                       await sut.act(action);
                       stats.scripted.actions += 1;
-                      check();
+                      await check();
                     }
                     if (restFirst) {
                       await sut.rest();
-                      check();
+                      await check();
                       checkAtRest(sut);
+                      await sut.checkSettings(true);
                     }
                     await sut.stopAndDrain();
                     await checkFinal(sut);
@@ -201,6 +203,7 @@ describe('SessionActor properties', () => {
                   if (e.type === 'ephemeral.emit' && e.kind === 'permission_resolved') tally(`request ${e.status}`);
                   if (e.type === 'ephemeral.emit' && e.kind === 'status' && e.phase === 'failed') tally('phase failed');
                   if (e.type === 'engine.abort') tally('engine.abort');
+                  if (e.type === 'engine.configure') tally('engine.configure');
                   if (e.type === 'client.error') tally(e.code);
                 }
                 stats.scripted.timerFirings += sut.timerFirings;
@@ -307,6 +310,7 @@ async function checkFinal(sut: ScriptedSut): Promise<void> {
   expect(stored?.state.usage).toEqual(ctx.usage);
   expect(stored?.state.completed).toEqual(ctx.completed);
   expect(stored?.state.queue).toEqual(ctx.queue);
+  expect({ model: stored?.state.model ?? null, permissionMode: stored?.state.permissionMode ?? null }, 'the final state holds the last choice').toEqual(sut.chosen);
 
   // Nothing left running.
   for (const [i, engine] of sut.engines.entries()) {

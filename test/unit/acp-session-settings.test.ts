@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
+import { acpEngine, AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
 import { FakeAgentProcess, fakeSpawner } from '../support/acp-fake-agent.js';
 import { EventLog } from '../support/acp-hermetic.js';
 import { realContext } from '../support/acp-scenarios.js';
@@ -167,3 +167,136 @@ describe('acp agent options checked against the agent', () => {
     expect(error.message).not.toContain('secret-value-not-printed');
   });
 });
+
+/**
+ * The session's runtime settings (`setPermissionMode` = the agent's mode id, `setModel`): from the
+ * start spec (they win over `modeId` / `model`, and one the agent does not take is reported, not
+ * fatal), and `configure()` on a running session (at once; before the session is open, right
+ * after it; `null` back to the engineOptions value, else to what the session opened with), with
+ * `validateSettings` checking a change against the agent's offer first.
+ */
+describe('acp runtime settings (setPermissionMode / setModel)', () => {
+  let root: string;
+  let agent: FakeAgentProcess;
+  let log: EventLog;
+  let engine: AcpEngine | undefined;
+
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'ase-acp-runtime-'));
+    agent = new FakeAgentProcess();
+    log = new EventLog();
+  });
+
+  afterEach(async () => {
+    await engine?.stop().catch(() => undefined);
+    engine = undefined;
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function open(options: AcpEngineOptions, sessionResult: Record<string, unknown>, spec: { model?: string; permissionMode?: string } = {}, before?: (e: AcpEngine) => Promise<void>): Promise<void> {
+    engine = new AcpEngine(realContext(), { command: 'fake-agent', home: join(root, 'home'), spawn: fakeSpawner(agent), ...options });
+    engine.onEvent(log.push);
+    await engine.start({ gen: 1, mode: 'remote', workDir: root, options: {}, ...spec });
+    await before?.(engine);
+    const init = await agent.nextMethod('initialize');
+    agent.respond(init, { protocolVersion: 1, agentCapabilities: {}, authMethods: [] });
+    const created = await agent.nextMethod('session/new');
+    agent.respond(created, { sessionId: SID, ...sessionResult });
+  }
+
+  /** Answers the next settings request of `method` and returns its params. */
+  async function answer(method: string, result: unknown = {}): Promise<unknown> {
+    const request = await agent.nextMethod(method);
+    agent.respond(request, result);
+    return request.params;
+  }
+
+  const settingsRequests = () => agent.received.filter((m) => typeof m.method === 'string' && /^session\/set_/.test(m.method)).map((m) => [m.method, m.params]);
+
+  it('declares both capabilities', () => {
+    expect(acpEngine().capabilities).toMatchObject({ setModel: true, setPermissionMode: true });
+  });
+
+  it('the start spec wins over modeId / model', async () => {
+    const ready = log.next('ready');
+    await open({ modeId: 'default', model: 'auto' }, { modes: MODES, models: LEGACY_MODELS }, { permissionMode: 'plan', model: 'gemini-2.5-pro' });
+    expect(await answer('session/set_mode')).toEqual({ sessionId: SID, modeId: 'plan' });
+    expect(await answer('session/set_model')).toEqual({ sessionId: SID, modelId: 'gemini-2.5-pro' });
+    await ready;
+    expect(settingsRequests()).toHaveLength(2);
+    expect(log.of('error')).toEqual([]);
+  });
+
+  it('a stored choice the agent does not offer does not fail the start: reported, and the engineOptions value applies', async () => {
+    const ready = log.next('ready');
+    await open({ modeId: 'autoEdit' }, { modes: MODES, configOptions: CONFIG_OPTIONS }, { permissionMode: 'yolo', model: 'gpt-9' });
+    expect(await answer('session/set_mode')).toEqual({ sessionId: SID, modeId: 'autoEdit' });
+    await ready;
+    expect(settingsRequests()).toEqual([['session/set_mode', { sessionId: SID, modeId: 'autoEdit' }]]);
+    const errors = log.of('error');
+    expect(errors).toEqual([
+      expect.objectContaining({ kind: 'protocol', retryable: true, message: expect.stringContaining('permission mode "yolo" was not applied') }),
+      expect.objectContaining({ kind: 'protocol', retryable: true, message: expect.stringContaining('model "gpt-9" was not applied') }),
+    ]);
+    expect(errors[0]!.message).toContain('its modes: default, autoEdit, plan');
+  });
+
+  it('configure on an open session: set_mode and the model option at once; null back to engineOptions, else to what the session opened with', async () => {
+    const ready = log.next('ready');
+    await open({ model: 'gpt-5.5' }, { modes: MODES, configOptions: CONFIG_OPTIONS });
+    expect(await answer('session/set_config_option', { configOptions: CONFIG_OPTIONS })).toEqual({ sessionId: SID, configId: 'model', value: 'gpt-5.5' });
+    await ready;
+
+    const changing = engine!.configure({ permissionMode: 'plan', model: 'gpt-5.4' });
+    expect(await answer('session/set_mode')).toEqual({ sessionId: SID, modeId: 'plan' });
+    expect(await answer('session/set_config_option', { configOptions: CONFIG_OPTIONS })).toEqual({ sessionId: SID, configId: 'model', value: 'gpt-5.4' });
+    await changing;
+
+    const back = engine!.configure({ permissionMode: null, model: null });
+    expect(await answer('session/set_mode')).toEqual({ sessionId: SID, modeId: 'default' }); // what session/new reported
+    expect(await answer('session/set_config_option', { configOptions: CONFIG_OPTIONS })).toEqual({ sessionId: SID, configId: 'model', value: 'gpt-5.5' }); // engineOptions
+    await back;
+  });
+
+  it('validateSettings checks against the offer once the session is open; configure refuses what is not offered', async () => {
+    await open({}, { modes: MODES, models: LEGACY_MODELS }, {}, async (e) => {
+      // Before the session is open nothing is known yet: accepted.
+      expect(() => e.validateSettings({ permissionMode: 'anything', model: 'anything' })).not.toThrow();
+    });
+    await log.next('ready');
+    expect(() => engine!.validateSettings({ permissionMode: 'yolo' })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', message: expect.stringContaining('its modes: default, autoEdit, plan') }));
+    expect(() => engine!.validateSettings({ model: 'gpt-9' })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', message: expect.stringContaining('its models: auto, gemini-2.5-pro') }));
+    expect(() => engine!.validateSettings({ permissionMode: 'plan', model: 'auto' })).not.toThrow();
+    expect(() => engine!.validateSettings({ permissionMode: null, model: null })).not.toThrow();
+    await expect(engine!.configure({ permissionMode: 'yolo' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(settingsRequests()).toEqual([]);
+  });
+
+  it('an agent with no modes or no model choice: UNSUPPORTED', async () => {
+    await open({}, {});
+    await log.next('ready');
+    expect(() => engine!.validateSettings({ permissionMode: 'plan' })).toThrow(expect.objectContaining({ code: 'UNSUPPORTED' }));
+    expect(() => engine!.validateSettings({ model: 'x' })).toThrow(expect.objectContaining({ code: 'UNSUPPORTED', message: expect.stringContaining('no model choice') }));
+  });
+
+  it('a change made before the session is open is applied right after it, before ready', async () => {
+    const ready = log.next('ready');
+    await open({}, { modes: MODES, models: LEGACY_MODELS }, {}, async (e) => {
+      await e.configure({ permissionMode: 'autoEdit' });
+    });
+    expect(await answer('session/set_mode')).toEqual({ sessionId: SID, modeId: 'autoEdit' });
+    await ready;
+    expect(log.events.findIndex((ev) => ev.type === 'ready')).toBeGreaterThan(-1);
+  });
+
+  it('an agent refusing a change: configure rejects with its error; the session goes on', async () => {
+    await open({}, { modes: MODES });
+    await log.next('ready');
+    const changing = engine!.configure({ permissionMode: 'plan' });
+    const request = await agent.nextMethod('session/set_mode');
+    agent.send({ jsonrpc: '2.0', id: request.id, error: { code: -32602, message: 'mode not available now' } });
+    await expect(changing).rejects.toMatchObject({ code: 'AGENT_ERROR', message: expect.stringContaining('mode not available now') });
+    expect(log.of('exited')).toEqual([]);
+  });
+});
+

@@ -14,6 +14,8 @@ import { realEngineContext } from '../support/engine-context.js';
 
 const SCRIPT = String.raw`
 const mode = process.env.FAKE_MODE ?? 'ok';
+// The engine's version probe runs it with --version in its own cwd: only a real start notes its argv.
+if (!process.argv.includes('--version')) require('node:fs').writeFileSync('argv.json', JSON.stringify(process.argv.slice(2)));
 let buf = '';
 const out = (m) => process.stdout.write(JSON.stringify(m) + '\n');
 process.stdin.setEncoding('utf8');
@@ -22,13 +24,24 @@ process.stdin.on('data', (c) => {
   let nl;
   while ((nl = buf.indexOf('\n')) >= 0) {
     const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
+    require('node:fs').appendFileSync('stdin.jsonl', line + '\n');
     const m = JSON.parse(line);
     if (m.type === 'control_request' && m.request.subtype === 'initialize') {
       if (mode === 'no-init') { process.stderr.write('cannot initialize\n'); process.exit(2); }
       out({ type: 'control_response', response: { subtype: 'success', request_id: m.request_id, response: {} } });
     } else if (m.type === 'control_request' && (m.request.subtype === 'set_permission_mode' || m.request.subtype === 'set_model')) {
       if (mode === 'silent-control') return;
-      if (m.request.subtype === 'set_permission_mode' && m.request.mode === 'nonsense') {
+      if (mode === 'slow-control' && !m.slow) {
+        // Answers 300 ms later (like the CLI probing a new model first), and notes when it did.
+        setTimeout(() => {
+          require('node:fs').appendFileSync('stdin.jsonl', JSON.stringify({ answered: m.request.subtype }) + '\n');
+          process.stdin.emit('data', JSON.stringify({ ...m, slow: true }) + '\n');
+        }, 300);
+        continue; // the lines after it are read now
+      }
+      if (m.request.subtype === 'set_model' && m.request.model === 'refused-model') {
+        out({ type: 'control_response', response: { subtype: 'error', request_id: m.request_id, error: 'model refused-model not found' } });
+      } else if (m.request.subtype === 'set_permission_mode' && m.request.mode === 'nonsense') {
         out({ type: 'control_response', response: { subtype: 'error', request_id: m.request_id, error: 'Invalid permission mode: nonsense' } });
       } else if (m.request.subtype === 'set_permission_mode') {
         out({ type: 'control_response', response: { subtype: 'success', request_id: m.request_id, response: { mode: m.request.mode } } });
@@ -105,7 +118,7 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
   it('declares its capabilities', () => {
     const f = claudeEngine();
     expect(f.name).toBe('claude');
-    expect(f.capabilities).toMatchObject({ streamingInput: true, permissions: true, interrupt: true, resume: true, cost: true, localMode: false, transcriptTail: false });
+    expect(f.capabilities).toMatchObject({ streamingInput: true, permissions: true, interrupt: true, resume: true, cost: true, localMode: false, transcriptTail: false, setModel: true, setPermissionMode: true });
   });
 
   it('runs a turn: ready, session_identified, skips junk, answers unsupported control requests, stops', async () => {
@@ -186,6 +199,76 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
     expect(events.some((ev) => ev.type === 'error')).toBe(false);
     await e.stop();
     await expect(e.setPermissionMode('default')).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' });
+  });
+
+  it('configure: the settings of the start spec win over engineOptions on the command line', async () => {
+    const { e, events } = engine('ok');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: { model: 'sonnet', permissionMode: 'default' }, model: 'opus', permissionMode: 'plan' });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    const argv = JSON.parse(readFileSync(join(dir, 'argv.json'), 'utf8')) as string[];
+    expect(argv[argv.indexOf('--model') + 1]).toBe('opus');
+    expect(argv[argv.indexOf('--permission-mode') + 1]).toBe('plan');
+    expect(argv.filter((a) => a === '--model')).toHaveLength(1);
+    await e.stop();
+  });
+
+  it('configure: before ready the change waits and goes out right after initialize, before ready; after, at once; null goes back to engineOptions', async () => {
+    const { e, events } = engine('ok');
+    const sent = () =>
+      readFileSync(join(dir, 'stdin.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; request?: { subtype: string; model?: unknown; mode?: unknown } })
+        .filter((m) => m.type === 'control_request')
+        .map((m) => ({ subtype: m.request!.subtype, ...(m.request!.model !== undefined && { model: m.request!.model }), ...(m.request!.mode !== undefined && { mode: m.request!.mode }) }));
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: { model: 'sonnet', permissionMode: 'acceptEdits' } });
+    await e.configure({ model: 'haiku' });
+    await e.configure({ permissionMode: 'plan' });
+    expect(events.some((ev) => ev.type === 'ready')).toBe(false);
+    await waitFor(events, (ev) => ev.type === 'ready');
+    expect(sent()).toEqual([{ subtype: 'initialize' }, { subtype: 'set_permission_mode', mode: 'plan' }, { subtype: 'set_model', model: 'haiku' }]);
+
+    await e.configure({ model: null });
+    await e.configure({ permissionMode: null });
+    expect(sent().slice(3)).toEqual([{ subtype: 'set_model', model: 'sonnet' }, { subtype: 'set_permission_mode', mode: 'acceptEdits' }]);
+    // A mode the CLI does not have is refused before anything is sent.
+    await expect(e.configure({ permissionMode: 'yolo' })).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('acceptEdits') });
+    expect(() => e.validateSettings({ permissionMode: 'yolo' })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => claudeEngine().validateSettings!({ permissionMode: 'yolo' })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }));
+    expect(() => claudeEngine().validateSettings!({ permissionMode: 'bypassPermissions', model: 'anything' })).not.toThrow();
+    expect(sent()).toHaveLength(5);
+    // The CLI's refusal rejects configure (the session reports it); the engine goes on.
+    await expect(e.configure({ model: 'refused-model' })).rejects.toMatchObject({ code: 'AGENT_ERROR' });
+    await e.send({ localId: 'l1', text: 'hi' });
+    await waitFor(events, (ev) => ev.type === 'turn_complete');
+    await e.stop();
+    await expect(e.configure({ model: 'x' })).rejects.toMatchObject({ code: 'ENGINE_NOT_RUNNING' });
+  });
+
+  it('configure: a message sent after a change waits for the CLI to answer it, so it runs with the change', async () => {
+    const { e, events } = engine('slow-control');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    const changing = e.configure({ model: 'haiku' });
+    const sending = e.send({ localId: 'l1', text: 'hi' });
+    await Promise.all([changing, sending]);
+    await waitFor(events, (ev) => ev.type === 'turn_complete');
+    const lines = readFileSync(join(dir, 'stdin.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type?: string; answered?: string; slow?: boolean });
+    const order = lines.filter((l) => !l.slow).map((l) => l.answered ?? l.type);
+    expect(order.indexOf('set_model')).toBeGreaterThan(-1);
+    expect(order.indexOf('user')).toBeGreaterThan(order.indexOf('set_model'));
+    await e.stop();
+  });
+
+  it('configure: a change the CLI refuses before ready is an error event, and the engine still becomes ready', async () => {
+    const { e, events } = engine('ok');
+    await e.start({ gen: 1, mode: 'remote', workDir: dir, options: {} });
+    await e.configure({ model: 'refused-model' });
+    await waitFor(events, (ev) => ev.type === 'ready');
+    const error = events.find((ev) => ev.type === 'error');
+    expect(error).toMatchObject({ kind: 'protocol', retryable: true, message: expect.stringContaining('refused-model') });
+    expect(events.findIndex((ev) => ev.type === 'error')).toBeLessThan(events.findIndex((ev) => ev.type === 'ready'));
+    await e.stop();
   });
 
   it('setPermissionMode / setModel time out when the CLI never answers', async () => {

@@ -1311,6 +1311,109 @@ describe('recovery after the host died mid-turn', () => {
   });
 });
 
+describe('runtime settings (set_model, set_permission_mode)', () => {
+  const setModel = (model: string | null, at: number): SessionEvent => ({ type: 'set_model', model, at });
+  const setMode = (mode: string | null, at: number): SessionEvent => ({ type: 'set_permission_mode', mode, at });
+  const configure = (gen: number, settings: EffectOf<'engine.configure'>['settings']) => ({ type: 'engine.configure', gen, settings });
+
+  it('stores the choice, writes it at once, records it, and tells the live engine', () => {
+    const [s1, fx1] = feed(remoteIdle(), setModel('opus', 2_000));
+    expect(s1.context).toMatchObject({ model: 'opus', permissionMode: null });
+    expect(s1.value).toEqual({ remote: 'idle' });
+    expect(only(fx1, 'engine.configure')).toEqual([configure(1, { model: 'opus' })]);
+    expect(only(fx1, 'state.persist')).toEqual([expect.objectContaining({ state: expect.objectContaining({ model: 'opus' }) })]);
+    expect(transcriptOf(fx1, 'settings_changed').map((e) => e.payload)).toEqual([{ model: 'opus' }]);
+    expect(clientErrors(fx1)).toEqual([]);
+
+    const [s2, fx2] = feed(settleWrites(s1, 2_000), setMode('plan', 2_100));
+    expect(s2.context).toMatchObject({ model: 'opus', permissionMode: 'plan' });
+    expect(only(fx2, 'engine.configure')).toEqual([configure(1, { permissionMode: 'plan' })]);
+    expect(only(fx2, 'state.persist')[0]!.state).toMatchObject({ model: 'opus', permissionMode: 'plan' });
+  });
+
+  it('null clears the choice: the engine is told to go back, and later writes and starts carry nothing', () => {
+    const [s1] = feed(remoteIdle(), setModel('opus', 2_000), setMode('plan', 2_000));
+    const [s2, fx2] = feed(settleWrites(s1, 2_000), setModel(null, 2_100));
+    expect(s2.context).toMatchObject({ model: null, permissionMode: 'plan' });
+    expect(only(fx2, 'engine.configure')).toEqual([configure(1, { model: null })]);
+    const written = only(fx2, 'state.persist')[0]!.state;
+    expect(written).not.toHaveProperty('model');
+    expect(written.permissionMode).toBe('plan');
+  });
+
+  it('mid-turn the engine is told at once (when it applies is the engine\'s); the turn goes on', () => {
+    const [s1, fx1] = feed(remoteRunning(), setModel('haiku', 2_500));
+    expect(s1.value).toEqual({ remote: 'running' });
+    expect(s1.context.turn?.localId).toBe('a');
+    expect(only(fx1, 'engine.configure')).toEqual([configure(1, { model: 'haiku' })]);
+    expect(only(fx1, 'engine.abort', 'engine.stop', 'engine.start')).toEqual([]);
+  });
+
+  it('every later start carries the choice: a crash restart, a mode switch, a retry after failure', () => {
+    const [s1] = feed(remoteIdle({ maxRestarts: 1 }), setModel('opus', 2_000), setMode('acceptEdits', 2_000));
+    // Crash → recovering → restart with the resume token and the choice.
+    const [s2, fx2] = feed(settleWrites(s1, 2_000), exited(1, 3_000), fired('restart', 4_000));
+    expect(only(fx2, 'engine.start')).toEqual([{ ...engineStart(2, 'remote', 'tok-1'), model: 'opus', permissionMode: 'acceptEdits' }]);
+    // A switch to local: the next generation too.
+    const [s3, fx3] = feed(s2, ready(2, 4_100), switchTo('local', 5_000), exited(2, 5_100, 0));
+    expect(only(fx3, 'engine.start')).toEqual([{ ...engineStart(3, 'local', 'tok-1'), model: 'opus', permissionMode: 'acceptEdits' }]);
+    // Failed (an error retrying cannot fix), then a send retries with the choice.
+    const [s4] = feed(s3, ready(3, 5_200), engineError(3, 5_900, false), exited(3, 6_000));
+    expect(s4.value).toBe('failed');
+    const [, fx5] = feed(s4, send('b', 7_000));
+    expect(only(fx5, 'engine.start')).toEqual([{ ...engineStart(4, 'remote', 'tok-1'), model: 'opus', permissionMode: 'acceptEdits' }]);
+  });
+
+  it('with no engine to reach (switching, recovering, failed) the choice is only stored; the next start carries it', () => {
+    const [switching] = feed(remoteIdle(), switchTo('local', 2_000));
+    const [s1, fx1] = feed(switching, setModel('opus', 2_100));
+    expect(s1.value).toBe('switching');
+    expect(only(fx1, 'engine.configure')).toEqual([]); // gen 1 was told to stop: nothing more goes to it
+    expect(s1.context.model).toBe('opus');
+    const [, fx2] = feed(s1, exited(1, 2_200, 0));
+    expect(only(fx2, 'engine.start')).toEqual([{ ...engineStart(2, 'local', 'tok-1'), model: 'opus' }]);
+
+    const [recovering] = feed(remoteIdle(), exited(1, 2_000));
+    expect(recovering.value).toBe('recovering');
+    const [r1, rx1] = feed(recovering, setMode('plan', 2_100));
+    expect(only(rx1, 'engine.configure')).toEqual([]);
+    const [, rx2] = feed(r1, fired('restart', 3_000));
+    expect(only(rx2, 'engine.start')).toEqual([{ ...engineStart(2, 'remote', 'tok-1'), permissionMode: 'plan' }]);
+  });
+
+  it('an engine still starting is told too (it applies the change before ready)', () => {
+    const [s0] = start();
+    const [s1, fx1] = feed(s0, setModel('opus', 1_050));
+    expect(s1.value).toEqual({ remote: 'launching' });
+    expect(only(fx1, 'engine.configure')).toEqual([configure(1, { model: 'opus' })]);
+  });
+
+  it('while stopping the change is refused with SESSION_STOPPED and nothing changes', () => {
+    const [stopping] = feed(remoteIdle(), stop(2_000));
+    expect(stopping.value).toBe('stopping');
+    const [s1, fx1] = feed(stopping, setModel('opus', 2_100), setMode('plan', 2_100));
+    expect(clientErrors(fx1)).toEqual(['SESSION_STOPPED', 'SESSION_STOPPED']);
+    expect(fx1.filter((e) => e.type !== 'client.error')).toEqual([]);
+    expect(s1.context).toEqual(stopping.context);
+  });
+
+  it('a restored session keeps its stored choice (and one stored before the fields existed has none)', () => {
+    const [s0, fx0] = start({ restored: { version: 2, state: persisted({ gen: 3, phase: 'idle', resumeToken: 'tok-3', model: 'opus', permissionMode: 'plan' }) } });
+    expect(s0.context).toMatchObject({ model: 'opus', permissionMode: 'plan' });
+    expect(only(fx0, 'engine.start')).toEqual([{ ...engineStart(4, 'remote', 'tok-3'), model: 'opus', permissionMode: 'plan' }]);
+    const [t0, tx0] = start({ restored: { version: 2, state: persisted({ gen: 3, phase: 'idle', resumeToken: 'tok-3' }) } });
+    expect(t0.context).toMatchObject({ model: null, permissionMode: null });
+    expect(only(tx0, 'engine.start')).toEqual([engineStart(4, 'remote', 'tok-3')]);
+  });
+
+  it('a persist conflict retries with the choice still in the state', () => {
+    const [s1, fx1] = feed(remoteIdle(), setModel('opus', 2_000));
+    const version = only(fx1, 'state.persist')[0]!.expectedVersion;
+    const [, fx2] = feed(s1, { type: 'persist_conflict', version: version + 1, at: 2_010 });
+    expect(only(fx2, 'state.persist')).toEqual([expect.objectContaining({ expectedVersion: version + 1, state: expect.objectContaining({ model: 'opus' }) })]);
+  });
+});
+
 function persisted(overrides: Partial<PersistedSession> = {}): PersistedSession {
   return {
     schemaVersion: 1,

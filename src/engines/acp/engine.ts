@@ -19,7 +19,7 @@ import { resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { ndJsonStream, RequestError, type AnyMessage, type ClientConnection } from '@agentclientprotocol/sdk';
 import { AgentError, AseError, errorMessage, isAseError, toAseError } from '../../errors.js';
-import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
@@ -39,6 +39,7 @@ import { ACP_DEFAULTS, resolveAcpOptions, timerMs, type AcpEngineOptions, type A
 import { chooseOutcome, PermissionBroker, type PermissionOutcome } from './permissions.js';
 import { tapStream } from './traffic.js';
 import { AcpTranslator, type AcpSessionInfo } from './translate.js';
+import { checkMode, checkModel, readOffer, setMode, setModel, type SessionOffer } from './session-settings.js';
 import { TurnQueue } from './turn-queue.js';
 import { WireInterpreter } from './wire-interpreter.js';
 
@@ -50,6 +51,9 @@ export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   localMode: false,
   transcriptTail: false,
   cost: false,
+  // session/set_mode, and the model config option or session/set_model, when the agent offers them.
+  setModel: true,
+  setPermissionMode: true,
 });
 
 /** How long stop() lets a cancelled turn end before it closes the connection anyway. */
@@ -79,6 +83,10 @@ export class AcpEngine implements AgentEngine {
   #killReason: string | undefined;
   #stopping: Promise<void> | undefined;
   #processExited = false;
+  /** Settings changes made before the session was open: applied right after the handshake, before `ready`. */
+  #pendingSettings: EngineSettings | undefined;
+  /** The mode and model when the session opened (before anything was set): what a `null` change goes back to without engineOptions. */
+  #openedWith: { modeId?: string; model?: string } = {};
 
   /** The ACP session id (the resume token). */
   sessionId: string | undefined;
@@ -268,6 +276,62 @@ export class AcpEngine implements AgentEngine {
     await this.#request(this.#conn!.agent.request('session/set_mode', { sessionId: this.sessionId, modeId }), this.#options.sessionTimeoutMs ?? ACP_DEFAULTS.sessionTimeoutMs, 'session/set_mode');
   }
 
+  /**
+   * The session's settings change (AgentEngine.configure): the permission mode is the agent's mode
+   * id (`session/set_mode`), the model goes through its model config option or `session/set_model`;
+   * sent at once, also during a turn (when the agent applies it is the agent's). `null` goes back to
+   * the engineOptions `modeId` / `model`, else to what the session opened with. Before the session
+   * is open the change waits and is applied right after the handshake, before `ready`.
+   */
+  async configure(settings: EngineSettings): Promise<void> {
+    this.#assertRunning('configure');
+    if (!this.#ready) {
+      this.#pendingSettings = { ...this.#pendingSettings, ...settings };
+      return;
+    }
+    await this.#applySettings(settings);
+  }
+
+  /**
+   * Checks a change against what the agent offered (once the session is open): a mode or model it
+   * does not list is INVALID_INPUT naming its choices; a model for an agent with no model choice,
+   * or a mode for one that reported no modes, is UNSUPPORTED.
+   */
+  validateSettings(settings: EngineSettings): void {
+    if (!this.#ready || !this.sessionResult) return;
+    const offer = this.#offer();
+    if (typeof settings.permissionMode === 'string') {
+      if (offer.modes === undefined) throw new AseError('UNSUPPORTED', 'acp engine: this agent reported no session modes to choose from');
+      checkMode(offer, settings.permissionMode, 'INVALID_INPUT', 'permission mode');
+    }
+    if (typeof settings.model === 'string') checkModel(offer, settings.model, 'INVALID_INPUT', 'model', 'UNSUPPORTED');
+  }
+
+  /** The agent's offer now: its session answer, with the config options it updated since. */
+  #offer(): SessionOffer {
+    return readOffer(this.sessionResult ?? {}, this.#translator?.info.configOptions);
+  }
+
+  async #applySettings(settings: EngineSettings): Promise<void> {
+    const timeoutMs = this.#options.sessionTimeoutMs ?? ACP_DEFAULTS.sessionTimeoutMs;
+    const request = <T>(r: Promise<T>, ms: number, what: string) => this.#request(r, ms, what);
+    const offer = this.#offer();
+    if (settings.permissionMode !== undefined) {
+      const modeId = settings.permissionMode ?? this.#options.modeId ?? this.#openedWith.modeId;
+      if (modeId !== undefined) {
+        checkMode(offer, modeId, 'INVALID_INPUT', 'permission mode');
+        await setMode(request, this.#conn!.agent, this.sessionId!, modeId, timeoutMs);
+      }
+    }
+    if (settings.model !== undefined) {
+      const model = settings.model ?? this.#options.model ?? this.#openedWith.model;
+      if (model !== undefined) {
+        checkModel(offer, model, 'INVALID_INPUT', 'model', 'UNSUPPORTED');
+        await setModel(request, this.#conn!.agent, this.sessionId!, offer, model, timeoutMs);
+      }
+    }
+  }
+
   stop(): Promise<void> {
     this.#stopRequested = true;
     this.#stopping ??= (async () => {
@@ -305,6 +369,10 @@ export class AcpEngine implements AgentEngine {
         workDir,
         gen: this.#spec!.gen,
         resumeToken: this.#spec!.resumeToken,
+        settings: {
+          ...(this.#spec!.model !== undefined && { model: this.#spec!.model }),
+          ...(this.#spec!.permissionMode !== undefined && { permissionMode: this.#spec!.permissionMode }),
+        },
         services: this.#services,
         replay: this.#replay,
         events: this.#events,
@@ -321,6 +389,20 @@ export class AcpEngine implements AgentEngine {
       return;
     }
     if (this.#gone()) return;
+    const opened = readOffer(this.sessionResult ?? {});
+    this.#openedWith = { ...(opened.currentModeId !== undefined && { modeId: opened.currentModeId }), ...(opened.currentModel !== undefined && { model: opened.currentModel }) };
+    const pending = this.#pendingSettings;
+    this.#pendingSettings = undefined;
+    if (pending) {
+      try {
+        await this.#applySettings(pending);
+      } catch (error) {
+        if (this.#gone()) return;
+        // The agent goes on with what it has; the session keeps its choice for later starts.
+        this.#events.emit({ type: 'error', kind: 'protocol', message: `acp engine: applying the session's settings failed: ${errorMessage(error)}`, retryable: true });
+      }
+      if (this.#gone()) return;
+    }
     this.#checkAgentVersion();
     this.#events.emit({ type: 'session_identified', resumeToken: this.sessionId! });
     this.#ready = true;

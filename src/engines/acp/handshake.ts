@@ -2,9 +2,10 @@
  * The ACP handshake, request by request: `initialize` (fs and terminal advertised only when the
  * engine serves them) → `authenticate` if configured → `session/load` of the resume token (its
  * replay routed to history; on failure a new session, reported, unless `loadFallback: 'fail'`),
- * else `session/new` → the configured mode, model and config options (`session/set_mode`,
- * `session/set_config_option` or `session/set_model`), each checked against the agent's offer. Kept apart from the engine, which only
- * reports the outcome: ready, or a start-up failure.
+ * else `session/new` → the session's runtime mode and model, the configured mode, model and config
+ * options (`session/set_mode`, `session/set_config_option` or `session/set_model`), each checked
+ * against the agent's offer (session-settings.ts). Kept apart from the engine, which only reports
+ * the outcome: ready, or a start-up failure.
  */
 import type { ClientConnection, McpServer, NewSessionRequest } from '@agentclientprotocol/sdk';
 import { PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
@@ -14,6 +15,7 @@ import type { ClientServices } from './client-services.js';
 import { CLIENT_INFO } from './client.js';
 import type { HistoryReplay } from './history-replay.js';
 import { ACP_DEFAULTS, type AcpEngineOptions } from './options.js';
+import { checkMode, checkModel, readOffer, selectValues, setMode, setModel } from './session-settings.js';
 
 /** The engine's public session state the handshake fills in (AcpEngine is one). */
 export interface HandshakeSession {
@@ -30,6 +32,8 @@ export interface HandshakeParts {
   readonly workDir: string;
   readonly gen: number;
   readonly resumeToken: string | undefined;
+  /** The session's runtime choices from the start spec (they win over `options.modeId` / `model`). */
+  readonly settings: { readonly model?: string; readonly permissionMode?: string };
   readonly services: ClientServices;
   readonly replay: HistoryReplay;
   readonly events: EngineEvents;
@@ -98,63 +102,39 @@ export async function handshake(p: HandshakeParts): Promise<boolean> {
   return true;
 }
 
-/** A session config option as agents report it (`select` with values, or `boolean`). */
-interface ConfigOption {
-  id: string;
-  category?: string | null;
-  type?: string;
-  options?: unknown[];
-}
-
-/** The values a `select` option offers (grouped options flattened). */
-function selectValues(option: ConfigOption): string[] {
-  const out: string[] = [];
-  const walk = (items: unknown[] | undefined) => {
-    for (const item of items ?? []) {
-      const entry = item as { value?: unknown; options?: unknown[] };
-      if (typeof entry.value === 'string') out.push(entry.value);
-      else if (Array.isArray(entry.options)) walk(entry.options);
-    }
-  };
-  walk(option.options);
-  return out;
-}
-
 const invalid = (message: string) => new AseError('INVALID_OPTIONS', `acp engine: ${message}`);
 
 /**
- * `modeId`, `model` and `configOptions`, each checked against what the agent offered in the
- * session/new (or session/load) result before it is set, so a typo fails the start with the
- * agent's own choices listed instead of an opaque JSON-RPC error (or none at all).
+ * The session's runtime choices (`setPermissionMode` / `setModel`) first, then `modeId`, `model`
+ * and `configOptions`, each checked against what the agent offered in the session/new (or
+ * session/load) result before it is set, so a typo in engineOptions fails the start with the
+ * agent's own choices listed instead of an opaque JSON-RPC error (or none at all). A runtime choice
+ * the agent does not take does not fail the start: it is reported as an `error` event and the
+ * engineOptions value (if any) applies instead, so a stored choice can never keep a session from
+ * starting.
  */
 async function applySessionSettings(p: HandshakeParts, sessionId: string, result: Record<string, unknown>, timeoutMs: number): Promise<void> {
   const { agent, options: o } = p;
-  const configs = (Array.isArray(result['configOptions']) ? result['configOptions'] : []) as ConfigOption[];
-  if (o.modeId !== undefined) {
-    const modes = (result['modes'] as { availableModes?: { id?: unknown }[] } | undefined)?.availableModes;
-    const ids = (modes ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
-    if (ids.length > 0 && !ids.includes(o.modeId)) throw invalid(`modeId ${JSON.stringify(o.modeId)} is not a mode of this agent; its modes: ${ids.join(', ')}`);
-    await p.request(agent.request('session/set_mode', { sessionId, modeId: o.modeId }), timeoutMs, 'session/set_mode');
+  const offer = readOffer(result);
+  const runtimeMode = await applyRuntimeChoice(p, 'permission mode', p.settings.permissionMode, async (modeId) => {
+    checkMode(offer, modeId, 'INVALID_INPUT', 'the session\'s permission mode');
+    await setMode(p.request, agent, sessionId, modeId, timeoutMs);
+  });
+  if (!runtimeMode && o.modeId !== undefined) {
+    checkMode(offer, o.modeId, 'INVALID_OPTIONS', 'modeId');
+    await setMode(p.request, agent, sessionId, o.modeId, timeoutMs);
   }
-  if (o.model !== undefined) {
-    const modelOption = configs.find((c) => c.category === 'model' && c.type === 'select') ?? configs.find((c) => c.id === 'model');
-    const legacy = (result['models'] as { availableModels?: { modelId?: unknown }[] } | undefined)?.availableModels;
-    if (modelOption) {
-      const values = selectValues(modelOption);
-      if (values.length > 0 && !values.includes(o.model)) throw invalid(`model ${JSON.stringify(o.model)} is not offered by this agent; its models: ${values.join(', ')}`);
-      await p.request(agent.request('session/set_config_option', { sessionId, configId: modelOption.id, value: o.model }), timeoutMs, 'session/set_config_option');
-    } else if (Array.isArray(legacy)) {
-      const ids = legacy.map((m) => m.modelId).filter((id): id is string => typeof id === 'string');
-      if (ids.length > 0 && !ids.includes(o.model)) throw invalid(`model ${JSON.stringify(o.model)} is not offered by this agent; its models: ${ids.join(', ')}`);
-      // Not in the stable schema, but what gemini-cli and the Claude ACP agents serve (their `models` state).
-      await p.request(agent.request('session/set_model', { sessionId, modelId: o.model }), timeoutMs, 'session/set_model');
-    } else {
-      throw invalid('this agent offers no model choice (no `model` config option and no `models` in its session)');
-    }
+  const runtimeModel = await applyRuntimeChoice(p, 'model', p.settings.model, async (model) => {
+    checkModel(offer, model, 'INVALID_INPUT', 'the session\'s model', 'UNSUPPORTED');
+    await setModel(p.request, agent, sessionId, offer, model, timeoutMs);
+  });
+  if (!runtimeModel && o.model !== undefined) {
+    checkModel(offer, o.model, 'INVALID_OPTIONS', 'model');
+    await setModel(p.request, agent, sessionId, offer, o.model, timeoutMs);
   }
   for (const [id, value] of Object.entries(o.configOptions ?? {})) {
-    const option = configs.find((c) => c.id === id);
-    if (!option) throw invalid(`configOptions.${id}: not a config option of this agent; its options: ${configs.map((c) => c.id).join(', ') || '(none)'}`);
+    const option = offer.configs.find((c) => c.id === id);
+    if (!option) throw invalid(`configOptions.${id}: not a config option of this agent; its options: ${offer.configs.map((c) => c.id).join(', ') || '(none)'}`);
     if (option.type === 'boolean') {
       if (typeof value !== 'boolean') throw invalid(`configOptions.${id} is a boolean option`);
       await p.request(agent.request('session/set_config_option', { sessionId, configId: id, type: 'boolean', value }), timeoutMs, 'session/set_config_option');
@@ -163,5 +143,18 @@ async function applySessionSettings(p: HandshakeParts, sessionId: string, result
     const values = selectValues(option);
     if (typeof value !== 'string' || (values.length > 0 && !values.includes(value))) throw invalid(`configOptions.${id}: ${JSON.stringify(value)} is not one of ${values.join(', ')}`);
     await p.request(agent.request('session/set_config_option', { sessionId, configId: id, value }), timeoutMs, 'session/set_config_option');
+  }
+}
+
+/** Applies a runtime choice if there is one; true once applied, false (reported) when the agent did not take it. */
+async function applyRuntimeChoice(p: HandshakeParts, what: string, value: string | undefined, apply: (value: string) => Promise<void>): Promise<boolean> {
+  if (value === undefined) return false;
+  try {
+    await apply(value);
+    return true;
+  } catch (error) {
+    if (p.gone()) throw error;
+    p.events.emit({ type: 'error', kind: 'protocol', message: `acp engine: the session's ${what} ${JSON.stringify(value)} was not applied: ${errorMessage(error)}`, retryable: true });
+    return false;
   }
 }

@@ -10,14 +10,14 @@ import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { AseError, errorMessage } from '../../errors.js';
-import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { agentNotFound, findAgent, type AgentLocation } from '../core/agent-discovery.js';
 import { credentialHint } from '../core/agent-diagnosis.js';
 import { readAgentVersion, versionWarning } from '../core/agent-version.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
 import { buildEnv } from '../transport/env.js';
 import { CLAUDE_AUTH_VARS, CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV } from './cli.js';
-import { claudeOptionArgs, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from './options.js';
+import { checkClaudeSettings, claudeOptionArgs, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from './options.js';
 import { launchNdjsonProcess, type NdjsonLauncher, type NdjsonProcess } from '../transport/ndjson-process.js';
 import type { ProcessExit, ShutdownOptions } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
@@ -35,6 +35,9 @@ export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   localMode: false,
   transcriptTail: false,
   cost: true,
+  // `set_model` / `set_permission_mode` control requests, answered at once, mid-turn too.
+  setModel: true,
+  setPermissionMode: true,
 });
 
 export type { ClaudeEngineOptions, ClaudePermissionMode } from './options.js';
@@ -67,7 +70,14 @@ export class ClaudeEngine implements AgentEngine {
   readonly #context: EngineContext;
   /** The factory's options (checked); a start overlays the session's `engineOptions` on them. */
   readonly #factoryOptions: ClaudeEngineOptions;
+  /** The factory's and the session's `engineOptions`: what a settings change to `null` goes back to. */
+  #baseOptions: ClaudeEngineOptions;
+  /** `#baseOptions` with the start spec's runtime settings (model, permission mode) over them. */
   #options: ClaudeEngineOptions;
+  /** Settings changes made before the CLI was ready: applied right after `initialize`, before `ready`. */
+  #pendingSettings: EngineSettings | undefined;
+  /** Settles once every settings change sent so far was answered; user messages wait for it. */
+  #settling: Promise<void> = Promise.resolve();
   readonly #events: EngineEvents;
   #spec: EngineStartSpec | undefined;
   #proc: NdjsonProcess | undefined;
@@ -101,6 +111,7 @@ export class ClaudeEngine implements AgentEngine {
   constructor(context: EngineContext, options: ClaudeEngineOptions = {}) {
     this.#context = context;
     this.#factoryOptions = parseClaudeOptions(options);
+    this.#baseOptions = this.#factoryOptions;
     this.#options = this.#factoryOptions;
     this.#events = new EngineEvents(context);
   }
@@ -127,7 +138,13 @@ export class ClaudeEngine implements AgentEngine {
     };
     let env: Record<string, string>;
     try {
-      this.#options = mergeClaudeOptions(this.#factoryOptions, spec.options);
+      this.#baseOptions = mergeClaudeOptions(this.#factoryOptions, spec.options);
+      checkClaudeSettings({ ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode }) });
+      this.#options = {
+        ...this.#baseOptions,
+        ...(spec.model !== undefined && { model: spec.model }),
+        ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode as ClaudePermissionMode }),
+      };
       env = buildEnv({ allow: [...CLAUDE_DEFAULT_PASS_ENV, ...(this.#options.passEnv ?? [])], set: this.#options.env ?? {} });
     } catch (error) {
       return fail(error);
@@ -208,6 +225,8 @@ export class ClaudeEngine implements AgentEngine {
       this.#pendingSends.push(message);
       return;
     }
+    // A settings change made before this message is answered first: the message runs with it.
+    await this.#settling;
     await this.#writeUser(message);
   }
 
@@ -246,9 +265,52 @@ export class ClaudeEngine implements AgentEngine {
     return typeof got === 'string' ? { model: got } : {};
   }
 
+  /**
+   * The session's settings change (AgentEngine.configure): `set_permission_mode` and/or `set_model`,
+   * sent at once, also while a turn runs (the CLI answers control requests mid-turn: the turn's next
+   * model request uses the new model, its next tool check the new mode). A message sent after it
+   * waits for the CLI's answer, so it runs with the change. `null` goes back to the `engineOptions`
+   * value (or the CLI's default). Before the CLI is ready the change waits and is applied right
+   * after `initialize`, before `ready` (a failure then is an `error` event).
+   */
+  async configure(settings: EngineSettings): Promise<void> {
+    this.#assertRunning('configure');
+    checkClaudeSettings(settings);
+    if (!this.#ready) {
+      this.#pendingSettings = { ...this.#pendingSettings, ...settings };
+      return;
+    }
+    const applying = this.#applySettings(settings);
+    const before = this.#settling;
+    this.#settling = Promise.all([before, applying.catch(() => undefined)]).then(() => undefined);
+    await applying;
+  }
+
+  /** The CLI accepts only its own permission modes: refused before anything is stored. */
+  validateSettings(settings: EngineSettings): void {
+    checkClaudeSettings(settings);
+  }
+
+  async #applySettings(settings: EngineSettings): Promise<void> {
+    if (settings.permissionMode !== undefined) {
+      const mode = (settings.permissionMode ?? this.#baseOptions.permissionMode ?? 'default') as ClaudePermissionMode;
+      await this.#sendControl('set_permission_mode', { mode }, undefined);
+      this.#options = { ...this.#options, permissionMode: mode };
+    }
+    if (settings.model !== undefined) {
+      const model = settings.model ?? this.#baseOptions.model ?? null;
+      await this.#sendControl('set_model', { model }, undefined);
+      this.#options = { ...this.#options, ...(model === null ? { model: undefined } : { model }) };
+    }
+  }
+
   async #controlRequest(subtype: string, fields: Record<string, unknown>, timeoutMs: number | undefined): Promise<object> {
     this.#assertRunning(subtype);
     if (!this.#ready) throw new AseError('ENGINE_NOT_RUNNING', `claude engine: ${subtype} before the CLI is ready`);
+    return this.#sendControl(subtype, fields, timeoutMs);
+  }
+
+  async #sendControl(subtype: string, fields: Record<string, unknown>, timeoutMs: number | undefined): Promise<object> {
     const response = await this.#control!.request(subtype, fields, { timeoutMs: timeoutMs ?? this.#options.controlTimeoutMs ?? 30_000 });
     return typeof response === 'object' && response !== null ? response : {};
   }
@@ -298,6 +360,18 @@ export class ClaudeEngine implements AgentEngine {
       return;
     }
     if (this.#events.exited || this.#stopRequested) return;
+    const pending = this.#pendingSettings;
+    this.#pendingSettings = undefined;
+    if (pending) {
+      try {
+        await this.#applySettings(pending);
+      } catch (error) {
+        if (this.#events.exited || this.#stopRequested) return;
+        // The CLI runs on with what it started with; the session keeps its choice for later starts.
+        this.#events.emit({ type: 'error', kind: 'protocol', message: `claude engine: applying the session's settings failed: ${errorMessage(error)}`, retryable: true });
+      }
+      if (this.#events.exited || this.#stopRequested) return;
+    }
     this.#ready = true;
     this.timings.ready = this.#context.now();
     this.#events.emit({ type: 'ready' });

@@ -3,12 +3,13 @@ import { diagnoseAgent } from '../core/agent-diagnosis.js';
 import type { EngineFactory } from '../core/engine.js';
 import { CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS } from './cli.js';
 import { CLAUDE_CAPABILITIES, ClaudeEngine } from './engine.js';
-import { parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
+import { checkClaudeSettings, parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
 
 export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type SetModelResult, type SetPermissionModeResult } from './engine.js';
 export { CLAUDE_CLI, CLAUDE_CODE_VERSION, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV, CLAUDE_PLATFORM_PACKAGES } from './cli.js';
 export {
   CLAUDE_PERMISSION_MODES,
+  checkClaudeSettings,
   ClaudeOptionsSchema,
   claudeOptionArgs,
   mergeClaudeOptions,
@@ -32,6 +33,7 @@ export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
     capabilities: CLAUDE_CAPABILITIES,
     create: (context) => new ClaudeEngine(context, checked),
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
+    validateSettings: (settings) => checkClaudeSettings(settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude', select: '--agent claude', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }

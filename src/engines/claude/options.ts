@@ -20,6 +20,8 @@
  * | extraArgs          | appended as given, last                     |
  */
 import { z } from 'zod';
+import { AseError } from '../../errors.js';
+import type { EngineSettings } from '../../events/engine-input.js';
 import { COMMON_ENGINE_OPTIONS, fn, parseEngineOptions } from '../core/engine-options.js';
 import type { NdjsonLauncher } from '../transport/ndjson-process.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
@@ -140,6 +142,20 @@ export function mergeClaudeOptions(factory: ClaudeEngineOptions, fromSession: Re
   if (factory.passEnv || session.passEnv) merged.passEnv = [...(factory.passEnv ?? []), ...(session.passEnv ?? [])];
   if (factory.extraArgs || session.extraArgs) merged.extraArgs = [...(factory.extraArgs ?? []), ...(session.extraArgs ?? [])];
   return merged;
+}
+
+/**
+ * A runtime settings change (`session.setModel` / `setPermissionMode`) the CLI can take: any model
+ * name (the CLI checks it against the API), a permission mode of {@link CLAUDE_PERMISSION_MODES}.
+ * Throws INVALID_INPUT naming the known modes.
+ */
+export function checkClaudeSettings(settings: EngineSettings): void {
+  const mode = settings.permissionMode;
+  if (typeof mode === 'string' && !(CLAUDE_PERMISSION_MODES as readonly string[]).includes(mode)) {
+    throw new AseError('INVALID_INPUT', `claude engine: permission mode ${JSON.stringify(mode)} is not one of ${CLAUDE_PERMISSION_MODES.join(', ')}`, {
+      details: { permissionMode: mode, known: [...CLAUDE_PERMISSION_MODES] },
+    });
+  }
 }
 
 /** The CLI flags for the agent options (everything but the protocol flags the engine always sets). */

@@ -10,7 +10,7 @@ import { parseEngineOptions } from '../core/engine-options.js';
 import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 import { CODEX_CLI, CODEX_MCP_CLI } from './binary.js';
 import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
-import { CODEX_CREDENTIAL_VARS, CodexMcpOptionsSchema, CodexOptionsSchema } from './options.js';
+import { checkCodexSettings, CODEX_CREDENTIAL_VARS, CodexMcpOptionsSchema, CodexOptionsSchema } from './options.js';
 
 export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 export { AppServerTranslator, toolNameOf } from './app-server/translate.js';
@@ -56,6 +56,7 @@ export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFa
     capabilities: CODEX_CAPABILITIES,
     create: (context) => new CodexAppServerEngine(context, options),
     validateOptions: (engineOptions) => void parseEngineOptions('codex', CodexOptionsSchema, engineOptions),
+    validateSettings: (settings) => checkCodexSettings('codex', settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex', select: '--agent codex', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }

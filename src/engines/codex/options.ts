@@ -17,6 +17,8 @@
  * | extraArgs             | after `app-server`                           | after `mcp-server`              |
  */
 import { z } from 'zod';
+import { AseError } from '../../errors.js';
+import type { EngineSettings } from '../../events/engine-input.js';
 import { COMMON_ENGINE_OPTIONS, fn, parseEngineOptions } from '../core/engine-options.js';
 import { CODEX_AGENT_ENV_ALLOW, DEFAULT_ENV_ALLOW, NETWORK_ENV_ALLOW } from '../transport/env.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
@@ -133,6 +135,21 @@ export function mergeCodexOptions<T extends CodexEngineOptions>(engine: string, 
     ...((base.passEnv || session.passEnv) && { passEnv: [...(base.passEnv ?? []), ...(session.passEnv ?? [])] }),
     ...((base.extraArgs || session.extraArgs) && { extraArgs: [...(base.extraArgs ?? []), ...(session.extraArgs ?? [])] }),
   };
+}
+
+/**
+ * A runtime settings change (`session.setModel` / `setPermissionMode`) for `engine`: the permission
+ * mode is Codex's approval policy (app-server: untrusted, on-request, never). Throws INVALID_INPUT
+ * naming the known ones. Any model name passes (Codex checks it against its catalog).
+ */
+export function checkCodexSettings(engine: string, settings: EngineSettings): void {
+  const policy = settings.permissionMode;
+  const known: readonly string[] = engine === 'codex-mcp' ? ['on-request', 'never'] : CODEX_APPROVAL_POLICIES;
+  if (typeof policy === 'string' && !known.includes(policy)) {
+    throw new AseError('INVALID_INPUT', `${engine} engine: permission mode (approval policy) ${JSON.stringify(policy)} is not one of ${known.join(', ')}`, {
+      details: { permissionMode: policy, known: [...known] },
+    });
+  }
 }
 
 /** The host variables a Codex process inherits: `envAllow` (deprecated) or the defaults, plus `passEnv`. */

@@ -4,6 +4,7 @@
  * into AgentEvents stamped with that generation, and never imports from `actors/`.
  */
 import type { AgentEvent } from '../../events/agent-event.js';
+import type { EngineSettings } from '../../events/engine-input.js';
 import type { ControlMode } from '../../events/session-input.js';
 import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type { ProcessObserver } from '../transport/process-observer.js';
@@ -25,6 +26,13 @@ export interface EngineCapabilities {
   transcriptTail: boolean;
   /** Reports per-turn cost in USD. */
   cost: boolean;
+  /**
+   * Can change the model of a running session (`session.setModel`, `configure({model})`).
+   * Absent counts as false: the session then refuses `setModel` with `UNSUPPORTED`.
+   */
+  setModel?: boolean;
+  /** Can change the permission mode of a running session (`session.setPermissionMode`). Absent counts as false. */
+  setPermissionMode?: boolean;
 }
 
 export interface EngineStartSpec {
@@ -34,6 +42,16 @@ export interface EngineStartSpec {
   resumeToken?: string;
   /** Engine-specific options, passed through from `createSession({ engineOptions })`. */
   options: Record<string, unknown>;
+  /**
+   * The session's model chosen at runtime (`session.setModel`): it wins over the model in `options`.
+   * Absent when none was chosen (or it was reset with `null`).
+   */
+  model?: string;
+  /**
+   * The session's permission mode chosen at runtime (`session.setPermissionMode`), in the engine's
+   * own words (Claude `permissionMode`, Codex `approvalPolicy`, ACP `modeId`): it wins over `options`.
+   */
+  permissionMode?: string;
 }
 
 export interface EngineContext {
@@ -86,6 +104,21 @@ export interface AgentEngine {
    */
   wasReceived?(message: UserMessage): Promise<boolean | undefined>;
   /**
+   * Optional (required when the capabilities claim `setModel` or `setPermissionMode`). Applies a new
+   * model and/or permission mode (only the keys present; `null` = back to what this engine started
+   * with). Called only after `start()`; an engine that is not ready yet applies it before `ready`.
+   * When a running turn feels it is the engine's to say (and document). Rejects when the agent
+   * refuses; the session reports that as an `error` event and keeps the choice for later starts.
+   */
+  configure?(settings: EngineSettings): Promise<void>;
+  /**
+   * Optional. Checks a settings change against what the running agent offers (e.g. the modes an
+   * ACP agent advertised) before the session stores it: throws an AseError `INVALID_INPUT` (not
+   * offered, the offer listed) or `UNSUPPORTED` (no such choice at all). Synchronous; an engine
+   * that does not know yet (not ready) accepts.
+   */
+  validateSettings?(settings: EngineSettings): void;
+  /**
    * Stops the agent and everything it spawned. Resolves after the process is gone and `exited`
    * has been reported. Idempotent.
    */
@@ -104,6 +137,12 @@ export interface EngineFactory {
    * Optional: an engine without it takes any options.
    */
   validateOptions?(options: Record<string, unknown>): void;
+  /**
+   * Checks a settings change (`session.setModel` / `setPermissionMode`) before the session stores
+   * it: throws an AseError INVALID_INPUT for a value this engine never accepts (e.g. a permission
+   * mode its CLI does not know, naming the known ones). Optional: without it any name is stored.
+   */
+  validateSettings?(settings: EngineSettings): void;
   /**
    * What `ase doctor` shows for this engine: per agent CLI, where it was found (or every place
    * looked in), its version and the tested one, and which credential variables are set (names

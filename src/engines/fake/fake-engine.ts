@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { AseError } from '../../errors.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
-import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type {
   AgentEngine,
   AgentEventListener,
@@ -29,6 +29,8 @@ export const FAKE_CAPABILITIES: EngineCapabilities = Object.freeze({
   localMode: true, // it can pretend
   transcriptTail: false,
   cost: true,
+  setModel: true,
+  setPermissionMode: true,
 });
 
 const DEFAULT_KILL_AFTER_MS = 50;
@@ -65,6 +67,8 @@ export class FakeEngine implements AgentEngine {
   readonly #answers: { requestId: string; decision: PermissionDecision }[] = [];
   #aborts = 0;
   #stopped = false;
+  readonly #configured: EngineSettings[] = [];
+  #settings: { model: string | null; permissionMode: string | null } = { model: null, permissionMode: null };
 
   constructor(context: EngineContext, script: FakeScript = {}) {
     this.#context = context;
@@ -84,6 +88,22 @@ export class FakeEngine implements AgentEngine {
   /** How many times `abort()` was called while the engine ran. */
   get aborts(): number {
     return this.#aborts;
+  }
+  /** Every settings change passed to `configure()`, in order. */
+  get configured(): readonly EngineSettings[] {
+    return this.#configured;
+  }
+  /**
+   * The model and permission mode in effect: the start spec's runtime choice, else
+   * `engineOptions.model` / `permissionMode`; then each `configure()` (`null` goes back to the
+   * `engineOptions` one).
+   */
+  get settings(): { readonly model: string | null; readonly permissionMode: string | null } {
+    return this.#settings;
+  }
+  /** The spec `start()` was called with. */
+  get spec(): EngineStartSpec | undefined {
+    return this.#spec;
   }
   /** Whether `stop()` was called. */
   get stopped(): boolean {
@@ -112,6 +132,8 @@ export class FakeEngine implements AgentEngine {
       throw new AseError('INVALID_OPTIONS', `fake engine: workDir ${spec.workDir} does not exist or is not a directory`, { details: { workDir: spec.workDir } });
     }
     this.#spec = spec;
+    const base = this.#optionSettings();
+    this.#settings = { model: spec.model ?? base.model, permissionMode: spec.permissionMode ?? base.permissionMode };
     this.#events.bind(spec.gen);
     if (this.#script.manual) return;
     this.#schedule(this.#script.startDelayMs ?? 0, () => {
@@ -164,6 +186,15 @@ export class FakeEngine implements AgentEngine {
     }
   }
 
+  /** Records the change; it takes effect at once (the fake has no turn it would have to wait for). */
+  async configure(settings: EngineSettings): Promise<void> {
+    this.#assertRunning('configure');
+    this.#configured.push(settings);
+    const base = this.#optionSettings();
+    if (settings.model !== undefined) this.#settings = { ...this.#settings, model: settings.model ?? base.model };
+    if (settings.permissionMode !== undefined) this.#settings = { ...this.#settings, permissionMode: settings.permissionMode ?? base.permissionMode };
+  }
+
   stop(): Promise<void> {
     this.#stopping ??= this.#stop();
     return this.#stopping;
@@ -200,6 +231,13 @@ export class FakeEngine implements AgentEngine {
       );
     }
     return exitedSeen;
+  }
+
+  /** `engineOptions.model` / `permissionMode` (what a `null` goes back to), or none. */
+  #optionSettings(): { model: string | null; permissionMode: string | null } {
+    const options = this.#spec?.options ?? {};
+    const option = (key: string) => (typeof options[key] === 'string' ? (options[key] as string) : null);
+    return { model: option('model'), permissionMode: option('permissionMode') };
   }
 
   #assertRunning(what: string): void {

@@ -11,14 +11,14 @@
  * `item/fileChange/requestApproval`) held open until `answerPermission`; every other server
  * request is answered with a JSON-RPC error by the peer.
  */
-import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
+import type { EngineSettings, PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
 import { CODEX_CLI } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { AseError, errorMessage } from '../../../errors.js';
 import { CodexEngineBase } from '../engine-base.js';
 import { INVALID_PARAMS, rpcError } from '../../transport/json-rpc.js';
-import type { CodexEngineOptions } from '../options.js';
+import { CODEX_APPROVAL_POLICIES, checkCodexSettings, type CodexApprovalPolicy, type CodexEngineOptions } from '../options.js';
 import { commandDecision, fileChangeDecision } from './decisions.js';
 import type { InitializeParams, ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams } from './protocol/index.js';
 import { CommandApprovalParamsSchema, FileChangeApprovalParamsSchema, ServerRequestResolvedSchema, ThreadStartResponseSchema, TurnStartResponseSchema } from './messages.js';
@@ -34,6 +34,9 @@ export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
   localMode: false,
   transcriptTail: false,
   cost: false,
+  // `turn/start` carries `model` and `approvalPolicy` "for this turn and subsequent turns".
+  setModel: true,
+  setPermissionMode: true,
 });
 
 export type CodexAppServerEngineOptions = CodexEngineOptions;
@@ -62,6 +65,10 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   #pendingIdentity: { resumeToken: string; transcriptPath?: string } | undefined;
   /** An interrupt asked for before the turn was active: sent when its `turn/started` arrives. */
   #interruptOnStart: { turnId: string; timeoutMs: number } | undefined;
+  /** Settings changed since the last `turn/start`: the next one carries them (and the thread keeps them). */
+  #changedSettings: EngineSettings = {};
+  /** What the thread started with (the thread/start or thread/resume answer): what a `null` change goes back to. */
+  #threadDefaults: { model?: string; approvalPolicy?: CodexApprovalPolicy } = {};
   /** Thread id of this generation (= the resume token). */
   threadId: string | undefined;
   /** Rollout file of the thread (`thread.path`). */
@@ -99,11 +106,16 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     };
     await this.peer.request('initialize', init, { timeoutMs });
     await this.peer.notify('initialized');
+    // The session's runtime choices win over engineOptions; a resumed thread takes the model given
+    // here, not the one it was recorded with (reference codex.md §6), so they are passed either way.
+    checkCodexSettings('codex', { ...(this.spec.permissionMode !== undefined && { permissionMode: this.spec.permissionMode }) });
+    const model = this.spec.model ?? this.options.model;
+    const approvalPolicy = (this.spec.permissionMode as CodexApprovalPolicy | undefined) ?? this.options.approvalPolicy;
     const common = {
       cwd: this.spec.workDir,
-      ...(this.options.approvalPolicy && { approvalPolicy: this.options.approvalPolicy }),
+      ...(approvalPolicy && { approvalPolicy }),
       ...(this.options.sandbox && { sandbox: this.options.sandbox }),
-      ...(this.options.model && { model: this.options.model }),
+      ...(model && { model }),
       ...(this.options.baseInstructions !== undefined && { baseInstructions: this.options.baseInstructions }),
       ...(this.options.developerInstructions !== undefined && { developerInstructions: this.options.developerInstructions }),
     };
@@ -122,6 +134,11 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     const parsed = ThreadStartResponseSchema.safeParse(raw);
     if (!parsed.success) throw new AseError('PROTOCOL_ERROR', `unexpected thread response: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const { thread } = parsed.data;
+    // What a `null` change goes back to: engineOptions, else what the thread reports, unless the
+    // thread was started with a runtime choice (the report is then that choice, not the default).
+    const defaultModel = this.options.model ?? (this.spec.model === undefined ? parsed.data.model : undefined);
+    const defaultPolicy = this.options.approvalPolicy ?? (this.spec.permissionMode === undefined ? threadApprovalPolicy(raw) : undefined);
+    this.#threadDefaults = { ...(defaultModel !== undefined && { model: defaultModel }), ...(defaultPolicy !== undefined && { approvalPolicy: defaultPolicy }) };
     this.threadId = thread.id;
     this.transcriptPath = thread.path ?? undefined;
     this.#translator.setThread(thread.id);
@@ -145,7 +162,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   protected async startTurn(message: UserMessage): Promise<void> {
     const threadId = this.threadId!;
     this.#translator.beginTurn();
-    const params: TurnStartParams = { threadId, input: [{ type: 'text', text: message.text, text_elements: [] }] };
+    // Settings changed since the last turn go with this one; the thread keeps them for later turns.
+    const params: TurnStartParams = { threadId, input: [{ type: 'text', text: message.text, text_elements: [] }], ...this.#takeChangedSettings() };
     let settle!: (turnId: string | undefined) => void;
     this.#turnIdReady = new Promise((resolve) => (settle = resolve));
     try {
@@ -165,6 +183,52 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.emitAll(this.#translator.endTurn('failed', { message: `codex: turn/start failed: ${errorMessage(error)}` }));
       this.dispatchQueued();
     }
+  }
+
+  /**
+   * The session's settings change (AgentEngine.configure): app-server takes `model` and
+   * `approvalPolicy` with `turn/start`, for that turn and the ones after it, so a change reaches
+   * the thread with the next turn; a turn already running keeps what it started with. `null` goes
+   * back to the `engineOptions` value, else to what the thread started with.
+   */
+  async configure(settings: EngineSettings): Promise<void> {
+    checkCodexSettings('codex', settings);
+    this.#changedSettings = { ...this.#changedSettings, ...settings };
+  }
+
+  /**
+   * The `turn/start` fields for the settings changed since the last turn (then forgotten: the
+   * thread keeps them). A `null` names the default; turn/start has no "back to the default", so
+   * when the default is not known the thread keeps its current one until the session's next start.
+   */
+  #takeChangedSettings(): { model?: string; approvalPolicy?: CodexApprovalPolicy } {
+    const changed = this.#changedSettings;
+    this.#changedSettings = {};
+    const fields: { model?: string; approvalPolicy?: CodexApprovalPolicy } = {};
+    const unknown: string[] = [];
+    if (changed.model !== undefined) {
+      const model = changed.model ?? this.#threadDefaults.model;
+      if (model !== undefined) fields.model = model;
+      else unknown.push('model');
+    }
+    if (changed.permissionMode !== undefined) {
+      const policy = (changed.permissionMode as CodexApprovalPolicy | null) ?? this.#threadDefaults.approvalPolicy;
+      if (policy !== undefined) fields.approvalPolicy = policy;
+      else unknown.push('approval policy');
+    }
+    if (unknown.length > 0) {
+      this.emit({
+        type: 'warning',
+        code: 'setting_deferred',
+        message: `codex engine: this thread started with a chosen ${unknown.join(' and ')}, so its default is not known here; the default applies from the session's next start`,
+      });
+    }
+    return fields;
+  }
+
+  /** Only app-server's approval policies: refused before anything is stored. */
+  validateSettings(settings: EngineSettings): void {
+    checkCodexSettings('codex', settings);
   }
 
   protected async interruptTurn(timeoutMs: number): Promise<void> {
@@ -296,4 +360,10 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.emit({ type: 'permission_cancelled', requestId, reason: 'resolved by codex' });
     }
   }
+}
+
+/** The approval policy a thread/start or thread/resume answer reports, when it is one of ours. */
+function threadApprovalPolicy(raw: unknown): CodexApprovalPolicy | undefined {
+  const policy = (raw as { approvalPolicy?: unknown } | null)?.approvalPolicy;
+  return typeof policy === 'string' && (CODEX_APPROVAL_POLICIES as readonly string[]).includes(policy) ? (policy as CodexApprovalPolicy) : undefined;
 }

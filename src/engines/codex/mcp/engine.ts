@@ -35,6 +35,10 @@ export const CODEX_MCP_CAPABILITIES: EngineCapabilities = Object.freeze({
   localMode: false,
   transcriptTail: false,
   cost: false,
+  // `codex-reply` takes only {threadId, prompt}: model and approval policy are fixed when the
+  // thread is created (`tools/call codex`), so a running session cannot change them.
+  setModel: false,
+  setPermissionMode: false,
 });
 
 export interface CodexMcpEngineOptions extends CodexEngineOptions {
