@@ -4,9 +4,8 @@
  * into AgentEvents stamped with that generation, and never imports from `actors/`.
  */
 import type { AgentEvent } from '../../events/agent-event.js';
-import type { EngineSettings } from '../../events/engine-input.js';
 import type { ControlMode } from '../../events/session-input.js';
-import type { PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type { ProcessObserver } from '../transport/process-observer.js';
 import type { AgentDiagnosis } from './agent-diagnosis.js';
 
