@@ -212,7 +212,8 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     options: input.options ?? {},
     config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
     mode: input.mode,
-    phase: 'starting',
+    // A hibernated session stays so on restore (`init` decides whether it can); anything else starts.
+    phase: restored?.phase === 'hibernated' ? 'hibernated' : 'starting',
     gen: Math.max(restored?.gen ?? 0, input.journal?.lastGen ?? 0),
     liveGen: null,
     stopSentFor: null,

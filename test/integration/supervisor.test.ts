@@ -224,4 +224,58 @@ describe('createSupervisor', () => {
     expect(listed.map((i) => i.sessionId)).toEqual(['fine']);
     expect(unreadable).toEqual(['broken: STORE_CORRUPT']);
   });
+
+  it('hibernateAfterMs: an idle session stops its agent (status hibernated) and the next send resumes it with the same token', async () => {
+    const sup = supervisor({ hibernateAfterMs: 150 });
+    const seen: SupervisedNotice[] = [];
+    sup.subscribeAll((n) => seen.push(n));
+    const session = await sup.create({ agent: 'fake', workDir, sessionId: 'sleepy' });
+    await session.run('before');
+    const token = session.snapshot().resumeToken;
+    await session.waitFor('status', (n) => n.phase === 'hibernated', { timeoutMs: 5_000 });
+    await expect.poll(() => session.snapshot().liveGen).toBeNull();
+    expect(session.snapshot().state).toEqual({ hibernated: 'asleep' });
+    expect((await sup.list()).find((i) => i.sessionId === 'sleepy')).toMatchObject({ status: 'hibernated', phase: 'hibernated' });
+    const late: SupervisedNotice[] = [];
+    sup.subscribe('sleepy', (n) => late.push(n));
+    expect(late[0]).toMatchObject({ type: 'snapshot', session: { status: 'hibernated' } });
+
+    const turn = await session.run('after');
+    expect(turn.text).toBe('echo: after');
+    expect(session.snapshot()).toMatchObject({ gen: 2, resumeToken: token, usage: { turns: 2 } });
+    expect(seen.filter((n) => n.type === 'error')).toEqual([]);
+    // What a client saw of it: the phases, nothing else out of the ordinary.
+    const phases = seen.filter((n) => n.type === 'status').map((n) => (n as { phase: string }).phase);
+    expect(phases).toEqual(['starting', 'running', 'idle', 'hibernated', 'starting', 'running', 'idle']);
+  });
+
+  it('a session stored hibernated opens without an agent; its first send starts one with the stored token', async () => {
+    const store = new MemoryStore();
+    await store.save('stored-asleep', {
+      schemaVersion: 1,
+      sessionId: 'stored-asleep',
+      agent: 'fake',
+      workDir,
+      mode: 'remote',
+      phase: 'hibernated',
+      gen: 3,
+      resumeToken: 'tok-stored',
+      queue: [],
+      requests: {},
+      completed: {},
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, turns: 4 },
+      deliveredIds: [],
+      updatedAt: Date.now() - 1_000,
+    }, 0);
+    const starts: string[] = [];
+    const sup = supervisor({ store, journal: new MemoryJournal() });
+    const session = await sup.open('stored-asleep', { onNotice: (n) => n.type === 'agent' && n.event.type === 'ready' && starts.push(`gen ${n.event.gen}`) });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(session.snapshot()).toMatchObject({ phase: 'hibernated', state: { hibernated: 'asleep' }, liveGen: null, gen: 3 });
+    expect(starts).toEqual([]);
+    expect((await sup.list())[0]).toMatchObject({ sessionId: 'stored-asleep', status: 'hibernated' });
+    await session.run('wake up');
+    expect(starts).toEqual(['gen 4']);
+    expect(session.snapshot()).toMatchObject({ resumeToken: 'tok-stored', usage: { turns: 5 } });
+  });
 });
