@@ -22,6 +22,19 @@ export type { EventsOptions, LaggedNotice, StreamNotice } from './session/notice
 export type { RunOptions, TurnResult, TurnMessage } from './session/turn-runner.js';
 export type { WaitForOptions } from './session/wait-for.js';
 
+// Many sessions in one host
+export {
+  createSupervisor,
+  type Supervisor,
+  type SupervisorOptions,
+  type SupervisedSessionOptions,
+  type OpenSessionOptions,
+  type SupervisedSessionInfo,
+  type SupervisedNotice,
+  type SessionSnapshotNotice,
+  type SupervisorListOptions,
+} from './session/supervisor.js';
+
 // Errors
 export { AseError, AgentError, isAseError, type AseErrorOptions, type AgentErrorInit } from './errors.js';
 export { ERROR_CODES, CLIENT_ERROR_CODES, type ErrorCode, type ClientErrorCode } from './events/error-codes.js';
