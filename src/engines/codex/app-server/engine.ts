@@ -13,6 +13,7 @@
  */
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
+import { engineTier } from '../../core/runtime-tier.js';
 import { CODEX_CLI } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { AseError, errorMessage } from '../../../errors.js';
@@ -37,6 +38,8 @@ export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
   // `turn/start` carries `model` and `approvalPolicy` "for this turn and subsequent turns".
   setModel: true,
   setPermissionMode: true,
+  // `turn/completed`, item events and approval requests; tokens but no price; fileChange items miss shell edits.
+  tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'absent', fileChanges: 'cooperative' }),
 });
 
 export type CodexAppServerEngineOptions = CodexEngineOptions;
