@@ -208,6 +208,7 @@ export class ClaudeEngine implements AgentEngine {
           toolName: ask.toolName,
           input: ask.input,
           ...(ask.callId !== undefined && { callId: ask.callId }),
+          ...(ask.callId !== undefined && this.#parentCallIdOf(ask.callId)),
           ...(ask.suggestions && { suggestions: ask.suggestions }),
         }),
       // The CLI withdrew a prompt it had asked (control_cancel_request): it is never answered
@@ -428,6 +429,12 @@ export class ClaudeEngine implements AgentEngine {
       this.#context.clearTimeout(this.#toolHeartbeat);
       this.#toolHeartbeat = undefined;
     }
+  }
+
+  /** `{parentCallId}` when a Task sub-agent made tool call `callId` (its assistant line came first). */
+  #parentCallIdOf(callId: string): { parentCallId?: string } {
+    const parentCallId = this.#translator?.parentCallIdOf(callId);
+    return parentCallId !== undefined ? { parentCallId } : {};
   }
 
   #handleMessage(value: unknown): void {
