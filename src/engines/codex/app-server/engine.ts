@@ -319,7 +319,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       if (!parsed.success) throw rpcError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
       const p = parsed.data;
       const input = { command: p.command ?? '', cwd: p.cwd ?? this.spec.workDir, ...(p.reason && { reason: p.reason }), ...(p.commandActions && { commandActions: p.commandActions }) };
-      this.emitAll(this.#translator.callForApproval(p.itemId, 'shell', input));
+      this.emitAll(this.#translator.callForApproval(p.itemId, 'shell', input, p.threadId));
       // Held before it is reported: a listener may answer synchronously, inside the emit.
       const held = this.#hold(requestId, rpcId, kind, p.itemId);
       this.emit({
@@ -328,6 +328,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
         toolName: 'shell',
         input,
         callId: p.itemId,
+        // A sub-agent's approval is scoped to the spawn_agent call (same ledger, same answer path).
+        ...this.#translator.scopeOfThread(p.threadId),
         ...(p.availableDecisions && { suggestions: p.availableDecisions }),
       });
       return held;
@@ -336,9 +338,9 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     if (!parsed.success) throw rpcError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
     const p = parsed.data;
     const input = { changes: this.#translator.changesOf(p.itemId) ?? [], ...(p.reason && { reason: p.reason }), ...(p.grantRoot && { grantRoot: p.grantRoot }) };
-    this.emitAll(this.#translator.callForApproval(p.itemId, 'apply_patch', input));
+    this.emitAll(this.#translator.callForApproval(p.itemId, 'apply_patch', input, p.threadId));
     const held = this.#hold(requestId, rpcId, kind, p.itemId);
-    this.emit({ type: 'permission_request', requestId, toolName: 'apply_patch', input, callId: p.itemId });
+    this.emit({ type: 'permission_request', requestId, toolName: 'apply_patch', input, callId: p.itemId, ...this.#translator.scopeOfThread(p.threadId) });
     return held;
   }
 
