@@ -153,6 +153,19 @@ export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runt
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
 export { EngineRegistry } from './engines/core/registry.js';
+export {
+  RUNTIME_TIERS,
+  SIGNAL_AUTHORITIES,
+  TIER_SIGNALS,
+  UNDECLARED_TIER,
+  engineTier,
+  tierOf,
+  isAuthoritative,
+  type RuntimeTier,
+  type SignalAuthority,
+  type TierSignal,
+  type EngineTier,
+} from './engines/core/runtime-tier.js';
 export { defaultRegistry } from './engines/default-registry.js';
 export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';
 
