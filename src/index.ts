@@ -170,3 +170,8 @@ export {
   type AcpTerminalOptions,
   type AcpPresetName,
 } from './engines/acp/index.js';
+
+// Journal cursors (seq), the server (`ase serve`) and the inspector: issue 13
+export type { JournalRange, JournalBounds, JournalListener } from './runtime/journal/transcript-journal.js';
+export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';
+export type { JournaledEntry } from './events/transcript-entry.js';
