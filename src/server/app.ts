@@ -350,6 +350,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       sessionId: id,
       journal,
       cursor,
+      inspect: c.req.query('inspect') === '1',
       maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
       watchDurable: (listener) => hub.watchDurable(listener),
       onClose: (s) => {

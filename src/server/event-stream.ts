@@ -21,6 +21,8 @@ export interface EventStreamOptions {
   cursor: number;
   /** Frames a client may have unread before it is cut off. */
   maxQueuedFrames: number;
+  /** Whether the client asked for the inspector's frames (`?inspect=1`). */
+  inspect: boolean;
   /** Subscribes to the session's durable entries as they are journaled; returns the unsubscribe. */
   watchDurable(listener: (entry: JournaledEntry) => void): () => void;
   onClose(stream: EventStream): void;
@@ -50,6 +52,8 @@ export class EventStream {
       {
         start: (controller) => {
           this.#controller = controller;
+          // Retry hint for EventSource, and a comment so proxies flush the headers at once.
+          controller.enqueue(encoder.encode('retry: 1000\n: connected\n\n'));
         },
         cancel: () => this.close(),
       },
@@ -68,8 +72,6 @@ export class EventStream {
       if (this.#replaying) this.#buffered.push(entry);
       else this.#durable(entry);
     });
-    // Retry hint for EventSource, and a comment so proxies flush the headers at once.
-    this.#write(`retry: 1000\n: connected\n\n`);
     try {
       const bounds = (await journal.bounds?.(sessionId)) ?? { firstSeq: 0, lastSeq: Number.POSITIVE_INFINITY };
       if (this.#lastSeq > bounds.lastSeq) {

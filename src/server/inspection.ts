@@ -82,9 +82,10 @@ export class InspectionEncoder {
     const clean = (v: unknown) => (this.#reveal ? v : redact(v));
     switch (event.type) {
       case '@xstate.actor': {
-        const ref = event.actorRef as unknown as { sessionId: string; _parent?: { sessionId: string }; getSnapshot(): RawSnapshot };
+        const ref = event.actorRef as unknown as { sessionId: string };
         if (ref.sessionId !== event.rootId) return []; // only the SessionActor itself
-        return [{ ...base(), type: '@xstate.actor', name: 'SessionActor', definition: machineDefinition(this.#machine), snapshot: this.snapshot(ref.getSnapshot()) }];
+        // Its snapshot cannot be read while it initializes: the first `@xstate.snapshot` follows.
+        return [{ ...base(), type: '@xstate.actor', name: 'SessionActor', definition: machineDefinition(this.#machine), snapshot: this.snapshot(undefined) }];
       }
       case '@xstate.event': {
         const source = (event.sourceRef as unknown as { sessionId?: string } | undefined)?.sessionId;

@@ -47,6 +47,7 @@ export function openApiDocument(): Record<string, unknown> {
             idParam,
             { name: 'Last-Event-ID', in: 'header', schema: { type: 'string', pattern: '^\\d+$' } },
             { name: 'after_seq', in: 'query', schema: { type: 'integer', minimum: 0 } },
+            { name: 'inspect', in: 'query', schema: { enum: ['1'] }, description: 'also send the inspector frames (event: inspect)' },
             { name: 'ticket', in: 'query', schema: { type: 'string' }, description: 'single-use, from POST /api/tickets (for EventSource)' },
           ],
           responses: { 200: { description: 'the stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(400, 401, 404) },

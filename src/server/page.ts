@@ -76,7 +76,7 @@ function select(id){
   $('transcript').textContent = ''; $('prompts').textContent = ''; $('events-log').textContent = ''; $('effects-log').textContent = '';
   $('session-title').textContent = id;
   Array.prototype.forEach.call(document.querySelectorAll('#session-list li'), function(li){ li.className = li.dataset.id === id ? 'current' : ''; });
-  es = new EventSource('/api/sessions/' + encodeURIComponent(id) + '/events');
+  es = new EventSource('/api/sessions/' + encodeURIComponent(id) + '/events?inspect=1');
   es.addEventListener('entry', function(m){ onEntry(JSON.parse(m.data)); });
   es.addEventListener('agent', function(m){ onAgent(JSON.parse(m.data)); });
   es.addEventListener('snapshot', function(m){ onSnapshot(JSON.parse(m.data)); });

@@ -66,13 +66,15 @@ export class SessionHub {
         this.#inspections.push(wire);
         if (this.#inspections.length > this.#opts.inspectorBacklog) this.#inspections.splice(0, this.#inspections.length - this.#opts.inspectorBacklog);
       }
-      this.broadcast('inspect', wire);
+      for (const stream of this.streams) if (stream.opts.inspect) stream.ephemeral('inspect', wire);
     }
   };
 
   attach(session: Session): void {
     this.#session = session;
+    // A session starts online (an in-process caller is there); here only streams are clients.
     if (this.streams.size > 0) session.setOnline(true);
+    else this.#scheduleOffline();
     void session.done.finally(() => {
       if (this.#session === session) this.#session = undefined;
     });
@@ -87,7 +89,10 @@ export class SessionHub {
   greet(stream: EventStream): void {
     const session = this.#session;
     if (session) stream.ephemeral('snapshot', session.snapshot());
-    if (this.#actorEvent) stream.ephemeral('inspect', this.#actorEvent);
+    if (!stream.opts.inspect) return;
+    // The actor event with the latest snapshot, so a late client can draw the chart at once.
+    const latest = this.#inspections.findLast((w) => w.type === '@xstate.snapshot');
+    if (this.#actorEvent) stream.ephemeral('inspect', latest?.type === '@xstate.snapshot' ? { ...this.#actorEvent, snapshot: latest.snapshot } : this.#actorEvent);
     for (const wire of this.#inspections) stream.ephemeral('inspect', wire);
   }
 
@@ -110,6 +115,10 @@ export class SessionHub {
 
   removeStream(stream: EventStream): void {
     if (!this.streams.delete(stream) || this.streams.size > 0) return;
+    this.#scheduleOffline();
+  }
+
+  #scheduleOffline(): void {
     clearTimeout(this.#offlineTimer);
     this.#offlineTimer = setTimeout(() => {
       this.#offlineTimer = undefined;
