@@ -196,3 +196,10 @@ export {
   type AcpTerminalOptions,
   type AcpPresetName,
 } from './engines/acp/index.js';
+
+// Journal cursors (seq), the server (`ase serve`) and the inspector: issue 13
+export type { JournalRange, JournalBounds, JournalListener } from './runtime/journal/transcript-journal.js';
+export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';
+export type { JournaledEntry } from './events/transcript-entry.js';
+export { toDot, toGraph, type StateGraph, type StateGraphNode, type StateGraphEdge } from './actors/diagram.js';
+export { chartAt, type ChartAt } from './actors/chart-replay.js';
