@@ -16,6 +16,8 @@ export const OpenPermissionSchema = z.object({
   gen: z.number().int().nonnegative(),
   createdAt: z.number(),
   callId: z.string().optional(),
+  /** A sub-agent's request: the call that started the sub-agent (AgentEvent `parentCallId`). */
+  parentCallId: z.string().optional(),
   suggestions: z.array(z.unknown()).optional(),
   deadline: z.number().optional(),
 });
