@@ -36,8 +36,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
+// Page-side code is passed as strings: this project type-checks without the DOM library.
 const activeLeaf = (page: Page) =>
-  page.evaluate(() => [...document.querySelectorAll('#chart g.state.active')].map((g) => g.getAttribute('data-state')).sort((a, b) => b!.length - a!.length)[0]);
+  page.evaluate<string | undefined>(`[...document.querySelectorAll('#chart g.state.active')].map((g) => g.getAttribute('data-state')).sort((a, b) => b.length - a.length)[0]`);
 
 describe('the page in Chromium', () => {
   it('creates a session, streams an answer, allows a permission by a click, and the inspector follows', async () => {
@@ -66,19 +67,19 @@ describe('the page in Chromium', () => {
     await expect.poll(() => activeLeaf(page), { timeout: 10_000 }).toBe('session.remote.idle');
 
     // Record the streamed text as it arrives (before the durable message replaces it).
-    await page.evaluate(() => {
-      (window as unknown as { streamed: string[] }).streamed = [];
+    await page.evaluate(`
+      window.streamed = [];
       new MutationObserver(() => {
         const live = document.querySelector('.live-text');
-        if (live?.textContent) (window as unknown as { streamed: string[] }).streamed.push(live.textContent);
-      }).observe(document.getElementById('transcript')!, { childList: true, subtree: true, characterData: true });
-    });
+        if (live && live.textContent) window.streamed.push(live.textContent);
+      }).observe(document.getElementById('transcript'), { childList: true, subtree: true, characterData: true });
+    `);
     await page.fill('#message', 'please list the files');
     await page.click('#send');
     await page.waitForSelector('.entry.user:has-text("please list the files")');
     await expect.poll(() => activeLeaf(page), { timeout: 10_000 }).toBe('session.remote.running');
     await page.waitForSelector('.entry.assistant:has-text("Here is the streamed answer from the fake agent.")');
-    const streamed = await page.evaluate(() => (window as unknown as { streamed: string[] }).streamed);
+    const streamed = await page.evaluate<string[]>('window.streamed');
     expect(streamed.length).toBeGreaterThan(0);
     expect(streamed.some((s) => 'Here is the streamed answer from the fake agent.'.startsWith(s))).toBe(true);
 
@@ -98,11 +99,7 @@ describe('the page in Chromium', () => {
     expect(await page.locator('#events-log li').count()).toBeGreaterThan(0);
     expect(await page.locator('#effects-log li').count()).toBeGreaterThan(0);
     const userSeq = Number(await page.getAttribute('.entry.user', 'data-seq'));
-    await page.locator('#scrub').evaluate((el, seq) => {
-      const input = el as HTMLInputElement;
-      input.value = String(seq);
-      input.dispatchEvent(new Event('input'));
-    }, userSeq);
+    await page.evaluate(`(() => { const input = document.getElementById('scrub'); input.value = '${userSeq}'; input.dispatchEvent(new Event('input')); })()`);
     await expect.poll(() => activeLeaf(page), { timeout: 10_000 }).toBe('session.remote.running');
     await page.click('#scrub-live');
     await expect.poll(() => activeLeaf(page), { timeout: 10_000 }).toBe('session.remote.idle');
@@ -115,7 +112,7 @@ describe('the page in Chromium', () => {
     await phone.goto(server.pageUrl);
     await phone.click(`#session-list li[data-id="${sessionId}"]`);
     await phone.waitForSelector('.entry.assistant:has-text("Listed the files")');
-    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await phone.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await phone.screenshot({ path: path.join(OUT, 'server-page-phone.png'), fullPage: true });
     await phone.close();
