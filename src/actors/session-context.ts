@@ -41,6 +41,11 @@ export interface SessionConfig {
   deliveredIdsLimit: number;
   /** How many decided permission requests the ledger keeps (the newest). */
   completedLimit: number;
+  /**
+   * A remote session idle this long (no turn, no open request, no engine event) stops its agent and
+   * is `hibernated` until the next send resumes it by its resume token. 0 = never.
+   */
+  hibernateAfterMs: number;
 }
 
 export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
@@ -56,6 +61,7 @@ export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
   maxPersistRetries: 3,
   deliveredIdsLimit: 256,
   completedLimit: 1_000,
+  hibernateAfterMs: 0,
 });
 
 export interface TurnState {

@@ -322,11 +322,12 @@ export function openPermission(s: Step, e: AgentEventOf<'permission_request'>): 
     gen: e.gen,
     createdAt: s.at,
     ...(e.callId !== undefined && { callId: e.callId }),
+    ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }),
     ...(e.suggestions !== undefined && { suggestions: e.suggestions }),
     ...(deadline !== undefined && { deadline }),
   };
   s.ctx.requests = { ...s.ctx.requests, [e.requestId]: open };
-  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId }, e.gen);
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }) }, e.gen);
   s.persist(true);
   if (deadline !== undefined) s.setTimer(TIMER.permission(e.requestId), deadline);
   promptFor(s, e.requestId);
@@ -341,6 +342,7 @@ function promptFor(s: Step, requestId: string): void {
     tool: open.tool,
     input: open.input,
     ...(open.callId !== undefined && { callId: open.callId }),
+    ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
     ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
     ...(open.deadline !== undefined && { deadline: open.deadline }),
   });
@@ -352,7 +354,7 @@ function promptFor(s: Step, requestId: string): void {
  */
 export function recordLocalPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
   recordCompleted(s, e.requestId, { status: 'local', decidedAt: s.at, gen: e.gen, reason: 'answered in the local terminal' });
-  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, handledLocally: true }, e.gen);
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }), handledLocally: true }, e.gen);
   s.persist(true);
 }
 
