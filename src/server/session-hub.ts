@@ -96,6 +96,9 @@ export class SessionHub {
     if (this.#inspections.length > this.#opts.inspectorBacklog) this.#inspections.splice(0, this.#inspections.length - this.#opts.inspectorBacklog);
   }
 
+  /** Called when the hub holds nothing any more (no stream, no live session): the server forgets it. */
+  onIdle: (() => void) | undefined;
+
   attach(session: Session): void {
     this.#session = session;
     // A session starts online (an in-process caller is there); here only streams are clients.
@@ -103,6 +106,7 @@ export class SessionHub {
     else this.#scheduleOffline();
     void session.done.finally(() => {
       if (this.#session === session) this.#session = undefined;
+      this.#checkIdle();
     });
   }
 
@@ -146,6 +150,11 @@ export class SessionHub {
   removeStream(stream: EventStream): void {
     if (!this.streams.delete(stream) || this.streams.size > 0) return;
     this.#scheduleOffline();
+    this.#checkIdle();
+  }
+
+  #checkIdle(): void {
+    if (this.streams.size === 0 && !this.#session) this.onIdle?.();
   }
 
   #scheduleOffline(): void {
