@@ -115,10 +115,28 @@ export class SessionHub {
     return () => this.#durableListeners.delete(listener);
   }
 
-  /** What a new client gets first: the session's snapshot and the inspector's state. */
+  /**
+   * What a new client gets first: the session's snapshot, its open prompts (when the session was
+   * online already; else coming online re-sends them), and the inspector's state.
+   */
   greet(stream: EventStream): void {
     const session = this.#session;
-    if (session) stream.ephemeral('snapshot', session.snapshot());
+    if (session) {
+      const snapshot = session.snapshot();
+      stream.ephemeral('snapshot', snapshot);
+      if (this.streams.size > 1 || !this.streams.has(stream)) {
+        for (const [requestId, open] of Object.entries(snapshot.requests)) {
+          stream.ephemeral('permission_prompt', {
+            requestId,
+            tool: open.tool,
+            input: open.input,
+            ...(open.callId !== undefined && { callId: open.callId }),
+            ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
+            ...(open.deadline !== undefined && { deadline: open.deadline }),
+          });
+        }
+      }
+    }
     if (!stream.opts.inspect) return;
     this.#flushRaw();
     // The actor event with the latest snapshot, so a late client can draw the chart at once.
