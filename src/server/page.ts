@@ -133,6 +133,7 @@ function onAgent(ev){
 
 function onSnapshot(s){
   if (!s || !s.sessionId) return;
+  if (!s.usage) { setStatus(s.phase + ' (stored: the next message continues it)'); return; }
   snapshotUsage = s.usage;
   $('usage').textContent = s.usage.turns + ' turns, ' + s.usage.inputTokens + ' in / ' + s.usage.outputTokens + ' out, $' + (s.usage.costUsd || 0).toFixed(4);
   setStatus(s.phase + ' / ' + s.mode + ' / gen ' + s.gen);
