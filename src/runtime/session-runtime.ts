@@ -102,7 +102,10 @@ export class SessionRuntime {
   #persistChain: Promise<void> = Promise.resolve();
   /** The version the store holds after this runtime's last successful write (or the restored one). */
   #storedVersion: number;
+  /** Settles once every transcript entry appended so far is durable (or failed and was reported). */
   #journalChain: Promise<void> = Promise.resolve();
+  /** Settles once every transcript entry so far was handed to the journal (in order). */
+  #journalIssue: Promise<void> = Promise.resolve();
   /** The journal appends the next state write must wait for (see #persist), if any. */
   #journalFirst: Promise<void> | undefined;
   #engineChain: Promise<void> = Promise.resolve();
@@ -649,18 +652,29 @@ export class SessionRuntime {
     // `engine.send`. (Not a `recovered` one: it catches the journal up with a delivery already stored.)
     const delivery = entry.type === 'user_message' && (entry.payload as { recovered?: unknown } | null)?.recovered !== true;
     const stored = delivery ? this.#afterWrite(this.#writesIssued, 'journal') : undefined;
-    this.#journalChain = this.#journalChain.then(async () => {
+    // Appends are issued in order without waiting for the previous one to be durable (the journal
+    // keeps call order, and FileJournal group-commits what arrives meanwhile): `#journalIssue`
+    // orders the issuing, `#journalChain` still settles only once every entry so far is durable.
+    const issued = this.#journalIssue.then(async (): Promise<{ appended: Promise<void> } | undefined> => {
       if (stored) await stored;
       try {
         await this.#ensureLease();
-        if (this.#fenced) return;
-        await this.#opts.journal.append(entry);
       } catch (error) {
-        if (isAseError(error, 'LEASE_LOST')) return this.#fence(error);
-        this.#fail('JOURNAL_IO', `transcript append failed: ${message(error)}`, error);
+        this.#journalFailed(error);
+        return undefined;
       }
+      if (this.#fenced) return undefined;
+      return { appended: this.#opts.journal.append(entry) };
     });
+    this.#journalIssue = issued.then(() => undefined);
+    const durable = issued.then((issue) => issue?.appended.catch((error: unknown) => this.#journalFailed(error)));
+    this.#journalChain = Promise.all([this.#journalChain, durable]).then(() => undefined);
     if (entry.type === 'delivery_checked') this.#journalFirst = this.#journalChain;
+  }
+
+  #journalFailed(error: unknown): void {
+    if (isAseError(error, 'LEASE_LOST')) return this.#fence(error);
+    this.#fail('JOURNAL_IO', `transcript append failed: ${message(error)}`, error);
   }
 
   /** Resolves `true` once a write with index >= `index` is stored, `false` if that can no longer happen. */

@@ -2,6 +2,10 @@
  * The embedded default TranscriptJournal: one append-only JSONL file per session,
  * `<dir>/<sessionId>.jsonl`. An append resolves only after its line is written and datasynced.
  *
+ * Group commit: appends made while the previous write of their session runs are written together,
+ * with one write and one datasync, and each of them resolves (or rejects) only after that batch's
+ * datasync. A burst of entries costs one sync, not one per entry; no entry is reported durable early.
+ *
  * One writer per session file is assumed (one FileJournal in one process): appends are ordered by a
  * per-session promise chain, not by a file lock.
  */
@@ -17,10 +21,18 @@ export interface FileJournalOptions {
   dir: string;
 }
 
+/** Lines waiting for their session's write: they go out together, in call order. */
+interface Batch {
+  lines: string[];
+  written: Promise<void>;
+}
+
 export class FileJournal implements TranscriptJournal {
   readonly dir: string;
   readonly #chains = new Map<string, Promise<void>>();
   readonly #handles = new Map<string, FileHandle>();
+  /** Per session, the batch queued behind the write in progress (still taking lines). */
+  readonly #filling = new Map<string, Batch>();
 
   constructor(options: FileJournalOptions) {
     if (!options || typeof options.dir !== 'string' || options.dir === '') {
@@ -39,7 +51,23 @@ export class FileJournal implements TranscriptJournal {
       if (error instanceof AseError) return Promise.reject(error);
       return Promise.reject(new AseError('INVALID_INPUT', `transcript entry is not serializable: ${message(error)}`, { cause: error }));
     }
-    return this.#enqueue(entry.sessionId, () => this.#write(entry.sessionId, line));
+    const sessionId = entry.sessionId;
+    let batch = this.#filling.get(sessionId);
+    if (!batch) {
+      const lines: string[] = [];
+      const queued: Batch = {
+        lines,
+        // Runs once the session's previous task is done; lines appended until then join this batch.
+        written: this.#enqueue(sessionId, () => {
+          if (this.#filling.get(sessionId) === queued) this.#filling.delete(sessionId);
+          return this.#write(sessionId, lines.join(''));
+        }),
+      };
+      batch = queued;
+      this.#filling.set(sessionId, batch);
+    }
+    batch.lines.push(line);
+    return batch.written;
   }
 
   async read(sessionId: string): Promise<TranscriptEntry[]> {
@@ -80,6 +108,7 @@ export class FileJournal implements TranscriptJournal {
   async close(): Promise<void> {
     // Through each session's chain, so a handle is never closed under an append queued before it.
     const sessionIds = new Set([...this.#handles.keys(), ...this.#chains.keys()]);
+    this.#filling.clear(); // appends from now on go after the close
     await Promise.all([...sessionIds].map((sessionId) => this.#enqueue(sessionId, () => this.#closeHandle(sessionId))));
     await this.flush();
   }
@@ -91,6 +120,7 @@ export class FileJournal implements TranscriptJournal {
     } catch (error) {
       return Promise.reject(error);
     }
+    this.#filling.delete(sessionId); // appends from now on go after the delete
     return this.#enqueue(sessionId, async () => {
       await this.#closeHandle(sessionId);
       const file = this.#file(sessionId);
