@@ -32,6 +32,12 @@ import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from './journal/transcript-journal.js';
 import type { Lease, SessionStore } from './store/session-store.js';
 
+/**
+ * AgentEvents the statechart always handles when they come from the live engine (no other guard),
+ * so handling one moves its activity marks like a coalesced `activity` would.
+ */
+const CARRIES_ACTIVITY: ReadonlySet<string> = new Set(['activity', 'text_delta', 'thinking', 'message', 'tool_call', 'tool_result']);
+
 /** How long after a renewal the runtime trusts its lease without asking the store (of the lease's ttl). */
 const LEASE_TRUST = 0.8;
 
@@ -133,6 +139,8 @@ export class SessionRuntime {
   #capture = false;
   #captured: { persist: SessionContext['persist']; issued: number } | undefined;
   #deferred: (() => void)[] = [];
+  /** Text deltas' activity not yet handed to the statechart (see #onEngineEvent). */
+  #pendingActivity: { gen: number; at: number } | undefined;
   #done: Promise<void>;
   #resolveDone!: () => void;
 
@@ -332,6 +340,13 @@ export class SessionRuntime {
 
   /** Every event goes to the actor through here, so inputs given meanwhile (from listeners) can wait their turn. */
   #send(event: SessionEvent): void {
+    // Activity marks go first, so every event sees the activity that came before it; a later output
+    // event of the same engine marks that activity itself (every live-engine event does, in `act`).
+    const mark = this.#pendingActivity;
+    if (mark) {
+      if (CARRIES_ACTIVITY.has(event.type) && 'gen' in event && event.gen === mark.gen && event.at >= mark.at) this.#pendingActivity = undefined;
+      else this.#flushActivity();
+    }
     this.#depth += 1;
     try {
       this.actor.send(event);
@@ -577,8 +592,41 @@ export class SessionRuntime {
     }
     if (event.type === 'exited') this.#engines.delete(gen);
     if (this.isDone) return;
-    if (this.actor.getSnapshot().context.liveGen === gen) this.#notify('agentEvent', event);
+    const context = this.actor.getSnapshot().context;
+    if (context.liveGen !== gen) {
+      this.#send(event); // stale: the statechart ignores it (one failed guard)
+      return;
+    }
+    this.#notify('agentEvent', event);
+    // A text delta carries no policy: once the thinking indicator is on, all it does to the
+    // statechart is mark activity. Such marks are coalesced into one `activity` event, sent before
+    // the next event of any kind (timers included) and at the latest in a microtask, so the stall
+    // watchdog and the indicator see the same activity times without a transition per delta.
+    if (event.type === 'text_delta' && context.thinking) {
+      this.#noteActivity(gen, event.at);
+      return;
+    }
     this.#send(event);
+  }
+
+  #noteActivity(gen: number, at: number): void {
+    const pending = this.#pendingActivity;
+    if (pending && pending.gen === gen) {
+      pending.at = Math.max(pending.at, at);
+      return;
+    }
+    if (pending) this.#flushActivity();
+    this.#pendingActivity = { gen, at };
+    queueMicrotask(() => this.#flushActivity());
+  }
+
+  /** Hands a coalesced activity mark (if any) to the statechart. */
+  #flushActivity(): void {
+    const mark = this.#pendingActivity;
+    if (!mark) return;
+    this.#pendingActivity = undefined;
+    if (this.isDone) return;
+    this.#send({ type: 'activity', gen: mark.gen, at: mark.at });
   }
 
   #setTimer(id: string, deadline: number): void {
