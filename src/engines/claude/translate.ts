@@ -117,6 +117,13 @@ export class ClaudeTranslator {
     return this.#lastTotalCost;
   }
 
+  /** Content blocks held for messages being reassembled (at most MAX_ASSEMBLED_BLOCKS × MAX_ASSEMBLED_MESSAGES). */
+  get heldBlocks(): number {
+    let held = 0;
+    for (const blocks of this.#assembled.values()) held += blocks.length;
+    return held;
+  }
+
   /** Number of tool calls started and not finished in the current turn. */
   get toolsRunning(): number {
     return this.#toolsRunning.size;
