@@ -600,8 +600,9 @@ export class SessionRuntime {
     this.#notify('agentEvent', event);
     // A text delta carries no policy: once the thinking indicator is on, all it does to the
     // statechart is mark activity. Such marks are coalesced into one `activity` event, sent before
-    // the next event of any kind (timers included) and at the latest in a microtask, so the stall
-    // watchdog and the indicator see the same activity times without a transition per delta.
+    // the next event of any kind (timers included) and at the latest on the next turn of the event
+    // loop, so the stall watchdog and the indicator see the same activity times without a
+    // transition per delta.
     if (event.type === 'text_delta' && context.thinking) {
       this.#noteActivity(gen, event.at);
       return;
@@ -617,7 +618,10 @@ export class SessionRuntime {
     }
     if (pending) this.#flushActivity();
     this.#pendingActivity = { gen, at };
-    queueMicrotask(() => this.#flushActivity());
+    // Not a microtask: engines that deliver each message in a promise job of its own (the ACP SDK)
+    // would flush after every delta. Correctness does not depend on this flush (#send hands a mark
+    // over before any other event); it only bounds how long the statechart's context lags behind.
+    setImmediate(() => this.#flushActivity());
   }
 
   /** Hands a coalesced activity mark (if any) to the statechart. */
