@@ -1,15 +1,17 @@
 // Profiles one consumer of the side-by-side benchmark's Claude turn under `node --cpu-prof`
 // (issue 11: profile first). Runs against the build (`npm run build` first) and the stand-in agent.
 //
-//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/run.mjs <engine|session|memory> [lines] [repeated]
+//   [ASE_DIST=<other build>] node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/run.mjs <engine|session|memory> [lines] [repeated]
 //   node bench/profile/top.mjs /tmp/prof/*.cpuprofile
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claudeTurn, writeScript } from '../support/agent-streams.ts';
-import { createSession, MemoryJournal, MemoryStore } from '../../dist/index.js';
-import { ClaudeEngine } from '../../dist/claude.js';
+// ASE_DIST: another build to profile (e.g. a worktree of the commit before a change), default ./dist.
+const dist = process.env.ASE_DIST ?? new URL('../../dist', import.meta.url).pathname;
+const { createSession, MemoryJournal, MemoryStore } = await import(`${dist}/index.js`);
+const { ClaudeEngine } = await import(`${dist}/claude.js`);
 
 const [consumer = 'session', lines = '50000', repeated] = process.argv.slice(2);
 const STAND_IN = fileURLToPath(new URL('../support/stand-in-agent.mjs', import.meta.url));
