@@ -707,7 +707,7 @@ export class SessionRuntime {
     // Appends are issued in order without waiting for the previous one to be durable (the journal
     // keeps call order, and FileJournal group-commits what arrives meanwhile): `#journalIssue`
     // orders the issuing, `#journalChain` still settles only once every entry so far is durable.
-    const issued = this.#journalIssue.then(async (): Promise<{ appended: Promise<void> } | undefined> => {
+    const issued = this.#journalIssue.then(async (): Promise<{ appended: Promise<unknown> } | undefined> => {
       if (stored) await stored;
       try {
         await this.#ensureLease();

@@ -162,10 +162,19 @@ const validStamp = (gen: number, at: number): boolean => Number.isInteger(gen) &
  */
 function streamedEvent(body: AgentEventBody, gen: number, at: number): AgentEvent | undefined {
   switch (body.type) {
-    case 'text_delta':
-      return typeof body.messageId === 'string' && typeof body.text === 'string' && validStamp(gen, at) ? { type: 'text_delta', gen, at, messageId: body.messageId, text: body.text } : undefined;
-    case 'thinking':
-      return typeof body.active === 'boolean' && validStamp(gen, at) ? { type: 'thinking', gen, at, active: body.active } : undefined;
+    case 'text_delta': {
+      // `parentCallId` (a sub-agent's delta): absent, or a non-empty string, as in subAgentScope.
+      const parent = body.parentCallId;
+      if (typeof body.messageId !== 'string' || typeof body.text !== 'string' || !validStamp(gen, at)) return undefined;
+      if (parent === undefined) return { type: 'text_delta', gen, at, messageId: body.messageId, text: body.text };
+      return typeof parent === 'string' && parent !== '' ? { type: 'text_delta', gen, at, parentCallId: parent, messageId: body.messageId, text: body.text } : undefined;
+    }
+    case 'thinking': {
+      const parent = body.parentCallId;
+      if (typeof body.active !== 'boolean' || !validStamp(gen, at)) return undefined;
+      if (parent === undefined) return { type: 'thinking', gen, at, active: body.active };
+      return typeof parent === 'string' && parent !== '' ? { type: 'thinking', gen, at, parentCallId: parent, active: body.active } : undefined;
+    }
     case 'activity':
       return validStamp(gen, at) ? { type: 'activity', gen, at } : undefined;
     default:
