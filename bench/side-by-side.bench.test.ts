@@ -1,5 +1,5 @@
 /**
- * 8. Side by side: the same recorded agent turn read by every consumer, from reading the bytes in
+ * 9. Side by side: the same recorded agent turn read by every consumer, from reading the bytes in
  * process up to a whole `createSession` pipeline, with the Claude Agent SDK as the peer. A
  * stand-in agent (support/stand-in-agent.mjs) answers the handshake at once and writes the turn in
  * 1 MiB chunks, so the times are the consumers' own. Consumers run interleaved (one run of each per
@@ -221,8 +221,8 @@ describe('side by side', () => {
 
     writeSection(inject('benchResultsDir'), {
       id: 'side-by-side',
-      order: 8,
-      title: '8. Side by side: the same agent turn, every consumer',
+      order: 9,
+      title: '9. Side by side: the same agent turn, every consumer',
       method:
         `A stand-in agent (bench/support/stand-in-agent.mjs) answers the handshake at once and writes one generated turn (lines shaped like the recorded fixtures: \`stream_event\` deltas and \`assistant\` lines with unique message ids for Claude; \`item/agentMessage/delta\` for Codex; \`session/update\` chunks for ACP) in 1 MiB chunks. ` +
         `Times run from starting the agent to the turn's last message. Consumers run interleaved: ${REPS} measured rounds after one warm-up, one run of each per round, the order rotating; the result is the median (fastest–slowest), with ratios to the bare read and to the Claude Agent SDK (installed on demand outside the repository, see bench/support/claude-agent-sdk.ts). ` +
