@@ -317,7 +317,7 @@ export function openPermission(s: Step, e: AgentEventOf<'permission_request'>): 
   const ms = s.ctx.config.permissionTimeoutMs;
   const deadline = ms > 0 ? s.at + ms : undefined;
   const open = {
-    tool: e.toolName,
+    toolName: e.toolName,
     input: e.input,
     gen: e.gen,
     createdAt: s.at,
@@ -338,7 +338,7 @@ function promptFor(s: Step, requestId: string): void {
   s.ephemeral({
     kind: 'permission_prompt',
     requestId,
-    tool: open.tool,
+    toolName: open.toolName,
     input: open.input,
     ...(open.callId !== undefined && { callId: open.callId }),
     ...(open.suggestions !== undefined && { suggestions: open.suggestions }),

@@ -52,7 +52,7 @@ export class NoticeRenderer {
           } else this.#endLine();
         } else if (e.type === 'tool_call') {
           this.#endLine();
-          out(`${cyan('⚙')} ${bold(e.name)} ${dim(summarize(e.input))}\n`);
+          out(`${cyan('⚙')} ${bold(e.toolName)} ${dim(summarize(e.input))}\n`);
         } else if (e.type === 'tool_result') {
           const mark = e.status === 'completed' ? green('✓') : red('✗');
           out(`  ${mark} ${e.status}${e.output !== undefined ? ` ${dim(summarize(e.output))}` : ''}\n`);

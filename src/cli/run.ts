@@ -108,11 +108,11 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
     if (args.permission === 'ask') {
       if (args.interactive) {
         const rl = createInterface({ input: process.stdin, output: process.stderr });
-        const reply = await rl.question(yellow(`Allow ${prompt.tool} ${JSON.stringify(prompt.input)}? [y/N] `));
+        const reply = await rl.question(yellow(`Allow ${prompt.toolName} ${JSON.stringify(prompt.input)}? [y/N] `));
         rl.close();
         decision = /^y(es)?$/i.test(reply.trim()) ? 'allow' : 'deny';
       } else {
-        output.err(yellow(`permission ${prompt.requestId} (${prompt.tool}) denied: not interactive; pass --yes to allow\n`));
+        output.err(yellow(`permission ${prompt.requestId} (${prompt.toolName}) denied: not interactive; pass --yes to allow\n`));
       }
     } else {
       await Promise.resolve(); // answer outside the listener, so a refusal is thrown to us

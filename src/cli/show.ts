@@ -62,7 +62,7 @@ function describe(type: string, p: Record<string, unknown>): [string, string] {
       return [String(p['role'] ?? 'message'), text];
     }
     case 'tool_call':
-      return ['tool', `${String(p['name'] ?? '?')} ${summarize(p['input'])}`];
+      return ['tool', `${String(p['toolName'] ?? '?')} ${summarize(p['input'])}`];
     case 'tool_result':
       return ['result', `${String(p['status'] ?? '')}${p['output'] !== undefined ? ` ${summarize(p['output'])}` : ''}`];
     case 'permission_request': {

@@ -96,7 +96,7 @@ export const ToolCallEventSchema = z.object({
   type: z.literal('tool_call'),
   ...stamp,
   callId: z.string(),
-  name: z.string(),
+  toolName: z.string(),
   input: z.unknown(),
   title: z.string().optional(),
 });

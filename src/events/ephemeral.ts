@@ -12,7 +12,7 @@ export const EphemeralSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('permission_prompt'),
     requestId: z.string(),
-    tool: z.string(),
+    toolName: z.string(),
     input: z.unknown(),
     callId: z.string().optional(),
     suggestions: z.array(z.unknown()).optional(),

@@ -83,7 +83,7 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'thinking', gen, at, active: false },
       { type: 'text_delta', gen, at, messageId: 'a1', text: 'hi' },
       { type: 'message', gen, at, role: 'assistant', id: 'a1', blocks: [{ type: 'text', text: 'hi' }] },
-      { type: 'tool_call', gen, at, callId: 'c1', name: 'Bash', input: { command: 'ls' } },
+      { type: 'tool_call', gen, at, callId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
       { type: 'tool_result', gen, at, callId: 'c1', status: 'completed', output: 'ok', isError: false },
       { type: 'turn_complete', gen, at, status: 'completed', usage: USAGE },
       { type: 'error', gen, at, kind: 'transient', message: 'overloaded', retryable: true },

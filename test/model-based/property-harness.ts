@@ -143,7 +143,7 @@ const usageArb: fc.Arbitrary<Partial<TurnUsage>> = fc.record(
 const EMITS: AgentEventBody[] = [
   { type: 'thinking', active: true },
   { type: 'thinking', active: false },
-  { type: 'tool_call', callId: 'c1', name: 'Bash', input: { command: 'ls' } },
+  { type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
   { type: 'error', kind: 'transient', message: 'overloaded', retryable: true },
   { type: 'error', kind: 'auth', message: 'bad key', retryable: false },
   { type: 'warning', code: 'untested_version', message: 'Claude Code 9.9.9 is not the tested 2.1.330' },

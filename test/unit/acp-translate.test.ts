@@ -33,7 +33,7 @@ describe('AcpTranslator', () => {
       { type: 'text_delta', messageId: 'acp-1-t1-m0', text: 'Hello ' },
       { type: 'text_delta', messageId: 'acp-1-t1-m0', text: 'world' },
       { type: 'message', role: 'assistant', id: 'acp-1-t1-m0', blocks: [{ type: 'text', text: 'Hello world' }] },
-      { type: 'tool_call', callId: 't1', name: 'execute', input: {}, title: 'ls' },
+      { type: 'tool_call', callId: 't1', toolName: 'execute', input: {}, title: 'ls' },
       { type: 'text_delta', messageId: 'acp-1-t1-m1', text: 'After.' },
       { type: 'message', role: 'assistant', id: 'acp-1-t1-m1', blocks: [{ type: 'text', text: 'After.' }] },
     ]);
@@ -95,8 +95,8 @@ describe('AcpTranslator', () => {
       { sessionUpdate: 'tool_call_update', toolCallId: 'x', status: 'failed' },
     ]);
     expect(out).toEqual([
-      { type: 'tool_call', callId: 'x', name: 'Bash', input: {}, title: 'Terminal' },
-      { type: 'tool_call', callId: 'x', name: 'Bash', input: { command: 'touch a' }, title: 'touch a' },
+      { type: 'tool_call', callId: 'x', toolName: 'Bash', input: {}, title: 'Terminal' },
+      { type: 'tool_call', callId: 'x', toolName: 'Bash', input: { command: 'touch a' }, title: 'touch a' },
       { type: 'tool_result', callId: 'x', status: 'completed', output: { content: [{ type: 'content', content: { type: 'text', text: 'ok' } }] }, isError: false },
     ]);
     expect(t.toolName('x')).toBe('Bash');

@@ -154,7 +154,7 @@ describe('ToolCallLedger', () => {
       fc.property(fc.array(op, { maxLength: 30 }), (ops) => {
         const ledger = new ToolCallLedger();
         const out = ops.flatMap((o) => {
-          if (o.op === 'call') return ledger.call({ callId: o.id, name: 'shell', input: {} });
+          if (o.op === 'call') return ledger.call({ callId: o.id, toolName: 'shell', input: {} });
           if (o.op === 'deny') {
             ledger.noteDenied(o.id);
             return [];
@@ -337,7 +337,7 @@ describe('McpTranslator de-duplication', () => {
       { type: 'exec_command_end', ...base, cwd: 'file:///w', exit_code: 2, aggregated_output: 'nope', status: 'failed' },
     ].flatMap((m) => t.translate(m));
     expect(out).toEqual([
-      { type: 'tool_call', callId: 'c1', name: 'shell', input: { command: "/bin/bash -lc ls", cwd: '/w' }, title: '/bin/bash -lc ls' },
+      { type: 'tool_call', callId: 'c1', toolName: 'shell', input: { command: "/bin/bash -lc ls", cwd: '/w' }, title: '/bin/bash -lc ls' },
       { type: 'tool_result', callId: 'c1', status: 'failed', output: { output: 'nope', exitCode: 2, durationMs: null }, isError: true },
     ]);
   });

@@ -114,7 +114,7 @@ export class AcpTranslator {
     const out: AgentEventBody[] = [];
     if (tool.emitted === undefined) {
       const call = this.#callEvent(tool);
-      tool.emitted = JSON.stringify([call.name, call.title ?? null, call.input]);
+      tool.emitted = JSON.stringify([call.toolName, call.title ?? null, call.input]);
       out.push(call);
     }
     out.push(this.#result(tool, 'denied'));
@@ -254,7 +254,7 @@ export class AcpTranslator {
     if (fields.rawInput !== undefined && !(isEmptyObject(fields.rawInput) && tool.input !== undefined)) tool.input = fields.rawInput;
     const out: AgentEventBody[] = [];
     const call = this.#callEvent(tool);
-    const key = JSON.stringify([call.name, call.title ?? null, call.input]);
+    const key = JSON.stringify([call.toolName, call.title ?? null, call.input]);
     if (tool.emitted !== key) {
       tool.emitted = key;
       out.push(call);
@@ -269,7 +269,7 @@ export class AcpTranslator {
     return {
       type: 'tool_call',
       callId: tool.callId,
-      name: tool.name ?? tool.kind ?? 'tool',
+      toolName: tool.name ?? tool.kind ?? 'tool',
       input: tool.input ?? {},
       ...(tool.title !== undefined && { title: tool.title }),
     };

@@ -202,7 +202,7 @@ export class ClaudeTranslator {
         const name = block.name ?? 'unknown';
         const input = block.input ?? {};
         blocks.push({ type: 'tool_use', callId: block.id, name, input });
-        calls.push({ type: 'tool_call', callId: block.id, name, input });
+        calls.push({ type: 'tool_call', callId: block.id, toolName: name, input });
         this.#toolsRunning.add(block.id);
       }
       // other block types (redacted_thinking, server tool blocks, …) are not part of our vocabulary

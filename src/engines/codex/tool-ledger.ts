@@ -41,7 +41,7 @@ export class ToolCallLedger {
     if (this.#finished.has(body.callId)) return [];
     this.#finished.add(body.callId);
     const out: AgentEventBody[] = [];
-    if (!this.#called.has(body.callId)) out.push(...this.call({ callId: body.callId, name: fallbackCall?.name ?? 'unknown', input: fallbackCall?.input ?? {}, ...(fallbackCall?.title !== undefined && { title: fallbackCall.title }) }));
+    if (!this.#called.has(body.callId)) out.push(...this.call({ callId: body.callId, toolName: fallbackCall?.toolName ?? 'unknown', input: fallbackCall?.input ?? {}, ...(fallbackCall?.title !== undefined && { title: fallbackCall.title }) }));
     const status = body.status === 'failed' && this.#denied.has(body.callId) ? 'denied' : body.status;
     out.push({ type: 'tool_result', ...body, status });
     return out;

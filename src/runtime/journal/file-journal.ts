@@ -8,7 +8,7 @@
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../../errors.js';
-import { TranscriptEntrySchema, type TranscriptEntry } from '../../events/transcript-entry.js';
+import { TranscriptEntrySchema, upgradeTranscriptEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
 import type { TranscriptJournal } from './transcript-journal.js';
 import { assertSessionId } from '../store/file-store.js';
 import { errno, syncDir } from '../fs-durable.js';
@@ -67,7 +67,7 @@ export class FileJournal implements TranscriptJournal {
       }
       const parsed = TranscriptEntrySchema.safeParse(data);
       if (!parsed.success) throw new AseError('STORE_CORRUPT', `${file}:${index + 1}: not a transcript entry: ${parsed.error.message}`);
-      entries.push(parsed.data);
+      entries.push(upgradeTranscriptEntry(parsed.data));
     }
     return entries;
   }

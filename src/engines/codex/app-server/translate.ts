@@ -154,7 +154,7 @@ export class AppServerTranslator {
 
   /** Ensures a tool_call for an item that is being approved (its item/started normally came first). */
   callForApproval(callId: string, name: string, input: unknown): AgentEventBody[] {
-    return this.#ledger.call({ callId, name, input });
+    return this.#ledger.call({ callId, toolName: name, input });
   }
 
   noteDenied(callId: string): void {
@@ -267,21 +267,21 @@ export class AppServerTranslator {
         const parsed = CommandExecutionItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed commandExecution', 'item/started', item);
         const { id, command, cwd, commandActions } = parsed.data;
-        return this.#ledger.call({ callId: id, name: 'shell', input: { command, cwd, commandActions }, title: command });
+        return this.#ledger.call({ callId: id, toolName: 'shell', input: { command, cwd, commandActions }, title: command });
       }
       case 'fileChange': {
         const parsed = FileChangeItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed fileChange', 'item/started', item);
         this.#changes.set(parsed.data.id, parsed.data.changes);
-        return this.#ledger.call({ callId: parsed.data.id, name: 'apply_patch', input: { changes: parsed.data.changes } });
+        return this.#ledger.call({ callId: parsed.data.id, toolName: 'apply_patch', input: { changes: parsed.data.changes } });
       }
       case 'mcpToolCall': {
         const parsed = McpToolCallItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed mcpToolCall', 'item/started', item);
-        return this.#ledger.call({ callId: parsed.data.id, name: toolNameOf(parsed.data), input: parsed.data.arguments });
+        return this.#ledger.call({ callId: parsed.data.id, toolName: toolNameOf(parsed.data), input: parsed.data.arguments });
       }
       default:
-        if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, name: toolNameOf(item), input: item });
+        if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, toolName: toolNameOf(item), input: item });
         return [];
     }
   }
@@ -313,7 +313,7 @@ export class AppServerTranslator {
         const mapped = resultStatus(status);
         return this.#ledger.result(
           { callId: id, status: mapped, output: { output: aggregatedOutput ?? '', exitCode, durationMs }, isError: mapped !== 'completed' },
-          { name: 'shell', input: { command, cwd, commandActions }, title: command },
+          { toolName: 'shell', input: { command, cwd, commandActions }, title: command },
         );
       }
       case 'fileChange': {
@@ -322,7 +322,7 @@ export class AppServerTranslator {
         const mapped = resultStatus(parsed.data.status);
         return this.#ledger.result(
           { callId: parsed.data.id, status: mapped, output: { changes: parsed.data.changes }, isError: mapped !== 'completed' },
-          { name: 'apply_patch', input: { changes: parsed.data.changes } },
+          { toolName: 'apply_patch', input: { changes: parsed.data.changes } },
         );
       }
       case 'mcpToolCall': {
@@ -331,14 +331,14 @@ export class AppServerTranslator {
         const mapped = resultStatus(parsed.data.status);
         return this.#ledger.result(
           { callId: parsed.data.id, status: mapped, output: parsed.data.error ?? parsed.data.result, isError: mapped !== 'completed' },
-          { name: toolNameOf(parsed.data), input: parsed.data.arguments },
+          { toolName: toolNameOf(parsed.data), input: parsed.data.arguments },
         );
       }
       default: {
         if (!TOOL_ITEMS.has(item.type)) return [];
         const rawStatus: unknown = (item as { status?: unknown }).status;
         const status = typeof rawStatus === 'string' ? resultStatus(rawStatus) : 'completed';
-        return this.#ledger.result({ callId: item.id, status, output: item, isError: status !== 'completed' }, { name: toolNameOf(item), input: item });
+        return this.#ledger.result({ callId: item.id, status, output: item, isError: status !== 'completed' }, { toolName: toolNameOf(item), input: item });
       }
     }
   }
