@@ -170,3 +170,15 @@ export {
   type AcpTerminalOptions,
   type AcpPresetName,
 } from './engines/acp/index.js';
+
+// The agent's session state as AgentEvents (plan, mode, commands, context usage: architecture.md §10)
+export {
+  PlanEventSchema,
+  PlanEntrySchema,
+  AgentModeEventSchema,
+  AvailableCommandsEventSchema,
+  AgentCommandSchema,
+  ContextUsageEventSchema,
+  type PlanEntry,
+  type AgentCommand,
+} from './events/agent-event.js';

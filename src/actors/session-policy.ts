@@ -554,6 +554,13 @@ export function recordOutput(s: Step, e: AgentEventOf<'message' | 'tool_call' | 
   noteActivity(s);
 }
 
+/** The agent's plan or mode: kept in the transcript (what it set out to do, how it was allowed to act). */
+export function recordAgentState(s: Step, e: AgentEventOf<'plan' | 'agent_mode'>): void {
+  const { gen, at: _at, type, ...payload } = e;
+  s.transcript(type, payload, gen);
+  noteActivity(s);
+}
+
 export function engineReady(s: Step): void {
   s.ctx.lastError = null;
   if (s.ctx.mode === 'local') s.ctx.restartAttempts = 0;

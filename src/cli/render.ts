@@ -67,6 +67,13 @@ export class NoticeRenderer {
         } else if (e.type === 'warning') {
           this.#endLine();
           err(yellow(`warning (${e.code}): ${e.message}\n`));
+        } else if (e.type === 'plan') {
+          this.#endLine();
+          const mark = { completed: green('✓'), in_progress: yellow('▸'), pending: dim('·') } as const;
+          out(`${cyan('plan')}${e.explanation ? ` ${dim(e.explanation)}` : ''}\n${e.entries.map((p) => `  ${mark[p.status]} ${p.content}\n`).join('')}`);
+        } else if (e.type === 'agent_mode') {
+          this.#endLine();
+          err(dim(`agent mode: ${e.modeId}\n`));
         }
         return;
       }

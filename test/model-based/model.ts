@@ -89,6 +89,10 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'error', gen, at, kind: 'transient', message: 'overloaded', retryable: true },
       { type: 'error', gen, at, kind: 'auth', message: 'bad key', retryable: false },
       { type: 'warning', gen, at, code: 'untested_version', message: 'Claude Code 9.9.9 is not the tested 2.1.330' },
+      { type: 'plan', gen, at, entries: [{ content: 'read the tests', status: 'in_progress' }] },
+      { type: 'agent_mode', gen, at, modeId: 'plan' },
+      { type: 'available_commands', gen, at, commands: [{ name: 'init', description: 'write AGENTS.md' }] },
+      { type: 'context_usage', gen, at, usedTokens: 1_200, windowTokens: 200_000 },
     );
     if (Object.keys(c.requests).length < 2) {
       events.push({ type: 'permission_request', gen, at, requestId: `p${requestCount + 1}`, toolName: 'Bash', input: { command: 'ls' }, callId: 'c1' });

@@ -223,6 +223,35 @@ describe('per-turn usage', () => {
   });
 });
 
+describe('app-server plans', () => {
+  it('turn/plan/updated becomes a plan event (inProgress → in_progress); another thread\'s or a malformed one is skipped', () => {
+    const t = new AppServerTranslator();
+    t.setThread('T');
+    t.beginTurn();
+    t.adoptTurnId('U');
+    const plan = [
+      { step: 'read the tests', status: 'completed' },
+      { step: 'fix the bug', status: 'inProgress' },
+      { step: 'run the suite', status: 'pending' },
+    ];
+    expect(t.translate('turn/plan/updated', { threadId: 'T', turnId: 'U', explanation: 'three steps', plan })).toEqual([
+      {
+        type: 'plan',
+        explanation: 'three steps',
+        entries: [
+          { content: 'read the tests', status: 'completed' },
+          { content: 'fix the bug', status: 'in_progress' },
+          { content: 'run the suite', status: 'pending' },
+        ],
+      },
+    ]);
+    expect(t.translate('turn/plan/updated', { threadId: 'T', turnId: 'U', explanation: null, plan: [] })).toEqual([{ type: 'plan', entries: [] }]);
+    expect(t.translate('turn/plan/updated', { threadId: 'OTHER', turnId: 'U', explanation: null, plan })).toEqual([]);
+    expect(t.translate('turn/plan/updated', { threadId: 'T', turnId: 'U', plan: [{ step: 'x', status: 'someday' }] })).toEqual([]);
+    expect(t.skipped.map((s) => s.reason)).toEqual(['other thread or turn', 'malformed turn/plan/updated']);
+  });
+});
+
 describe('a failed turn is not billed for the request before it', () => {
   // Recorded on both live protocols (test/fixtures/codex/rollout/*.traffic.jsonl): when a turn
   // fails, Codex re-sends the previous usage snapshot unchanged (same thread total, `last` = the

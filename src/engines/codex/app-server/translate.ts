@@ -29,6 +29,7 @@ import {
   McpToolCallItemSchema,
   ReasoningItemSchema,
   TokenUsageUpdatedSchema,
+  TurnPlanUpdatedSchema,
   TurnNotificationSchema,
   UserMessageItemSchema,
 } from './messages.js';
@@ -41,7 +42,6 @@ const IGNORED = new Set([
   'thread/status/changed',
   'thread/goal/cleared',
   'turn/diff/updated',
-  'turn/plan/updated',
   'item/reasoning/summaryPartAdded',
   'account/rateLimits/updated',
   'configWarning',
@@ -225,6 +225,14 @@ export class AppServerTranslator {
         if (this.#turnId === undefined) this.#earlyUsage.push({ turnId: parsed.data.turnId, usage });
         else this.#usage = addUsage(this.#usage, usage);
         return [];
+      }
+      case 'turn/plan/updated': {
+        const parsed = TurnPlanUpdatedSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        const { plan, explanation } = parsed.data;
+        const entries = plan.map((p) => ({ content: p.step, status: p.status === 'inProgress' ? ('in_progress' as const) : p.status }));
+        return [{ type: 'plan', entries, ...(explanation ? { explanation } : {}) }];
       }
       case 'turn/started': {
         const parsed = TurnNotificationSchema.safeParse(params);
