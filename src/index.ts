@@ -182,3 +182,21 @@ export {
   type PlanEntry,
   type AgentCommand,
 } from './events/agent-event.js';
+
+// Record and replay agent traffic (docs/recording.md)
+export { replayEngine, type ReplayEngineFactory, type ReplayEngineOptions } from './engines/replay-engine.js';
+export {
+  readRecording,
+  parseRecording,
+  recordedGenerations,
+  RecordingHeaderSchema,
+  RecordingRecordSchema,
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  REDACTED,
+  type Recording,
+  type RecordingHeader,
+  type RecordingRecord,
+  type RecordedGeneration,
+} from './engines/core/recording.js';
+export type { RecordTarget, RecordingSink } from './engines/core/recorder.js';
