@@ -9,7 +9,7 @@
 import { AseError } from '../errors.js';
 import type { AgentEngine, EngineFactory, EngineStartSpec } from './core/engine.js';
 import { wrapEngine } from './core/engine-wrapper.js';
-import { readRecording, recordedGenerations, type RecordedGeneration, type Recording } from './core/recording.js';
+import { readRecording, recordedGenerations, REDACTED, type RecordedGeneration, type Recording } from './core/recording.js';
 import { openReplayRelay, ReplayScript } from './core/replay-agent.js';
 import { defaultRegistry } from './default-registry.js';
 import type { AgentProcess } from './acp/options.js';
@@ -66,9 +66,12 @@ export function replayEngine(file: string | Recording, options: ReplayEngineOpti
     const script = new ReplayScript(generation, [[header.workDir, spec.workDir]]);
     scripts.push(script);
     const hook = real.name === 'acp' ? { spawn: acpSpawner(script, noteMismatch) } : { launcher: ndjsonLauncher(script, noteMismatch) };
-    // The recorded options (redacted values and all) under the session's: the host lines depend on them.
-    const { env: _env, ...recorded } = header.engineOptions;
-    return engine.start({ ...spec, options: { ...recorded, ...spec.options, ...hook } });
+    // The recorded options under the session's: the host lines depend on them. Of `env`, only the
+    // values kept (places the engine derives paths from); a redacted secret means nothing here.
+    const { env, ...recorded } = header.engineOptions;
+    const kept = typeof env === 'object' && env !== null ? Object.fromEntries(Object.entries(env).filter(([, v]) => v !== REDACTED)) : {};
+    const options = { ...recorded, ...(Object.keys(kept).length > 0 && { env: kept }), ...spec.options, ...hook };
+    return engine.start({ ...spec, options });
   };
 
   const factory: ReplayEngineFactory = {

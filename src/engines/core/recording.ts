@@ -148,10 +148,21 @@ export function recordedGenerations(recording: Recording): RecordedGeneration[] 
 const SECRET_KEY = /key|token|secret|passw|credential|cookie|auth|bearer/i;
 /** Objects whose every value may be a secret: environment variables and HTTP headers. */
 const VALUE_MAPS = new Set(['env', 'headers']);
+/**
+ * Environment variables that name places, not secrets (`HOME`, `CLAUDE_CONFIG_DIR`, `XDG_*`): kept,
+ * because the engine derives paths from them (a transcript path) that a replay should reproduce.
+ */
+const PLACE_VARIABLE = /^(HOME|PATH|PWD|SHELL|TERM|LANG|TMPDIR|LC_[A-Z_]+|XDG_[A-Z_]+|[A-Z0-9_]+_(DIR|HOME))$/;
+
+/** Whether an environment variable's value stays in the header. */
+export function keepsEnvValue(name: string): boolean {
+  return PLACE_VARIABLE.test(name) && !SECRET_KEY.test(name);
+}
 
 /**
  * `engineOptions` fit for a header: functions (taps, launchers) dropped, the values of every `env`
- * and `headers` object and of secret-looking keys replaced by {@link REDACTED}; names are kept.
+ * and `headers` object and of secret-looking keys replaced by {@link REDACTED} (names are kept;
+ * so are the values of variables that name places, {@link keepsEnvValue}).
  */
 export function redactEngineOptions(options: Record<string, unknown>): Record<string, unknown> {
   return redactObject(options) as Record<string, unknown>;
@@ -164,7 +175,9 @@ function redactObject(value: unknown, allValues = false): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(value)) {
     if (typeof v === 'function') continue;
-    if (VALUE_MAPS.has(key) && typeof v === 'object' && v !== null && !Array.isArray(v)) out[key] = redactObject(v, true);
+    if (key === 'env' && typeof v === 'object' && v !== null && !Array.isArray(v)) {
+      out[key] = Object.fromEntries(Object.entries(v).map(([name, value]) => [name, keepsEnvValue(name) ? value : REDACTED]));
+    } else if (VALUE_MAPS.has(key) && typeof v === 'object' && v !== null && !Array.isArray(v)) out[key] = redactObject(v, true);
     else if (SECRET_KEY.test(key) && (typeof v === 'string' || typeof v === 'number')) out[key] = REDACTED;
     else out[key] = redactObject(v, allValues);
   }
@@ -189,7 +202,7 @@ export function redactArgv(argv: readonly string[]): string[] {
     }
     const eq = pair.indexOf('=');
     const key = eq < 0 ? pair : pair.slice(0, eq);
-    const secret = flag === '--env' || SECRET_KEY.test(key) || VALUE_MAPS.has(key);
+    const secret = flag === '--env' ? !keepsEnvValue(key) : SECRET_KEY.test(key) || VALUE_MAPS.has(key);
     let kept = pair;
     if (secret && eq >= 0) kept = `${key}=${REDACTED}`;
     else if (eq >= 0) {
