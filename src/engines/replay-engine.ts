@@ -65,7 +65,7 @@ export function replayEngine(file: string | Recording, options: ReplayEngineOpti
     }
     const script = new ReplayScript(generation, [[header.workDir, spec.workDir]]);
     scripts.push(script);
-    const hook = real.name === 'acp' ? { spawn: acpSpawner(script, noteMismatch) } : { launcher: ndjsonLauncher(script, noteMismatch) };
+    const hook = real.name === 'acp' ? { spawn: replaySpawner(script, noteMismatch) } : { launcher: replayLauncher(script, noteMismatch) };
     // The recorded options under the session's: the host lines depend on them. Of `env`, only the
     // values kept (places the engine derives paths from); a redacted secret means nothing here.
     const { env, ...recorded } = header.engineOptions;
@@ -110,8 +110,8 @@ function lookUp(agent: string): EngineFactory {
   return registry.get(agent);
 }
 
-/** The claude and codex engines' process hook: the stand-in, through the usual NDJSON transport. */
-function ndjsonLauncher(script: ReplayScript, onMismatch: (error: AseError) => void): NdjsonLauncher {
+/** The claude and codex engines' process hook (`launcher`): the stand-in, through the usual NDJSON transport. */
+export function replayLauncher(script: ReplayScript, onMismatch: (error: AseError) => void): NdjsonLauncher {
   return async (spec: NdjsonProcessSpec) => {
     const relay = await openReplayRelay(script, onMismatch);
     try {
@@ -125,8 +125,8 @@ function ndjsonLauncher(script: ReplayScript, onMismatch: (error: AseError) => v
   };
 }
 
-/** The acp engine's process hook: the stand-in, supervised like any agent. */
-function acpSpawner(script: ReplayScript, onMismatch: (error: AseError) => void): (request: SpawnSupervisedOptions) => Promise<AgentProcess> {
+/** The acp engine's process hook (`spawn`): the stand-in, supervised like any agent. */
+export function replaySpawner(script: ReplayScript, onMismatch: (error: AseError) => void): (request: SpawnSupervisedOptions) => Promise<AgentProcess> {
   return async (request) => {
     const relay = await openReplayRelay(script, onMismatch);
     try {
