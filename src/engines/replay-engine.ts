@@ -65,7 +65,8 @@ export function replayEngine(file: string | Recording, options: ReplayEngineOpti
     }
     const script = new ReplayScript(generation, [[header.workDir, spec.workDir]]);
     scripts.push(script);
-    const hook = real.name === 'acp' ? { spawn: replaySpawner(script, noteMismatch) } : { launcher: replayLauncher(script, noteMismatch) };
+    const launcher = Object.assign(replayLauncher(script, noteMismatch), { replayedVersion: generation.agentVersion });
+    const hook = real.name === 'acp' ? { spawn: replaySpawner(script, noteMismatch) } : { launcher };
     // The recorded options under the session's: the host lines depend on them. Of `env`, only the
     // values kept (places the engine derives paths from); a redacted secret means nothing here.
     const { env, ...recorded } = header.engineOptions;

@@ -146,7 +146,7 @@ describe('record and replay (real agents, mock APIs)', () => {
       expect(processesMarked(root)).toEqual([]);
     });
 
-    it('createSession({record}) then replayEngine(file): the same events; a doctored one rejects with a typed REPLAY_MISMATCH', async () => {
+    it('createSession({record}) then replayEngine(file): the same events; another prompt rejects with a typed REPLAY_MISMATCH', async () => {
       const work = join(root, 'work');
       mkdirSync(work);
       const file = join(root, 'api.jsonl');
@@ -174,6 +174,7 @@ describe('record and replay (real agents, mock APIs)', () => {
       expect(comparable(replayed)).toEqual(comparable(recorded));
       expect(mock.requests.length).toBe(calls);
 
+      // Driven otherwise than recorded (another prompt): the first differing host line is a typed error.
       const doctoredEngine = replayEngine(file);
       const other = await createSession({ agent: doctoredEngine.name, workDir: work, dataDir: join(root, 'data3'), engines: [doctoredEngine] });
       await other.run('say goodbye').catch(() => undefined);
@@ -187,19 +188,23 @@ describe('record and replay (real agents, mock APIs)', () => {
     });
   });
 
-  it('codex (app-server): ase run --record, then ase replay: the same events, no model call', async () => {
+  it.each([
+    ['codex', '0.169.0', '"turn/start"'],
+    ['codex-mcp', '0.153.4', '"tools/call"'],
+  ] as const)('%s: ase run --record, then ase replay: the same events, no model call, no binary run', async (agent, version, turnMethod) => {
     const mock = await startOpenAIResponsesMock();
     try {
-      const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, target: '0.169.0' });
+      const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, target: version });
       const target = join(h.workDir, 'from-replay.txt');
-      const file = join(root, 'codex.jsonl');
+      const file = join(root, `${agent}.jsonl`);
       mock.enqueue(execCommandCall(`echo hi > ${target}`, { sandbox_permissions: 'require_escalated', justification: 'write a file' }), { kind: 'text', text: 'Done.' });
-      const run = await aseRun(root, h.workDir, ['--agent', 'codex', '--bin', h.bin, '--yes', '--option', 'approvalPolicy=on-request', '--record', file, 'write the file'], h.env);
+      const run = await aseRun(root, h.workDir, ['--agent', agent, '--bin', h.bin, '--yes', '--option', 'approvalPolicy=on-request', '--record', file, 'write the file'], h.env);
       expect(run.stderr).toBe('');
       expect(run.exitCode).toBe(0);
       const recording = expectValidRecording(file);
-      expect(recording.header).toMatchObject({ agent: 'codex', engineOptions: expect.objectContaining({ approvalPolicy: 'on-request' }) });
-      expect(recording.records.filter((r) => r.kind === 'traffic' && r.direction === 'to_agent' && r.line.includes('"turn/start"'))).toHaveLength(1);
+      expect(recording.header).toMatchObject({ agent, engineOptions: expect.objectContaining({ approvalPolicy: 'on-request' }) });
+      expect(recording.records.filter((r) => r.kind === 'traffic' && r.direction === 'to_agent' && r.line.includes(turnMethod))).toHaveLength(1);
+      expect(recording.records.find((r) => r.kind === 'exit')).toMatchObject({ agentVersion: version });
 
       const calls = mock.requests.length;
       rmSync(target);
@@ -212,7 +217,7 @@ describe('record and replay (real agents, mock APIs)', () => {
       expect(() => readFileSync(target)).toThrow();
 
       const bad = join(root, 'doctored.jsonl');
-      expect(doctor(file, bad, '"approvalPolicy":"on-request"', '"approvalPolicy":"never"')).toBeGreaterThan(0);
+      expect(doctor(file, bad, 'write the file', 'write another file')).toBeGreaterThan(0);
       const failed = await aseReplay(root, bad);
       expect(failed.exitCode).toBe(1);
       expect(failed.stderr).toMatch(/REPLAY_MISMATCH: replay of generation 1: host line \d+: the line differs from the recording/);

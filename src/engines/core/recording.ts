@@ -77,6 +77,8 @@ export interface RecordedGeneration {
   gen: number;
   traffic: RecordingTraffic[];
   exit?: { code: number | null; signal: string | null };
+  /** The agent CLI's version, as its `exit` record says. */
+  agentVersion?: string;
 }
 
 /** Parses a recording's text; throws RECORDING_INVALID naming the line and what is wrong. */
@@ -137,7 +139,10 @@ export function recordedGenerations(recording: Recording): RecordedGeneration[] 
       generations.push(generation);
     }
     if (record.kind === 'traffic') generation.traffic.push(record);
-    else if (record.kind === 'exit') generation.exit = { code: record.code, signal: record.signal };
+    else if (record.kind === 'exit') {
+      generation.exit = { code: record.code, signal: record.signal };
+      if (record.agentVersion !== undefined) generation.agentVersion = record.agentVersion;
+    }
   }
   return generations;
 }
