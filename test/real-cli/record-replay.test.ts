@@ -23,7 +23,9 @@ import {
   type SessionNotice,
 } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
+import { startGeminiMock } from '../mocks/gemini-mock.js';
 import { execCommandCall, startOpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { hermeticGemini } from '../support/acp-hermetic.js';
 import { aseRun, processesMarked } from '../support/ase-run.js';
 import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
@@ -32,14 +34,27 @@ import { testRunEnv } from '../support/orphan-check.js';
 
 beforeAll(ensureBuiltCli, 120_000);
 
-/** What two runs of the same conversation must share: the events without their time and generation, and without `activity` (timing). */
-const comparable = (events: AgentEvent[]) =>
-  events
+/**
+ * What two runs of the same conversation must share: the events without their time and generation,
+ * without `activity` (timing); the agent's gauges (`available_commands`, `context_usage`), which an
+ * agent may send while the engine's handshake is still settling, as a set beside the ordered rest.
+ */
+const GAUGES = new Set(['available_commands', 'context_usage']);
+const comparable = (events: AgentEvent[]) => {
+  const bodies = events
     .filter((e) => e.type !== 'activity')
     .map((e) => {
       const { at: _at, gen: _gen, ...body } = e;
       return body;
     });
+  return {
+    ordered: bodies.filter((b) => !GAUGES.has(b.type)),
+    gauges: bodies
+      .filter((b) => GAUGES.has(b.type))
+      .map((b) => JSON.stringify(b))
+      .sort(),
+  };
+};
 
 /** `ase replay FILE --json` in its own process, with nothing of the agents' on PATH or in the env. */
 async function aseReplay(root: string, file: string) {
@@ -186,6 +201,34 @@ describe('record and replay (real agents, mock APIs)', () => {
       expect(() => doctoredEngine.assertReplayed()).toThrow(error);
       expect(processesMarked(root)).toEqual([]);
     });
+  });
+
+  it('acp (gemini): ase run --record, then ase replay: the same events, agent-state events included', async () => {
+    const mock = await startGeminiMock();
+    try {
+      const h = hermeticGemini({ port: mock.port, root });
+      const file = join(root, 'gemini.jsonl');
+      mock.enqueue({ kind: 'text', text: 'Hello from the Gemini mock.' });
+      const run = await aseRun(root, h.work, ['--agent', 'acp', '--option', 'preset=gemini', '--record', file, 'say hello'], h.env);
+      expect(run.stderr).toBe('');
+      expect(run.exitCode).toBe(0);
+      const recording = expectValidRecording(file);
+      expect(recording.header).toMatchObject({ agent: 'acp', engineOptions: expect.objectContaining({ preset: 'gemini' }) });
+      // The agent's state updates reach clients as AgentEvents (gemini announces its commands).
+      const stateEvents = run.events.filter((e) => ['plan', 'agent_mode', 'available_commands', 'context_usage'].includes(e.type));
+      const stateUpdates = recording.records.filter((r) => r.kind === 'traffic' && /"sessionUpdate":"(plan|current_mode_update|available_commands_update|usage_update)"/.test(r.line));
+      expect(stateEvents.length).toBe(stateUpdates.length);
+
+      const calls = mock.requests.length;
+      const replay = await aseReplay(root, file);
+      expect(replay.stderr).toBe('');
+      expect(replay.exitCode).toBe(0);
+      expect(comparable(replay.events)).toEqual(comparable(run.events));
+      expect(mock.requests.length).toBe(calls);
+      expect(processesMarked(root)).toEqual([]);
+    } finally {
+      await mock.close();
+    }
   });
 
   it.each([
