@@ -75,6 +75,7 @@ describe('TrafficRecorder', () => {
           { kind: 'traffic', at: 1002, gen: 1, direction: 'from_agent', line: 'not json at all' },
         ],
         exit: { code: 0, signal: null },
+        agentVersion: '2.1.330',
       },
     ]);
   });
