@@ -13,6 +13,17 @@ const stamp = {
   at: z.number().nonnegative(),
 };
 
+// ---- sub-agent scope (issue 15) ----
+/**
+ * Set on the events of a sub-agent the agent runs inside its own process (Claude's Task tool,
+ * tagged `parent_tool_use_id`; a Codex collaborating thread): the `callId` of the tool call that
+ * started it, so a client can nest the sub-agent's messages, tool calls and permission prompts
+ * under that call. Absent on the main agent's own events. Sub-agents nest: a grand-child's events
+ * name the child's call.
+ */
+export const subAgentScope = { parentCallId: z.string().min(1).optional() };
+// ---- end sub-agent scope ----
+
 export const TextBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
 export const ThinkingBlockSchema = z.object({ type: z.literal('thinking'), text: z.string() });
 export const ToolUseBlockSchema = z.object({
@@ -77,16 +88,19 @@ export const SessionIdentifiedEventSchema = z.object({
  * throttle it (see `ACTIVITY_INTERVAL_MS`).
  */
 export const ActivityEventSchema = z.object({ type: z.literal('activity'), ...stamp });
-export const ThinkingEventSchema = z.object({ type: z.literal('thinking'), ...stamp, active: z.boolean() });
+export const ThinkingEventSchema = z.object({ type: z.literal('thinking'), ...stamp,
+  ...subAgentScope, active: z.boolean() });
 export const TextDeltaEventSchema = z.object({
   type: z.literal('text_delta'),
   ...stamp,
+  ...subAgentScope,
   messageId: z.string(),
   text: z.string(),
 });
 export const MessageEventSchema = z.object({
   type: z.literal('message'),
   ...stamp,
+  ...subAgentScope,
   role: z.enum(['user', 'assistant', 'system']),
   id: z.string(),
   parentId: z.string().optional(),
@@ -95,6 +109,7 @@ export const MessageEventSchema = z.object({
 export const ToolCallEventSchema = z.object({
   type: z.literal('tool_call'),
   ...stamp,
+  ...subAgentScope,
   callId: z.string(),
   toolName: z.string(),
   input: z.unknown(),
@@ -103,6 +118,7 @@ export const ToolCallEventSchema = z.object({
 export const ToolResultEventSchema = z.object({
   type: z.literal('tool_result'),
   ...stamp,
+  ...subAgentScope,
   callId: z.string(),
   status: z.enum(['completed', 'failed', 'denied', 'cancelled']),
   output: z.unknown().optional(),
@@ -111,6 +127,7 @@ export const ToolResultEventSchema = z.object({
 export const PermissionRequestEventSchema = z.object({
   type: z.literal('permission_request'),
   ...stamp,
+  ...subAgentScope,
   requestId: z.string().min(1),
   toolName: z.string(),
   input: z.unknown(),

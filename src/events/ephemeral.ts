@@ -15,6 +15,8 @@ export const EphemeralSchema = z.discriminatedUnion('kind', [
     toolName: z.string(),
     input: z.unknown(),
     callId: z.string().optional(),
+    /** The sub-agent scope of the request (AgentEvent `parentCallId`): nest the prompt under that call. */
+    parentCallId: z.string().optional(),
     suggestions: z.array(z.unknown()).optional(),
     deadline: z.number().optional(),
   }),

@@ -60,6 +60,12 @@ export const ERROR_CODES = [
    * ones). `details`: `{gen, line, expected, got}`.
    */
   'REPLAY_MISMATCH',
+  /** A supervisor holds its `maxSessions` open sessions: stop one before opening another. */
+  'SUPERVISOR_FULL',
+  /** The supervisor was shut down: it opens no more sessions. */
+  'SUPERVISOR_CLOSED',
+  /** `open()` of a session id the store does not hold. */
+  'SESSION_NOT_FOUND',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

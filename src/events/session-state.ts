@@ -26,6 +26,8 @@ export const OpenPermissionSchema = z.preprocess(legacyToolField, z.object({
   gen: z.number().int().nonnegative(),
   createdAt: z.number(),
   callId: z.string().optional(),
+  /** A sub-agent's request: the call that started the sub-agent (AgentEvent `parentCallId`). */
+  parentCallId: z.string().optional(),
   suggestions: z.array(z.unknown()).optional(),
   deadline: z.number().optional(),
 }));
@@ -88,6 +90,8 @@ export const SessionPhaseSchema = z.enum([
   'switching',
   'recovering',
   'failed',
+  /** Idle past `hibernateAfterMs`: the agent is stopped (or stopping); the next send resumes it. */
+  'hibernated',
   'stopping',
   'stopped',
 ]);

@@ -77,6 +77,7 @@ export const UserMessageSchema = z.looseObject({
     content: z.union([z.string(), z.array(z.looseObject({ type: z.string().optional() }))]),
   }),
   tool_use_result: z.unknown().optional(),
+  parent_tool_use_id: optStr,
   tool_result_meta: z
     .array(z.looseObject({ id: z.string().optional(), non_execution_kind: z.string().nullish(), permission_decision: z.unknown().optional() }))
     .nullish(),

@@ -44,6 +44,8 @@ export const UserMessageItemSchema = z.object({
   id: z.string(),
   content: z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()),
 });
+/** A sub-agent's lifecycle on the thread that spawned it (`multi_agent_v2`): kind `started` names the new thread. */
+export const SubAgentActivityItemSchema = z.object({ type: z.literal('subAgentActivity'), id: z.string(), kind: z.string(), agentThreadId: z.string(), agentPath: z.string().nullish(), model: z.string().nullish() });
 export const AgentMessageItemSchema = z.object({ type: z.literal('agentMessage'), id: z.string(), text: z.string() });
 export const ReasoningItemSchema = z.object({ type: z.literal('reasoning'), id: z.string(), summary: z.array(z.string()), content: z.array(z.string()) });
 export const CommandExecutionItemSchema = z.object({

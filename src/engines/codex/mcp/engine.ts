@@ -16,6 +16,7 @@
 import { AseError, errorMessage } from '../../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
+import { engineTier } from '../../core/runtime-tier.js';
 import { CODEX_MCP_CLI, mcpVersionProblem, probeCodexVersion } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { CodexEngineBase } from '../engine-base.js';
@@ -39,6 +40,8 @@ export const CODEX_MCP_CAPABILITIES: EngineCapabilities = Object.freeze({
   // thread is created (`tools/call codex`), so a running session cannot change them.
   setModel: false,
   setPermissionMode: false,
+  // The `tools/call` result, exec/patch events and elicitations; tokens but no price; patches miss shell edits.
+  tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'absent', fileChanges: 'cooperative' }),
 });
 
 export interface CodexMcpEngineOptions extends CodexEngineOptions {
