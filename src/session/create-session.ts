@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
 import { EngineRegistry } from '../engines/core/registry.js';
-import { recordingFactory, TrafficRecorder } from '../engines/core/recorder.js';
+import { assertRecordable, recordingFactory, TrafficRecorder } from '../engines/core/recorder.js';
 import { AseError, toAseError } from '../errors.js';
 import { RealClock } from '../runtime/clock.js';
 import { FileJournal } from '../runtime/journal/file-journal.js';
@@ -63,6 +63,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   let recorder: TrafficRecorder | undefined;
   let engines = registry;
   if (opts.record !== undefined) {
+    assertRecordable(factory);
     const target = typeof opts.record === 'object' && 'to' in opts.record ? opts.record : { to: opts.record };
     recorder = new TrafficRecorder(target.to, {
       agent: opts.agent,

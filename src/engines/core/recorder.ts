@@ -32,6 +32,13 @@ export type RecordTarget = string | RecordingSink;
 /** The engines whose traffic can be recorded: the ones with an `onTraffic` tap. */
 export const RECORDABLE_ENGINES: readonly string[] = ['claude', 'codex', 'codex-mcp', 'acp'];
 
+/** Throws INVALID_OPTIONS for an engine with no traffic tap (checked before a file is written). */
+export function assertRecordable(factory: EngineFactory): void {
+  if (!RECORDABLE_ENGINES.includes(factory.name)) {
+    throw new AseError('INVALID_OPTIONS', `record: the ${factory.name} engine has no traffic to record (recordable: ${RECORDABLE_ENGINES.join(', ')})`);
+  }
+}
+
 export interface RecorderHeader {
   agent: string;
   workDir: string;
@@ -119,9 +126,7 @@ export class TrafficRecorder {
  * the recorder's tap (after any `onTraffic` of the session's engine options), each exit is marked.
  */
 export function recordingFactory(factory: EngineFactory, recorder: TrafficRecorder): EngineFactory {
-  if (!RECORDABLE_ENGINES.includes(factory.name)) {
-    throw new AseError('INVALID_OPTIONS', `record: the ${factory.name} engine has no traffic to record (recordable: ${RECORDABLE_ENGINES.join(', ')})`);
-  }
+  assertRecordable(factory);
   const wrapped: EngineFactory = {
     name: factory.name,
     capabilities: factory.capabilities,
