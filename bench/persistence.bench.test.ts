@@ -50,7 +50,7 @@ function realisticSession(sessionId: string, n: number): PersistedSession {
     queue: [{ localId: randomUUID(), text: 'after that, run the full test suite and fix what fails', queuedAt: 1_700_000_100_000 + n }],
     requests: {
       [`toolu_open_${n}`]: {
-        tool: 'Bash',
+        toolName: 'Bash',
         input: { command: 'npm test -- --run test/unit/store.test.ts', description: 'Run the store tests' },
         gen: 3,
         createdAt: 1_700_000_100_000 + n,

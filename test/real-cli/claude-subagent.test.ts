@@ -75,7 +75,7 @@ describe('claude sub-agents (Task) with the real CLI', () => {
     const done = waitForNotice(session, agentEvent('turn_complete'), 'turn complete');
     session.send(PARENT_PROMPT);
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
-    expect(p.tool).toBe('Bash');
+    expect(p.toolName).toBe('Bash');
     expect(p.parentCallId).toBe(taskId); // the prompt names the Task call whose sub-agent asks
     session.decide(p.requestId, 'allow');
     const end = (await done) as Extract<SessionNotice, { type: 'agent' }>;

@@ -66,7 +66,7 @@ describe('codex sub-agents (spawn_agent) with the real codex 0.169.0 app-server'
     expect(existsSync(target)).toBe(true);
     bench.record('subagent-spawn', traffic, { decisions: answered.map(() => ({ behavior: 'allow' })) });
 
-    const spawn = log.of('tool_call').find((c) => c.name.includes('spawn'));
+    const spawn = log.of('tool_call').find((c) => c.toolName.includes('spawn'));
     expect(spawn).toBeDefined();
     expect(spawn).not.toHaveProperty('parentCallId');
     const request = log.of('permission_request')[0];

@@ -83,7 +83,7 @@ describe('ClaudeTranslator on the recorded real traffic', () => {
   it('reports the Bash call, then its result', () => {
     const call = events.find((e) => e.type === 'tool_call');
     const res = events.find((e) => e.type === 'tool_result');
-    expect(call).toMatchObject({ type: 'tool_call', callId: 'toolu_mock_46f4611b4acb476d8241a2a94b62b0dd', name: 'Bash', input: { command: 'touch <ROOT>/x.txt' } });
+    expect(call).toMatchObject({ type: 'tool_call', callId: 'toolu_mock_46f4611b4acb476d8241a2a94b62b0dd', toolName: 'Bash', input: { command: 'touch <ROOT>/x.txt' } });
     expect(res).toEqual({
       type: 'tool_result',
       callId: 'toolu_mock_46f4611b4acb476d8241a2a94b62b0dd',

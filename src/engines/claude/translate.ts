@@ -252,7 +252,7 @@ export class ClaudeTranslator {
         const name = block.name ?? 'unknown';
         const input = block.input ?? {};
         blocks.push({ type: 'tool_use', callId: block.id, name, input });
-        calls.push({ type: 'tool_call', callId: block.id, name, input, ...scope });
+        calls.push({ type: 'tool_call', callId: block.id, toolName: name, input, ...scope });
         if (scope.parentCallId !== undefined) this.#scopeOfCall.set(block.id, scope.parentCallId);
         this.#toolsRunning.add(block.id);
       }

@@ -15,7 +15,7 @@
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../../errors.js';
-import { TranscriptEntrySchema, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
+import { TranscriptEntrySchema, upgradeTranscriptEntry, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
 import { JournalWatchers, selectRange, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
 import { assertSessionId } from '../store/file-store.js';
 import { errno, syncDir } from '../fs-durable.js';
@@ -121,7 +121,7 @@ export class FileJournal implements TranscriptJournal {
       // (two writers despite the lease): the same rule the writer uses, so both agree.
       const seq = nextSeq(lastSeq, parsed.data.seq);
       lastSeq = seq;
-      entries.push({ ...parsed.data, seq });
+      entries.push({ ...upgradeTranscriptEntry(parsed.data), seq });
     }
     return entries;
   }
