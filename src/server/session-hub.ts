@@ -128,7 +128,7 @@ export class SessionHub {
         for (const [requestId, open] of Object.entries(snapshot.requests)) {
           stream.ephemeral('permission_prompt', {
             requestId,
-            tool: open.tool,
+            toolName: open.toolName,
             input: open.input,
             ...(open.callId !== undefined && { callId: open.callId }),
             ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
