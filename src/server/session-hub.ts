@@ -128,9 +128,10 @@ export class SessionHub {
         for (const [requestId, open] of Object.entries(snapshot.requests)) {
           stream.ephemeral('permission_prompt', {
             requestId,
-            tool: open.tool,
+            toolName: open.toolName,
             input: open.input,
             ...(open.callId !== undefined && { callId: open.callId }),
+            ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
             ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
             ...(open.deadline !== undefined && { deadline: open.deadline }),
           });
