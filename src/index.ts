@@ -166,6 +166,9 @@ export { setHostSignalHandling } from './engines/transport/host-signals.js';
 // The built-in engines: factories and their options (engine classes and extras: the subpath entries)
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';
 export { claudeEngine, type ClaudeEngineOptions } from './engines/claude/index.js';
+// Driven tier (one-shot JSON modes, one process per turn)
+export { claudePrintEngine } from './engines/claude/index.js';
+export { codexExecEngine, type CodexExecEngineOptions } from './engines/codex/index.js';
 export {
   codexEngine,
   codexMcpEngine,

@@ -71,7 +71,7 @@ describe('codex-exec engine (driven) with the real codex 0.169.0', () => {
     expect(JSON.stringify(mock.responsesRequests()[1]!.body.input)).toContain('first');
     expect(findRollouts(h.codexHome)).toHaveLength(1);
     await engine.stop();
-    saveFixture('exec-two-turns', { scenario: 'two-turns', engine: 'codex-exec' as never, codexVersion: '0.169.0', workDir: h.workDir, resumeToken: thread, recordedAt: new Date().toISOString() }, traffic);
+    saveFixture('exec-two-turns', { scenario: 'two-turns', engine: 'codex-exec', codexVersion: '0.169.0', workDir: h.workDir, resumeToken: thread, recordedAt: new Date().toISOString() }, traffic);
 
     // A new engine generation resumes the same thread from the token (as after a host restart).
     const again = new CodexExecEngine(realEngineContext(), { bin: h.bin, env: h.env });
