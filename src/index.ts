@@ -140,6 +140,8 @@ export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runt
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
 export { EngineRegistry } from './engines/core/registry.js';
+// The completion backstop (createSession `verifyTurn`)
+export type { VerifyTurn, TurnToVerify, TurnVerdict } from './session/turn-verifier.js';
 export {
   RUNTIME_TIERS,
   SIGNAL_AUTHORITIES,

@@ -9,6 +9,7 @@ import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main as basicSession } from '../../examples/basic-session.mjs';
 import { main as remotePermissions } from '../../examples/remote-permissions.mjs';
+import { main as verifyTurnGit } from '../../examples/verify-turn-git.mjs';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 describe('examples', () => {
@@ -59,12 +60,27 @@ describe('examples', () => {
   });
 });
 
+describe('examples: verify-turn-git', () => {
+  it('a clean worktree is verified; a file left uncommitted makes the next turn unverified, naming it', async () => {
+    const log: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void log.push(args.join(' ')));
+    const entries = await verifyTurnGit();
+    vi.restoreAllMocks();
+    expect(entries.map((e) => e.payload)).toEqual([
+      { localId: 'turn-1', verdict: 'verified', reason: 'git worktree clean: everything committed' },
+      { localId: 'turn-2', verdict: 'unverified', reason: 'uncommitted changes: ?? notes.txt' },
+    ]);
+    expect(log).toContain('turn turn-2: unverified (uncommitted changes: ?? notes.txt)');
+  });
+});
+
 describe('examples under plain node', () => {
   beforeAll(ensureBuiltCli, 120_000);
 
   it.each([
     ['basic-session.mjs', ['agent: echo: hello', 'usage: 1 turn(s), 10 in / 20 out, $0.0001']],
     ['remote-permissions.mjs', ['permission perm-1: approved', 'done: phase=stopped, 1 turn(s), $0.0042']],
+    ['verify-turn-git.mjs', ['turn turn-1: verified (git worktree clean: everything committed)', 'turn turn-2: unverified (uncommitted changes: ?? notes.txt)']],
   ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {
     // Its own cwd is the repository: `agent-session-engine` resolves to the package itself (its exports → dist).
     const result = await execa(process.execPath, [path.join('examples', file)], { cwd: REPO_ROOT, reject: false, timeout: 30_000 });
