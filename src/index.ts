@@ -22,6 +22,19 @@ export type { EventsOptions, LaggedNotice, StreamNotice } from './session/notice
 export type { RunOptions, TurnResult, TurnMessage } from './session/turn-runner.js';
 export type { WaitForOptions } from './session/wait-for.js';
 
+// Many sessions in one host
+export {
+  createSupervisor,
+  type Supervisor,
+  type SupervisorOptions,
+  type SupervisedSessionOptions,
+  type OpenSessionOptions,
+  type SupervisedSessionInfo,
+  type SupervisedNotice,
+  type SessionSnapshotNotice,
+  type SupervisorListOptions,
+} from './session/supervisor.js';
+
 // Errors
 export { AseError, AgentError, isAseError, type AseErrorOptions, type AgentErrorInit } from './errors.js';
 export { ERROR_CODES, CLIENT_ERROR_CODES, type ErrorCode, type ClientErrorCode } from './events/error-codes.js';
@@ -188,3 +201,10 @@ export {
   type AcpTerminalOptions,
   type AcpPresetName,
 } from './engines/acp/index.js';
+
+// Journal cursors (seq), the server (`ase serve`) and the inspector: issue 13
+export type { JournalRange, JournalBounds, JournalListener } from './runtime/journal/transcript-journal.js';
+export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';
+export type { JournaledEntry } from './events/transcript-entry.js';
+export { toDot, toGraph, type StateGraph, type StateGraphNode, type StateGraphEdge } from './actors/diagram.js';
+export { chartAt, type ChartAt } from './actors/chart-replay.js';

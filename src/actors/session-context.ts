@@ -41,6 +41,11 @@ export interface SessionConfig {
   deliveredIdsLimit: number;
   /** How many decided permission requests the ledger keeps (the newest). */
   completedLimit: number;
+  /**
+   * A remote session idle this long (no turn, no open request, no engine event) stops its agent and
+   * is `hibernated` until the next send resumes it by its resume token. 0 = never.
+   */
+  hibernateAfterMs: number;
 }
 
 export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
@@ -56,6 +61,7 @@ export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
   maxPersistRetries: 3,
   deliveredIdsLimit: 256,
   completedLimit: 1_000,
+  hibernateAfterMs: 0,
 });
 
 export interface TurnState {
@@ -206,7 +212,8 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     options: input.options ?? {},
     config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
     mode: input.mode,
-    phase: 'starting',
+    // A hibernated session stays so on restore (`init` decides whether it can); anything else starts.
+    phase: restored?.phase === 'hibernated' ? 'hibernated' : 'starting',
     gen: Math.max(restored?.gen ?? 0, input.journal?.lastGen ?? 0),
     liveGen: null,
     stopSentFor: null,

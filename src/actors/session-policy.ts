@@ -19,6 +19,7 @@ export const TIMER = {
   restart: 'restart',
   thinking: 'thinking',
   persist: 'persist',
+  hibernate: 'hibernate',
   permission: (requestId: string) => `perm:${requestId}`,
 } as const;
 
@@ -169,6 +170,39 @@ export function changeSettings(s: Step, settings: EngineSettings): void {
 export function resetRestarts(s: Step): void {
   s.ctx.restartAttempts = 0;
   s.ctx.lastError = null;
+}
+
+// ---------------------------------------------------------------- hibernation
+
+/** Entering `idle`: with `hibernateAfterMs`, the agent is stopped after that long without activity. */
+export function armHibernate(s: Step): void {
+  if (s.ctx.config.hibernateAfterMs > 0) s.setTimer(TIMER.hibernate, s.at + s.ctx.config.hibernateAfterMs);
+}
+
+/** Idle long enough, measured from the engine's last sign of life, and no request waits for a human. */
+export function isHibernateDue(ctx: SessionContext, at: number): boolean {
+  return !hasOpenRequests(ctx) && at - ctx.lastActivityAt >= ctx.config.hibernateAfterMs;
+}
+
+/** The timer fired too early (activity since, or a request open): wait the rest of the window. */
+export function rearmHibernate(s: Step): void {
+  const from = hasOpenRequests(s.ctx) ? s.at : Math.max(s.ctx.lastActivityAt, s.at - s.ctx.config.hibernateAfterMs + 1);
+  s.setTimer(TIMER.hibernate, from + s.ctx.config.hibernateAfterMs);
+}
+
+/**
+ * A session stored while hibernated (and with nothing to send or settle) comes back hibernated: its
+ * agent starts with the next send, not on restore.
+ */
+export function restoresHibernated(ctx: SessionContext): boolean {
+  return (
+    ctx.phase === 'hibernated' &&
+    ctx.mode === 'remote' &&
+    ctx.queue.length === 0 &&
+    ctx.unconfirmed === null &&
+    !ctx.recovery?.turn &&
+    !hasOpenRequests(ctx)
+  );
 }
 
 // ---------------------------------------------------------------- sends and turns

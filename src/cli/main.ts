@@ -1,8 +1,10 @@
-/** The `ase` command line: `run`, `sessions`, `show`, `rm`, `doctor`, `demo`, `diagram`. `bin.ts` is the executable entry. */
+/** The `ase` command line: `run`, `sessions`, `show`, `rm`, `doctor`, `demo`, `diagram`, `serve`, `inspect`. `bin.ts` is the executable entry. */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
-import { runDiagram } from './diagram.js';
+import { DIAGRAM_FORMATS, runDiagram, type DiagramFormat } from './diagram.js';
+import { runInspect } from './inspect.js';
+import { runServe } from './serve.js';
 import { resolveDataDir } from './data-dir.js';
 import { runDoctor } from './doctor.js';
 import { processOutput, type Output } from './render.js';
@@ -23,7 +25,13 @@ const USAGE = `Usage:
                  per engine: the agent CLI found (where, version, tested version) and which
                  credential variables are set (names only)
   ase demo       a scripted session on the fake engine (no agent needed)
-  ase diagram    the SessionActor statechart as Mermaid stateDiagram-v2
+  ase diagram [--format mermaid|dot|svg|json]
+                 the SessionActor statechart, generated from the machine (default Mermaid)
+  ase serve [--host 127.0.0.1] [--port 8787] [--token-file F] [--data-dir D]
+            [--allow-origin URL]... [--script FILE]
+                 the remote-control server and web page (docs/server.md); prints the URL to open
+  ase inspect ID [--at-seq N] [--svg|--json] [--data-dir D]
+                 replay a session's durable log through the statechart
   ase --version
 
 run options:
@@ -47,7 +55,11 @@ export async function main(argv: string[], output: Output = processOutput): Prom
     case 'demo':
       return runDemo(output);
     case 'diagram':
-      return runDiagram(output);
+      return diagramCommand(rest, output);
+    case 'serve':
+      return serveCommand(rest, output);
+    case 'inspect':
+      return inspectCommand(rest, output);
     case 'doctor':
       return doctorCommand(rest, output);
     case 'run':
@@ -157,6 +169,84 @@ async function storeCommand(command: 'sessions' | 'show' | 'rm', argv: string[],
   if (command === 'sessions') return runSessions({ dataDir, json: values.json }, output);
   if (command === 'show') return runShow({ dataDir, sessionId: positionals[0]!, json: values.json }, output);
   return runRm({ dataDir, sessionIds: positionals, force: values.force }, output);
+}
+
+async function diagramCommand(argv: string[], output: Output): Promise<number> {
+  let format: string;
+  try {
+    format = parseArgs({ args: argv, options: { format: { type: 'string', default: 'mermaid' } } }).values.format;
+  } catch (error) {
+    output.err(`ase diagram: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (!(DIAGRAM_FORMATS as readonly string[]).includes(format)) {
+    output.err(`ase diagram: --format must be one of ${DIAGRAM_FORMATS.join(', ')}\n`);
+    return 2;
+  }
+  return runDiagram(output, format as DiagramFormat);
+}
+
+async function serveCommand(argv: string[], output: Output): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'string', default: '8787' },
+        'token-file': { type: 'string' },
+        'data-dir': { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true, default: [] },
+        script: { type: 'string' },
+      },
+    }));
+  } catch (error) {
+    output.err(`ase serve: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
+    output.err(`ase serve: --port must be 0-65535\n`);
+    return 2;
+  }
+  return runServe(
+    {
+      host: values.host,
+      port: Number(values.port),
+      dataDir: resolveDataDir(values['data-dir']),
+      allowOrigins: values['allow-origin'],
+      ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
+      ...(values.script !== undefined && { script: values.script }),
+    },
+    output,
+  );
+}
+
+async function inspectCommand(argv: string[], output: Output): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { 'at-seq': { type: 'string' }, json: { type: 'boolean', default: false }, svg: { type: 'boolean', default: false }, 'data-dir': { type: 'string' } },
+    });
+  } catch (error) {
+    output.err(`ase inspect: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const atSeq = values['at-seq'];
+  const problems: string[] = [];
+  if (positionals.length !== 1) problems.push('expected one session id');
+  if (atSeq !== undefined && !/^\d{1,15}$/.test(atSeq)) problems.push('--at-seq must be a non-negative integer');
+  if (values.json && values.svg) problems.push('--json and --svg exclude each other');
+  if (problems.length > 0) {
+    output.err(`ase inspect: ${problems.join('; ')}\n\n${USAGE}`);
+    return 2;
+  }
+  return runInspect(
+    { dataDir: resolveDataDir(values['data-dir']), sessionId: positionals[0]!, json: values.json, svg: values.svg, ...(atSeq !== undefined && { atSeq: Number(atSeq) }) },
+    output,
+  );
 }
 
 async function doctorCommand(argv: string[], output: Output): Promise<number> {

@@ -52,6 +52,12 @@ export const ERROR_CODES = [
    * no way to change the model mid-session); nothing was changed. `details` names the capability.
    */
   'UNSUPPORTED',
+  /** A supervisor holds its `maxSessions` open sessions: stop one before opening another. */
+  'SUPERVISOR_FULL',
+  /** The supervisor was shut down: it opens no more sessions. */
+  'SUPERVISOR_CLOSED',
+  /** `open()` of a session id the store does not hold. */
+  'SESSION_NOT_FOUND',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -80,6 +80,8 @@ export const SessionPhaseSchema = z.enum([
   'switching',
   'recovering',
   'failed',
+  /** Idle past `hibernateAfterMs`: the agent is stopped (or stopping); the next send resumes it. */
+  'hibernated',
   'stopping',
   'stopped',
 ]);

@@ -13,5 +13,14 @@ export const TranscriptEntrySchema = z.object({
   eventId: z.string(),
   type: z.string(),
   payload: z.unknown(),
+  /**
+   * The entry's place in the session's journal: 1, 2, 3, ... assigned by the journal on append (any
+   * value given is replaced), only growing across restarts and hosts. Absent on an entry not yet
+   * journaled (a `transcript` notice); clients resume an event stream from it.
+   */
+  seq: z.number().int().positive().optional(),
 });
 export type TranscriptEntry = z.infer<typeof TranscriptEntrySchema>;
+
+/** A journaled entry: its `seq` is set. */
+export type JournaledEntry = TranscriptEntry & { seq: number };

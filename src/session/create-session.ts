@@ -99,6 +99,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       ...(opts.bin !== undefined && { bin: opts.bin }),
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
+      ...(opts.inspect && { inspect: opts.inspect }),
     });
   } catch (error) {
     await store.release(lease).catch(() => undefined);

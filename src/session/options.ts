@@ -4,6 +4,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { DEFAULT_SESSION_CONFIG, type SessionConfig } from '../actors/session-context.js';
 import type { Clock } from '../runtime/clock.js';
@@ -75,6 +76,11 @@ export const SessionOptionsSchema = z
     onNotice: z.custom<(notice: SessionNotice) => void>((v) => typeof v === 'function', 'onNotice must be a function').optional(),
     /** The completion backstop (turn-verifier.ts): checks each turn the agent completed; the verdict is a `turn_verified` entry. */
     verifyTurn: z.custom<VerifyTurn>((v) => typeof v === 'function', 'verifyTurn must be a function').optional(),
+    /**
+     * XState's inspection hook on the SessionActor (`@xstate.snapshot`, `@xstate.event`,
+     * `@xstate.action`, ...): what `ase serve`'s inspector draws. Called synchronously; keep it cheap.
+     */
+    inspect: z.custom<(event: InspectionEvent) => void>((v) => typeof v === 'function', 'inspect must be a function').optional(),
   })
   .strict();
 

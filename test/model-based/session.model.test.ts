@@ -149,6 +149,12 @@ const RESTORED_MID_TURN: VersionedSession = {
   state: { ...RESTORED.state, phase: 'running', queue: [], requests: {}, updatedAt: START_TIME - 3 },
 };
 
+/** A session stored while hibernated (its agent stopped after it sat idle): it comes back without an agent. */
+const RESTORED_HIBERNATED: VersionedSession = {
+  version: 4,
+  state: { ...RESTORED.state, phase: 'hibernated', queue: [], requests: {}, turn: undefined, updatedAt: START_TIME - 2 },
+};
+
 const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] = [
   { name: 'a new session in remote mode', input: inputFor('remote'), maxSteps: Infinity },
   { name: 'a new session in local mode', input: inputFor('local'), maxSteps: Infinity },
@@ -156,6 +162,7 @@ const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] =
   { name: 'a restored session in remote mode', input: inputFor('remote', RESTORED), maxSteps: 3 },
   { name: 'a restored session in local mode', input: inputFor('local', RESTORED), maxSteps: 2 },
   { name: 'a session restored mid-turn with nothing queued', input: inputFor('remote', RESTORED_MID_TURN), maxSteps: 3 },
+  { name: 'a hibernated session restored', input: inputFor('remote', RESTORED_HIBERNATED), maxSteps: 3 },
 ];
 
 for (const start of STARTS) {

@@ -226,7 +226,8 @@ describe('SessionActor properties', () => {
  * Liveness: left alone, a session settles. Every deadline is bounded (stall, interrupt grace, stop
  * timeout, permission timeout, restart backoff, bounded restarts), so once nothing is scheduled:
  * no request is open, the agent is not "thinking", and in remote mode every queued message went
- * out and the session is idle (or failed). A local session may keep messages queued while a person
+ * out and the session is hibernated (idle past `hibernateAfterMs`, its agent stopped), or idle
+ * when hibernation is off, or failed. A local session may keep messages queued while a person
  * drives the agent (they wait for control to come back), or be done (the agent was quit).
  */
 function checkAtRest(sut: ScriptedSut): void {
@@ -237,8 +238,10 @@ function checkAtRest(sut: ScriptedSut): void {
   if (snapshot.status === 'done') return;
   expect(sut.runtime.armedTimers(), 'timers armed at rest').toEqual([]);
   if (ctx.mode === 'remote') {
-    expect(['idle', 'failed'], `remote session at rest in ${JSON.stringify(snapshot.value)}`).toContain(ctx.phase);
-    if (ctx.phase === 'idle') expect(ctx.queue.map((q) => q.localId), 'messages still queued at rest').toEqual([]);
+    const resting = ctx.config.hibernateAfterMs > 0 ? ['hibernated', 'failed'] : ['idle', 'failed'];
+    expect(resting, `remote session at rest in ${JSON.stringify(snapshot.value)}`).toContain(ctx.phase);
+    if (ctx.phase !== 'failed') expect(ctx.queue.map((q) => q.localId), 'messages still queued at rest').toEqual([]);
+    if (ctx.phase === 'hibernated') expect(snapshot.value, 'at rest, hibernated means no agent').toEqual({ hibernated: 'asleep' });
   } else {
     expect(['local', 'failed'], `local session at rest in ${JSON.stringify(snapshot.value)}`).toContain(ctx.phase);
   }

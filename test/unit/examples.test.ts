@@ -10,6 +10,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { main as basicSession } from '../../examples/basic-session.mjs';
 import { main as remotePermissions } from '../../examples/remote-permissions.mjs';
 import { main as verifyTurnGit } from '../../examples/verify-turn-git.mjs';
+import { main as supervisorExample } from '../../examples/supervisor.mjs';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 describe('examples', () => {
@@ -58,6 +59,23 @@ describe('examples', () => {
     expect(log.some((line) => line.startsWith('tool result completed'))).toBe(true);
     expect(log).toContain('turn completed: "There are two entries." ($0.0042)');
   });
+
+  it('supervisor: two sessions heard by one subscriber, the limit refuses a third, list shows open and stored, shutdown stops all', async () => {
+    const sessions = await supervisorExample();
+    expect(sessions.map((s) => [s.sessionId, s.status, s.phase, s.usage.turns])).toEqual(
+      expect.arrayContaining([
+        ['alpha', 'stored', 'stopped', 1],
+        ['beta', 'running', 'idle', 1],
+      ]),
+    );
+    expect(sessions).toHaveLength(2);
+    // Alpha was open before the subscriber came (starting or already idle); beta was not.
+    expect(log.filter((line) => line.startsWith('snapshot'))).toEqual([expect.stringMatching(/^snapshot alpha: running \((starting|idle)\)$/)]);
+    expect(log).toContain('alpha says: echo: hello from alpha');
+    expect(log).toContain('beta says: echo: hello from beta');
+    expect(log).toContain('a third session is refused: SUPERVISOR_FULL');
+    expect(log).toContain('after shutdown: 0 open');
+  });
 });
 
 describe('examples: verify-turn-git', () => {
@@ -81,6 +99,7 @@ describe('examples under plain node', () => {
     ['basic-session.mjs', ['agent: echo: hello', 'usage: 1 turn(s), 10 in / 20 out, $0.0001']],
     ['remote-permissions.mjs', ['permission perm-1: approved', 'done: phase=stopped, 1 turn(s), $0.0042']],
     ['verify-turn-git.mjs', ['turn turn-1: verified (git worktree clean: everything committed)', 'turn turn-2: unverified (uncommitted changes: ?? notes.txt)']],
+    ['supervisor.mjs', ['beta says: echo: hello from beta', 'a third session is refused: SUPERVISOR_FULL', 'after shutdown: 0 open']],
   ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {
     // Its own cwd is the repository: `agent-session-engine` resolves to the package itself (its exports → dist).
     const result = await execa(process.execPath, [path.join('examples', file)], { cwd: REPO_ROOT, reject: false, timeout: 30_000 });
