@@ -4,7 +4,7 @@
  */
 export { startServer, type ServerOptions, type RunningServer } from './server/serve.js';
 export { createServerApp, type ServerApp, type ServerAppOptions } from './server/app.js';
-export { createSessionHost, type SessionHost, type SessionHostOptions, type HostCreateOptions, type HostSessionInfo } from './server/session-host.js';
+export { createSessionHost, supervisorHost, type SessionHost, type SessionHostOptions, type HostCreateOptions, type HostSessionInfo } from './server/session-host.js';
 export { ServerAuth, generateToken, isLoopback, type AuthResult } from './server/auth.js';
 export { diagramSvg } from './server/diagram-svg.js';
 export { InspectionEncoder, redact, machineDefinition, type InspectionWire } from './server/inspection.js';

@@ -23,8 +23,8 @@ export interface EventStreamOptions {
   maxQueuedFrames: number;
   /** Whether the client asked for the inspector's frames (`?inspect=1`). */
   inspect: boolean;
-  /** Subscribes to the session's durable entries as they are journaled; returns the unsubscribe. */
-  watchDurable(listener: (entry: JournaledEntry) => void): () => void;
+  /** Subscribes to the session's durable entries as they are journaled (with the frame, encoded once for all streams); returns the unsubscribe. */
+  watchDurable(listener: (entry: JournaledEntry, frame: Uint8Array) => void): () => void;
   onClose(stream: EventStream): void;
 }
 
@@ -35,6 +35,11 @@ export function sseFrame(event: string, data: unknown, id?: number): string {
   return `${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\n${lines}\n\n`;
 }
 
+/** A frame as bytes: what a broadcast encodes once and hands to every stream. */
+export function encodeFrame(event: string, data: unknown, id?: number): Uint8Array {
+  return encoder.encode(sseFrame(event, data, id));
+}
+
 export class EventStream {
   readonly response: ReadableStream<Uint8Array>;
   readonly opts: EventStreamOptions;
@@ -42,7 +47,7 @@ export class EventStream {
   #closed = false;
   #lastSeq: number;
   #replaying = true;
-  #buffered: JournaledEntry[] = [];
+  #buffered: [JournaledEntry, Uint8Array][] = [];
   #unwatch: (() => void) | undefined;
 
   constructor(opts: EventStreamOptions) {
@@ -68,9 +73,9 @@ export class EventStream {
   /** Replays from the cursor, then goes live. Call once, right after construction. */
   async start(): Promise<void> {
     const { journal, sessionId } = this.opts;
-    this.#unwatch = this.opts.watchDurable((entry) => {
-      if (this.#replaying) this.#buffered.push(entry);
-      else this.#durable(entry);
+    this.#unwatch = this.opts.watchDurable((entry, frame) => {
+      if (this.#replaying) this.#buffered.push([entry, frame]);
+      else this.#durable(entry, frame);
     });
     try {
       const bounds = (await journal.bounds?.(sessionId)) ?? { firstSeq: 0, lastSeq: Number.POSITIVE_INFINITY };
@@ -94,22 +99,27 @@ export class EventStream {
     this.#replaying = false;
     const buffered = this.#buffered;
     this.#buffered = [];
-    for (const entry of buffered) this.#durable(entry);
+    for (const [entry, frame] of buffered) this.#durable(entry, frame);
     this.ephemeral('live', { lastSeq: this.#lastSeq });
   }
 
   /** A frame without an id (not part of the durable transcript). */
   ephemeral(event: string, data: unknown): void {
-    this.#write(sseFrame(event, data));
+    this.#write(encodeFrame(event, data));
   }
 
-  #durable(entry: JournaledEntry): void {
+  /** An ephemeral frame already encoded (a broadcast). */
+  write(frame: Uint8Array): void {
+    this.#write(frame);
+  }
+
+  #durable(entry: JournaledEntry, frame?: Uint8Array): void {
     if (entry.seq <= this.#lastSeq) return;
     this.#lastSeq = entry.seq;
-    this.#write(sseFrame('entry', entry, entry.seq));
+    this.#write(frame ?? encodeFrame('entry', entry, entry.seq));
   }
 
-  #write(text: string): void {
+  #write(bytes: Uint8Array): void {
     if (this.#closed) return;
     const backlog = -(this.#controller.desiredSize ?? 0);
     if (backlog > 0) {
@@ -117,7 +127,7 @@ export class EventStream {
       this.close();
       return;
     }
-    this.#controller.enqueue(encoder.encode(text));
+    this.#controller.enqueue(bytes);
   }
 
   close(): void {

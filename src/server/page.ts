@@ -27,8 +27,8 @@ h2{font-size:13px;text-transform:uppercase;letter-spacing:.04em;color:#5a6477;ma
 .prompt pre{margin:4px 0;white-space:pre-wrap;font-size:12px}.bar{display:flex;gap:6px;align-items:center;flex-wrap:wrap;margin-top:6px}
 #message{flex:1;min-width:160px;height:44px;resize:vertical}#status{font-size:12px;color:#5a6477}
 #inspector{display:flex;flex-direction:column;gap:6px}#chart{overflow:auto;border:1px solid #e4e7ee;border-radius:6px;min-height:160px;background:#fcfcfe}
-#chart svg{max-width:none}.logs{display:grid;grid-template-columns:1fr 1fr;gap:6px;min-height:0}
-.logs ol{margin:0;padding-left:18px;font:11px/1.35 ui-monospace,monospace;max-height:180px;overflow:auto}
+#chart svg{max-width:none}#chart.fit svg{width:100%;height:auto}.logs{display:grid;grid-template-columns:1fr 1fr;gap:6px;min-height:0}
+.logs ol{margin:0;padding-left:4px;list-style:none;font:11px/1.35 ui-monospace,monospace;max-height:180px;overflow:auto}
 #scrubline{display:flex;gap:6px;align-items:center}#scrub{flex:1}
 @media (max-width:900px){main{grid-template-columns:1fr;height:auto}#transcript{max-height:55vh}section{max-height:none}.logs{grid-template-columns:1fr}}
 `;
@@ -103,6 +103,7 @@ function onEntry(entry){
   var p = entry.payload || {}, box;
   switch (entry.type) {
     case 'user_message': box = el('div', 'entry user', p.text); break;
+    case 'session_identified': box = el('div', 'entry meta', 'agent session started'); break;
     case 'message':
       if (p.role !== 'assistant') return;
       box = el('div', 'entry assistant', (p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join(''));
@@ -169,6 +170,14 @@ function highlight(value){
   var ids = activeIds(value);
   Array.prototype.forEach.call(document.querySelectorAll('#chart g.state'), function(g){ g.classList.toggle('active', ids.indexOf(g.getAttribute('data-state')) >= 0); });
   $('chart-state').textContent = JSON.stringify(value);
+  // Bring the innermost active state into view (the chart is wider than the panel).
+  var chart = $('chart'), deepest = null;
+  Array.prototype.forEach.call(chart.querySelectorAll('g.state.active rect'), function(r){ deepest = r; });
+  if (deepest && !chart.classList.contains('fit')) {
+    var box = deepest.getBBox();
+    chart.scrollLeft = Math.max(0, box.x + box.width / 2 - chart.clientWidth / 2);
+    chart.scrollTop = Math.max(0, box.y + box.height / 2 - chart.clientHeight / 2);
+  }
 }
 function logLine(list, text){ var ol = $(list); ol.appendChild(el('li', '', text)); while (ol.children.length > 200) ol.removeChild(ol.firstChild); ol.scrollTop = ol.scrollHeight; }
 function onInspect(w){
@@ -210,6 +219,7 @@ $('abort').onclick = function(){ if (current) api('POST', '/api/sessions/' + enc
 $('stop').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/stop', {}).then(loadSessions).catch(fail); };
 $('mode').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/mode', { to: $('mode').dataset.mode === 'local' ? 'remote' : 'local' }).catch(fail); };
 $('scrub').addEventListener('input', function(){ scrubTo(Number($('scrub').value)); });
+$('chart-fit').onclick = function(){ $('chart').classList.toggle('fit'); };
 $('scrub-live').onclick = function(){ $('scrub').value = String(lastSeq); scrubTo(lastSeq); };
 
 Promise.all([loadAgents(), loadSessions(), loadChart()]).catch(fail);
@@ -244,7 +254,7 @@ const BODY = String.raw`
   <section id="inspector">
     <h2>Inspector <small id="chart-state"></small></h2>
     <div id="chart"></div>
-    <div id="scrubline"><input id="scrub" type="range" min="0" max="0" value="0" aria-label="replay to seq"><span id="scrub-label">live</span><button id="scrub-live" type="button">Live</button></div>
+    <div id="scrubline"><input id="scrub" type="range" min="0" max="0" value="0" aria-label="replay to seq"><span id="scrub-label">live</span><button id="scrub-live" type="button">Live</button><button id="chart-fit" type="button">Fit</button></div>
     <div class="logs"><div><h2>Events</h2><ol id="events-log"></ol></div><div><h2>Effects</h2><ol id="effects-log"></ol></div></div>
   </section>
 </main>
@@ -253,7 +263,7 @@ const BODY = String.raw`
 export function renderPage(nonce: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>ase serve</title><style>${CSS}</style></head>
+<title>ase serve</title><link rel="icon" href="data:,"><style>${CSS}</style></head>
 <body>${BODY}<script nonce="${nonce}">${SCRIPT}</script></body></html>
 `;
 }

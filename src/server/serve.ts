@@ -1,5 +1,5 @@
 /**
- * `startServer()`: the server on a port. Refuses to bind a non-loopback address without a token
+ * `startServer()`: the server on a port, its sessions in a supervisor (`createSupervisor`). Refuses to bind a non-loopback address without a token
  * given explicitly (a token file), generates a token otherwise, and listens with
  * @hono/node-server. `close()` ends the streams, stops the sessions it created and closes the port.
  */
@@ -31,6 +31,10 @@ export interface ServerOptions extends Partial<Omit<ServerAppOptions, 'host' | '
   store?: SessionStore;
   /** Extra engines (e.g. a scripted fake) for the default host. */
   engines?: EngineFactory[];
+  /** The default host's supervisor: open sessions allowed at once. */
+  maxSessions?: number;
+  /** The default host's supervisor: idle sessions stop their agent after this long (0: never). */
+  hibernateAfterMs?: number;
 }
 
 export interface RunningServer {
@@ -60,8 +64,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   for (const engine of options.engines ?? []) registry.register(engine);
   const host =
     options.host ??
-    createSessionHost({ dataDir: options.dataDir, journal, ...(options.store && { store: options.store }), ...(options.engines && { engines: options.engines }) });
-  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, ...appOptions } = options;
+    createSessionHost({
+      dataDir: options.dataDir,
+      journal,
+      ...(options.store && { store: options.store }),
+      ...(options.engines && { engines: options.engines }),
+      ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
+      ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
+    });
+  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, ...appOptions } = options;
   const app = createServerApp({ ...appOptions, host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -1,7 +1,6 @@
 /**
- * What the server needs from whatever runs its sessions: the supervisor satisfies it, and so does
- * `createSessionHost` below (plain `createSession` calls, one per session), which the server uses
- * when it is given no host. Kept small on purpose, so tests can drive the server with either.
+ * What the server needs from whatever runs its sessions, kept small: `supervisorHost` adapts a
+ * supervisor (`createSupervisor`) to it, and `createSessionHost` makes the default one.
  */
 import path from 'node:path';
 import type { InspectionEvent } from 'xstate';
@@ -10,7 +9,8 @@ import type { ControlMode } from '../events/session-input.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import { FileStore } from '../runtime/store/file-store.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
-import { createSession } from '../session/create-session.js';
+import { isAseError } from '../errors.js';
+import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
 
@@ -34,7 +34,7 @@ export interface HostSessionInfo {
   agent: string;
   workDir: string;
   phase: string;
-  /** `live`: driven by this server now; `stored`: only on disk. */
+  /** The supervisor's: `running` (open here), `hibernated` (open, agent stopped until the next send), `stored` (only on disk). */
   status: string;
   lastActivityAt?: number;
   costUsd?: number;
@@ -59,49 +59,50 @@ export interface SessionHostOptions {
   journal: TranscriptJournal;
   store?: SessionStore;
   engines?: EngineFactory[];
+  /** Open sessions allowed at once (`SUPERVISOR_FULL` beyond). */
+  maxSessions?: number;
+  /** Idle sessions stop their agent after this long (the supervisor's hibernation); 0: never. */
+  hibernateAfterMs?: number;
 }
 
-/** A SessionHost on `createSession`: every session in this process, with one store and one journal. */
+/**
+ * The default host: a supervisor (`createSupervisor`) over one store and the server's journal. The
+ * server passes its hooks (notices, inspection) when it creates or continues a session.
+ */
 export function createSessionHost(options: SessionHostOptions): SessionHost {
   const store = options.store ?? new FileStore({ dir: path.join(options.dataDir, 'sessions') });
-  const live = new Map<string, Session>();
-  const meta = new Map<string, { workDir: string }>();
+  const supervisor = createSupervisor({
+    dataDir: options.dataDir,
+    store,
+    journal: options.journal,
+    ...(options.engines && { engines: options.engines }),
+    ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
+    ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
+  });
+  return supervisorHost(supervisor, store);
+}
 
-  const track = (session: Session, workDir: string): Session => {
-    live.set(session.id, session);
-    meta.set(session.id, { workDir });
-    void session.done.finally(() => {
-      if (live.get(session.id) === session) live.delete(session.id);
-    });
-    return session;
-  };
-
-  const start = async (o: HostCreateOptions): Promise<Session> => {
-    const session = await createSession({
-      agent: o.agent,
-      workDir: o.workDir,
-      dataDir: options.dataDir,
-      store,
-      journal: options.journal,
-      ...(o.mode && { mode: o.mode }),
-      ...(o.engineOptions && { engineOptions: o.engineOptions }),
-      ...(o.sessionId && { sessionId: o.sessionId }),
-      ...(options.engines && { engines: options.engines }),
-      ...(o.onNotice && { onNotice: o.onNotice }),
-      ...(o.inspect && { inspect: o.inspect }),
-    });
-    return track(session, path.resolve(o.workDir));
-  };
-
+/** A SessionHost on a supervisor you made (its store is where `stored()` looks). */
+export function supervisorHost(supervisor: Supervisor, store: SessionStore): SessionHost {
   return {
-    create: start,
-    get: (id) => live.get(id),
+    create: (o) =>
+      supervisor.create({
+        agent: o.agent,
+        workDir: o.workDir,
+        ...(o.mode && { mode: o.mode }),
+        ...(o.engineOptions && { engineOptions: o.engineOptions }),
+        ...(o.sessionId && { sessionId: o.sessionId }),
+        ...(o.onNotice && { onNotice: o.onNotice }),
+        ...(o.inspect && { inspect: o.inspect }),
+      }),
+    get: (id) => supervisor.get(id),
     async open(id, hooks) {
-      const running = live.get(id);
-      if (running) return running;
-      const saved = await store.load(id);
-      if (!saved) return undefined;
-      return start({ agent: saved.state.agent, workDir: saved.state.workDir, sessionId: id, ...hooks });
+      try {
+        return await supervisor.open(id, { ...(hooks.onNotice && { onNotice: hooks.onNotice }), ...(hooks.inspect && { inspect: hooks.inspect }) });
+      } catch (error) {
+        if (isAseError(error, 'SESSION_NOT_FOUND')) return undefined;
+        throw error;
+      }
     },
     async stored(id) {
       const saved = await store.load(id);
@@ -109,39 +110,17 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
       return { sessionId: id, agent: saved.state.agent, workDir: saved.state.workDir, phase: saved.state.phase };
     },
     async list() {
-      const rows = new Map<string, HostSessionInfo>();
-      for (const id of await store.list()) {
-        const saved = await store.load(id).catch(() => undefined);
-        if (!saved) continue;
-        rows.set(id, {
-          sessionId: id,
-          agent: saved.state.agent,
-          workDir: saved.state.workDir,
-          phase: saved.state.phase,
-          status: 'stored',
-          lastActivityAt: saved.state.updatedAt,
-          costUsd: saved.state.usage.costUsd,
-        });
-      }
-      for (const [id, session] of live) {
-        const snap = session.snapshot();
-        rows.set(id, {
-          sessionId: id,
-          agent: snap.agent,
-          workDir: meta.get(id)?.workDir ?? rows.get(id)?.workDir ?? '',
-          phase: snap.phase,
-          status: 'live',
-          ...(rows.get(id)?.lastActivityAt !== undefined && { lastActivityAt: rows.get(id)!.lastActivityAt! }),
-          costUsd: snap.usage.costUsd,
-        });
-      }
-      return [...rows.values()];
+      return (await supervisor.list()).map((info) => ({
+        sessionId: info.sessionId,
+        agent: info.agent,
+        workDir: info.workDir,
+        phase: info.phase,
+        status: info.status,
+        lastActivityAt: info.lastActivityAt,
+        costUsd: info.costUsd,
+      }));
     },
-    async stop(id) {
-      return live.get(id)?.stop();
-    },
-    async shutdown() {
-      await Promise.allSettled([...live.values()].map((s) => s.stop()));
-    },
+    stop: (id) => supervisor.stop(id),
+    shutdown: () => supervisor.shutdown(),
   };
 }

@@ -9,7 +9,7 @@ import type { JournaledEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
-import type { EventStream } from './event-stream.js';
+import { encodeFrame, type EventStream } from './event-stream.js';
 import { InspectionEncoder, type InspectionWire } from './inspection.js';
 
 export interface SessionHubOptions {
@@ -31,10 +31,13 @@ export class SessionHub {
   /** The SessionActor's `@xstate.actor` event (with the definition) and the events since, bounded. */
   #actorEvent: InspectionWire | undefined;
   readonly #inspections: InspectionWire[] = [];
+  /** Raw inspection events not encoded yet, with the journal's last seq when each happened. */
+  readonly #raw: [InspectionEvent, number][] = [];
+  #rawActor: [InspectionEvent, number] | undefined;
   #session: Session | undefined;
   #offlineTimer: NodeJS.Timeout | undefined;
   #lastSeq = 0;
-  readonly #durableListeners = new Set<(entry: JournaledEntry) => void>();
+  readonly #durableListeners = new Set<(entry: JournaledEntry, frame: Uint8Array) => void>();
   #unwatchJournal: (() => void) | undefined;
 
   constructor(opts: SessionHubOptions) {
@@ -43,7 +46,9 @@ export class SessionHub {
     this.#encoder = new InspectionEncoder(opts.sessionId, sessionMachine, { revealSecrets: opts.revealSecrets });
     this.#unwatchJournal = opts.journal.watch?.(opts.sessionId, (entry) => {
       this.#lastSeq = Math.max(this.#lastSeq, entry.seq);
-      for (const listener of [...this.#durableListeners]) listener(entry);
+      if (this.#durableListeners.size === 0) return;
+      const frame = encodeFrame('entry', entry, entry.seq); // once, for every stream
+      for (const listener of [...this.#durableListeners]) listener(entry, frame);
     });
   }
 
@@ -58,17 +63,38 @@ export class SessionHub {
     this.broadcast(event, data);
   };
 
-  /** The inspection hook to hand the host. */
+  /**
+   * The inspection hook to hand the host. Cheap when nobody inspects: the raw event is kept (XState
+   * snapshots are immutable) and encoded (redaction included) only when a client asks for it.
+   */
   readonly inspect = (event: InspectionEvent): void => {
+    if (event.type === '@xstate.actor') {
+      this.#actorEvent = undefined;
+      this.#rawActor = [event, this.#lastSeq];
+    } else if (event.type === '@xstate.snapshot' || event.type === '@xstate.event' || event.type === '@xstate.action') {
+      this.#raw.push([event, this.#lastSeq]);
+      if (this.#raw.length > this.#opts.inspectorBacklog * 2) this.#raw.splice(0, this.#raw.length - this.#opts.inspectorBacklog);
+    } else return;
+    let inspecting = false;
+    for (const stream of this.streams) if (stream.opts.inspect) inspecting = true;
+    if (!inspecting) return;
     for (const wire of this.#encoder.encode(event, this.#lastSeq)) {
-      if (wire.type === '@xstate.actor') this.#actorEvent = wire;
-      else {
-        this.#inspections.push(wire);
-        if (this.#inspections.length > this.#opts.inspectorBacklog) this.#inspections.splice(0, this.#inspections.length - this.#opts.inspectorBacklog);
-      }
-      for (const stream of this.streams) if (stream.opts.inspect) stream.ephemeral('inspect', wire);
+      const frame = encodeFrame('inspect', wire);
+      for (const stream of this.streams) if (stream.opts.inspect) stream.write(frame);
     }
   };
+
+  /** Encodes what was kept raw (at most the backlog's length). */
+  #flushRaw(): void {
+    if (this.#rawActor) {
+      const [event, seq] = this.#rawActor;
+      this.#rawActor = undefined;
+      this.#actorEvent = this.#encoder.encode(event, seq)[0];
+    }
+    const raw = this.#raw.splice(0).slice(-this.#opts.inspectorBacklog);
+    for (const [event, seq] of raw) this.#inspections.push(...this.#encoder.encode(event, seq));
+    if (this.#inspections.length > this.#opts.inspectorBacklog) this.#inspections.splice(0, this.#inspections.length - this.#opts.inspectorBacklog);
+  }
 
   attach(session: Session): void {
     this.#session = session;
@@ -80,7 +106,7 @@ export class SessionHub {
     });
   }
 
-  watchDurable(listener: (entry: JournaledEntry) => void): () => void {
+  watchDurable(listener: (entry: JournaledEntry, frame: Uint8Array) => void): () => void {
     this.#durableListeners.add(listener);
     return () => this.#durableListeners.delete(listener);
   }
@@ -90,6 +116,7 @@ export class SessionHub {
     const session = this.#session;
     if (session) stream.ephemeral('snapshot', session.snapshot());
     if (!stream.opts.inspect) return;
+    this.#flushRaw();
     // The actor event with the latest snapshot, so a late client can draw the chart at once.
     const latest = this.#inspections.findLast((w) => w.type === '@xstate.snapshot');
     if (this.#actorEvent) stream.ephemeral('inspect', latest?.type === '@xstate.snapshot' ? { ...this.#actorEvent, snapshot: latest.snapshot } : this.#actorEvent);
@@ -98,11 +125,14 @@ export class SessionHub {
 
   /** The inspector's retained events (`@xstate.actor` first). */
   inspections(): InspectionWire[] {
+    this.#flushRaw();
     return [...(this.#actorEvent ? [this.#actorEvent] : []), ...this.#inspections];
   }
 
   broadcast(event: string, data: unknown): void {
-    for (const stream of this.streams) stream.ephemeral(event, data);
+    if (this.streams.size === 0) return;
+    const frame = encodeFrame(event, data);
+    for (const stream of this.streams) stream.write(frame);
   }
 
   /** Presence: the first stream makes the session online; the last one closing, after a grace. */

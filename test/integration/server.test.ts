@@ -321,3 +321,50 @@ describe('the event stream', () => {
     expect(JSON.parse(again.data).requestId).toBe(prompt.requestId);
   });
 });
+
+describe('across a server restart', () => {
+  it('a stored session is listed, replays with the same seqs, continues on the next message, and its seqs keep growing', async () => {
+    const { FileJournal, FileStore } = await import('../../src/index.js');
+    const fsm = await import('node:fs/promises');
+    const osm = await import('node:os');
+    const pathm = await import('node:path');
+    const dataDir = await fsm.mkdtemp(pathm.join(osm.tmpdir(), 'ase-serve-restart-'));
+    const files = () => ({ journal: new FileJournal({ dir: pathm.join(dataDir, 'transcripts') }), store: new FileStore({ dir: pathm.join(dataDir, 'sessions') }) });
+    try {
+      server = await startTestServer({}, files());
+      // The agent works in dataDir: the test server's own temp dir goes with it.
+      const id = (await server.api('POST', '/api/sessions', { agent: 'fake', workDir: dataDir })).body.sessionId as string;
+      await server.api('POST', `/api/sessions/${id}/messages`, { text: 'one', localId: 'L1' });
+      await until(async () => (await server!.api('GET', `/api/sessions/${id}`)).body.usage?.turns === 1);
+      const before = (await server.api('GET', `/api/sessions/${id}/transcript?limit=500`)).body.entries as { seq: number; eventId: string }[];
+      await server.stop();
+      server = undefined;
+
+      server = await startTestServer({}, files());
+      const listed = (await server.api('GET', '/api/sessions')).body.sessions;
+      expect(listed).toEqual([expect.objectContaining({ sessionId: id, status: 'stored', phase: 'stopped' })]);
+      expect((await server.api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: false, sessionId: id, phase: 'stopped' });
+      const replay = await sse(`/api/sessions/${id}/events`);
+      await replay.waitFor((f) => f.event === 'live');
+      const replayed = entriesOf(replay.frames);
+      // The stop was journaled after the first read: the replay has those entries and then some.
+      expect(replayed.slice(0, before.length).map((e) => [e.seq, e.eventId])).toEqual(before.map((e) => [e.seq, e.eventId]));
+      const lastSeq = replayed.at(-1)!.seq;
+      // A retried message from before the restart is not sent again.
+      const retry = await server.api('POST', `/api/sessions/${id}/messages`, { text: 'one', localId: 'L1' });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+      expect(retry.body.seq).toBe(before.find((e) => (e as { type?: string }).type === 'user_message')?.seq);
+      const next = await server.api('POST', `/api/sessions/${id}/messages`, { text: 'two', localId: 'L2' });
+      expect(next.status).toBe(200);
+      expect(next.body.seq).toBeGreaterThan(lastSeq);
+      await replay.waitFor((f) => f.event === 'entry' && JSON.parse(f.data).seq === next.body.seq);
+      const all = (await server.api('GET', `/api/sessions/${id}/transcript?limit=500`)).body.entries as { seq: number; type: string }[];
+      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+      expect(all.filter((e) => e.type === 'user_message')).toHaveLength(2);
+    } finally {
+      await server?.stop();
+      server = undefined;
+      await fsm.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -255,9 +255,10 @@ async function checkFinal(sut: ScriptedSut): Promise<void> {
   checkSendsAccountedFor(sut.effects, sut.accepted, ctx.queue.map((q) => q.localId));
   expect(Object.keys(ctx.requests), 'no open requests remain').toEqual([]);
 
-  // The journal holds exactly what the session emitted, in order.
+  // The journal holds exactly what the session emitted, in order, numbered 1, 2, 3, ... (its seq).
   const transcript = await sut.transcript();
-  const emitted = sut.effects.flatMap((e) => (e.type === 'transcript.emit' ? [e.entry] : []));
+  const emitted = sut.effects.flatMap((e) => (e.type === 'transcript.emit' ? [{ ...e.entry, seq: 0 }] : []));
+  emitted.forEach((entry, index) => (entry.seq = index + 1));
   expect(transcript, 'the journal holds every transcript entry, in order').toEqual(emitted);
   expect(new Set(transcript.map((e) => e.eventId)).size, 'transcript event ids are unique').toBe(transcript.length);
 

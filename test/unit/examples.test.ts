@@ -11,6 +11,7 @@ import { main as basicSession } from '../../examples/basic-session.mjs';
 import { main as remotePermissions } from '../../examples/remote-permissions.mjs';
 import { main as verifyTurnGit } from '../../examples/verify-turn-git.mjs';
 import { main as supervisorExample } from '../../examples/supervisor.mjs';
+import { main as remoteServer } from '../../examples/remote-server.mjs';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 describe('examples', () => {
@@ -92,6 +93,23 @@ describe('examples: verify-turn-git', () => {
   });
 });
 
+describe('remote-server example', () => {
+  let log: string[];
+  beforeEach(() => {
+    log = [];
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void log.push(args.map(String).join(' ')));
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('remote-server: a session over HTTP, a retried message answered the same and journaled once, a resume after seq 2', async () => {
+    const transcript = (await remoteServer()) as { seq: number; type: string }[];
+    expect(transcript.map((e) => e.seq)).toEqual(transcript.map((_, i) => i + 1));
+    expect(transcript.filter((e) => e.type === 'user_message')).toHaveLength(1);
+    expect(log).toContain('message msg-1 stored as seq 2; the retry got seq 2');
+    expect(log).toContain('resumed after seq 2: 3, 4');
+  });
+});
+
 describe('examples under plain node', () => {
   beforeAll(ensureBuiltCli, 120_000);
 
@@ -100,6 +118,7 @@ describe('examples under plain node', () => {
     ['remote-permissions.mjs', ['permission perm-1: approved', 'done: phase=stopped, 1 turn(s), $0.0042']],
     ['verify-turn-git.mjs', ['turn turn-1: verified (git worktree clean: everything committed)', 'turn turn-2: unverified (uncommitted changes: ?? notes.txt)']],
     ['supervisor.mjs', ['beta says: echo: hello from beta', 'a third session is refused: SUPERVISOR_FULL', 'after shutdown: 0 open']],
+    ['remote-server.mjs', ['message msg-1 stored as seq 2; the retry got seq 2', 'resumed after seq 2: 3, 4', 'user messages in the journal: 1']],
   ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {
     // Its own cwd is the repository: `agent-session-engine` resolves to the package itself (its exports → dist).
     const result = await execa(process.execPath, [path.join('examples', file)], { cwd: REPO_ROOT, reject: false, timeout: 30_000 });

@@ -90,9 +90,9 @@ export class FileJournal implements TranscriptJournal {
       }
       const parsed = TranscriptEntrySchema.safeParse(data);
       if (!parsed.success) throw new AseError('STORE_CORRUPT', `${file}:${index + 1}: not a transcript entry: ${parsed.error.message}`);
-      // A line from before seqs existed counts by position.
-      const seq = parsed.data.seq ?? lastSeq + 1;
-      if (seq <= lastSeq) throw new AseError('STORE_CORRUPT', `${file}:${index + 1}: seq ${seq} does not follow ${lastSeq}`);
+      // A line from before seqs existed counts by position; so does one whose seq does not grow
+      // (two writers despite the lease): the same rule the writer uses, so both agree.
+      const seq = nextSeq(lastSeq, parsed.data.seq);
       lastSeq = seq;
       entries.push({ ...parsed.data, seq });
     }
@@ -251,9 +251,14 @@ async function lastSeqIn(file: string): Promise<number> {
     } catch {
       seq = undefined;
     }
-    counted = typeof seq === 'number' && seq > counted ? seq : counted + 1;
+    counted = nextSeq(counted, seq);
   }
   return counted;
+}
+
+/** A line's seq: its own when it grows past the previous one, else the previous one plus one. */
+function nextSeq(previous: number, own: unknown): number {
+  return typeof own === 'number' && Number.isInteger(own) && own > previous ? own : previous + 1;
 }
 
 async function cut(handle: FileHandle, length: number): Promise<void> {
