@@ -204,6 +204,35 @@ export {
   type AcpPresetName,
 } from './engines/acp/index.js';
 
+// The agent's session state as AgentEvents (plan, mode, commands, context usage: architecture.md §10)
+export {
+  PlanEventSchema,
+  PlanEntrySchema,
+  AgentModeEventSchema,
+  AvailableCommandsEventSchema,
+  AgentCommandSchema,
+  ContextUsageEventSchema,
+  type PlanEntry,
+  type AgentCommand,
+} from './events/agent-event.js';
+
+// Record and replay agent traffic (docs/recording.md)
+export { replayEngine, type ReplayEngineFactory, type ReplayEngineOptions } from './engines/replay-engine.js';
+export {
+  readRecording,
+  parseRecording,
+  recordedGenerations,
+  RecordingHeaderSchema,
+  RecordingRecordSchema,
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  REDACTED,
+  type Recording,
+  type RecordingHeader,
+  type RecordingRecord,
+  type RecordedGeneration,
+} from './engines/core/recording.js';
+export type { RecordTarget, RecordingSink } from './engines/core/recorder.js';
 // Journal cursors (seq), the server (`ase serve`) and the inspector: issue 13
 export type { JournalRange, JournalBounds, JournalListener } from './runtime/journal/transcript-journal.js';
 export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';

@@ -351,7 +351,7 @@ export function openPermission(s: Step, e: AgentEventOf<'permission_request'>): 
   const ms = s.ctx.config.permissionTimeoutMs;
   const deadline = ms > 0 ? s.at + ms : undefined;
   const open = {
-    tool: e.toolName,
+    toolName: e.toolName,
     input: e.input,
     gen: e.gen,
     createdAt: s.at,
@@ -373,7 +373,7 @@ function promptFor(s: Step, requestId: string): void {
   s.ephemeral({
     kind: 'permission_prompt',
     requestId,
-    tool: open.tool,
+    toolName: open.toolName,
     input: open.input,
     ...(open.callId !== undefined && { callId: open.callId }),
     ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
@@ -590,6 +590,13 @@ export function recordVerification(s: Step, e: { localId: string; verdict: 'veri
 }
 
 export function recordOutput(s: Step, e: AgentEventOf<'message' | 'tool_call' | 'tool_result'>): void {
+  const { gen, at: _at, type, ...payload } = e;
+  s.transcript(type, payload, gen);
+  noteActivity(s);
+}
+
+/** The agent's plan or mode: kept in the transcript (what it set out to do, how it was allowed to act). */
+export function recordAgentState(s: Step, e: AgentEventOf<'plan' | 'agent_mode'>): void {
   const { gen, at: _at, type, ...payload } = e;
   s.transcript(type, payload, gen);
   noteActivity(s);

@@ -134,6 +134,11 @@ export const sessionMachine = base.createMachine({
     tool_result: { guard: 'fromLiveEngine', actions: act<'tool_result'>(policy.recordOutput) },
     error: { guard: 'fromLiveEngine', actions: act<'error'>(policy.recordEngineError) },
     warning: { guard: 'fromLiveEngine', actions: act<'warning'>(policy.recordEngineWarning) },
+    // The agent's session state: plan and mode are kept in the transcript, the gauges only count as life.
+    plan: { guard: 'fromLiveEngine', actions: act<'plan'>(policy.recordAgentState) },
+    agent_mode: { guard: 'fromLiveEngine', actions: act<'agent_mode'>(policy.recordAgentState) },
+    available_commands: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
+    context_usage: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
     turn_complete: { guard: 'fromLiveEngine', actions: act<'turn_complete'>(policy.completeTurn) },
     permission_request: {
       guard: and(['fromLiveEngine', 'isNewRequest']),

@@ -10,14 +10,18 @@ import { runDoctor } from './doctor.js';
 import { processOutput, type Output } from './render.js';
 import { runRm } from './rm.js';
 import { runPrompt } from './run.js';
+import { runArgsOf } from './run-args.js';
+import { runReplay } from './replay.js';
 import { runSessions } from './sessions.js';
 import { runShow } from './show.js';
 
 const USAGE = `Usage:
   ase run --agent <name> [--session-id ID] [--bin PATH] [--mode remote|local] [--cwd DIR]
           [--json] [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]...
-          [--data-dir DIR] [--script FILE] "prompt"
+          [--data-dir DIR] [--script FILE] [--record FILE] "prompt"
   ase run --session-id ID [options] "prompt"    continue a stored session (its agent and directory)
+  ase replay FILE [--json]                       replay a --record'ed run: the real engine against a
+                                                 stand-in agent answering from FILE (no agent needed)
   ase sessions [--json] [--data-dir DIR]         list stored sessions
   ase show ID [--json] [--data-dir DIR]          a session's state and transcript
   ase rm ID... [--force] [--data-dir DIR]        remove stored sessions
@@ -46,6 +50,7 @@ run options:
   --option      an engine option, e.g. --option preset=gemini (value parsed as JSON when it is JSON; repeatable)
   --data-dir    where session state and transcripts are kept (default: $ASE_DATA_DIR, else ~/.agent-session-engine)
   --script      JSON script for the fake engine
+  --record      write the agent traffic (both directions, timestamped) to FILE (docs/recording.md)
 The session id is printed on stderr as "session <id>".
 `;
 
@@ -64,6 +69,8 @@ export async function main(argv: string[], output: Output = processOutput): Prom
       return doctorCommand(rest, output);
     case 'run':
       return runCommand(rest, output);
+    case 'replay':
+      return replayCommand(rest, output);
     case 'sessions':
     case 'show':
     case 'rm':
@@ -85,56 +92,27 @@ export async function main(argv: string[], output: Output = processOutput): Prom
 }
 
 async function runCommand(argv: string[], output: Output): Promise<number> {
-  let parsed: ReturnType<typeof parseRunArgs>;
+  const parsed = runArgsOf(argv);
+  if ('usage' in parsed) {
+    output.err(`ase run: ${parsed.usage}\n\n${USAGE}`);
+    return 2;
+  }
+  return runPrompt({ ...parsed, interactive: Boolean(process.stdin.isTTY), argv: ['run', ...argv] }, output);
+}
+
+async function replayCommand(argv: string[], output: Output): Promise<number> {
+  let parsed;
   try {
-    parsed = parseRunArgs(argv);
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
   } catch (error) {
-    // An unknown option or a missing option value is a usage error, not a crash with a stack trace.
-    output.err(`ase run: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    output.err(`ase replay: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
     return 2;
   }
-  const { values, positionals } = parsed;
-  const prompt = positionals.join(' ').trim();
-  const problems: string[] = [];
-  if (!values.agent && values['session-id'] === undefined) problems.push('--agent is required');
-  if (!prompt) problems.push('a prompt is required');
-  if (values.mode !== 'remote' && values.mode !== 'local') problems.push('--mode must be remote or local');
-  if (values.yes && values.deny) problems.push('--yes and --deny exclude each other');
-  const env: Record<string, string> = {};
-  for (const pair of values.env) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) problems.push(`--env ${pair}: expected KEY=VALUE`);
-    else env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  const options: Record<string, unknown> = {};
-  for (const pair of values.option) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) problems.push(`--option ${pair}: expected KEY=VALUE`);
-    else if (pair.slice(0, eq) === 'env') problems.push('--option env=...: use --env KEY=VALUE');
-    else options[pair.slice(0, eq)] = jsonOrString(pair.slice(eq + 1));
-  }
-  if (problems.length > 0) {
-    output.err(`ase run: ${problems.join('; ')}\n\n${USAGE}`);
+  if (parsed.positionals.length !== 1) {
+    output.err(`ase replay: expected one recording file\n\n${USAGE}`);
     return 2;
   }
-  return runPrompt(
-    {
-      prompt,
-      mode: values.mode as 'remote' | 'local',
-      json: values.json,
-      permission: values.yes ? 'allow' : values.deny ? 'deny' : 'ask',
-      env,
-      options,
-      interactive: Boolean(process.stdin.isTTY),
-      dataDir: resolveDataDir(values['data-dir']),
-      ...(values.agent !== undefined && { agent: values.agent }),
-      ...(values.cwd !== undefined && { cwd: values.cwd }),
-      ...(values['session-id'] !== undefined && { sessionId: values['session-id'] }),
-      ...(values.bin !== undefined && { bin: values.bin }),
-      ...(values.script !== undefined && { script: values.script }),
-    },
-    output,
-  );
+  return runReplay({ file: parsed.positionals[0]!, json: parsed.values.json }, output);
 }
 
 /** `sessions`, `show ID`, `rm ID...`: read (or remove) what earlier runs left under the data directory. */
@@ -258,36 +236,6 @@ async function doctorCommand(argv: string[], output: Output): Promise<number> {
     return 2;
   }
   return runDoctor({ json }, output);
-}
-
-function parseRunArgs(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      agent: { type: 'string' },
-      'session-id': { type: 'string' },
-      bin: { type: 'string' },
-      mode: { type: 'string', default: 'remote' },
-      cwd: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      yes: { type: 'boolean', default: false },
-      deny: { type: 'boolean', default: false },
-      env: { type: 'string', multiple: true, default: [] },
-      option: { type: 'string', multiple: true, default: [] },
-      'data-dir': { type: 'string' },
-      script: { type: 'string' },
-    },
-  });
-}
-
-/** `--option k=v`: numbers, booleans, arrays and objects as JSON; anything else is the plain string. */
-function jsonOrString(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
 }
 
 function version(): string {

@@ -111,7 +111,7 @@ export const ToolCallEventSchema = z.object({
   ...stamp,
   ...subAgentScope,
   callId: z.string(),
-  name: z.string(),
+  toolName: z.string(),
   input: z.unknown(),
   title: z.string().optional(),
 });
@@ -171,6 +171,45 @@ export const WarningEventSchema = z.object({
   message: z.string(),
 });
 
+// ---------------------------------------------------------------- the agent's session state
+// What an agent says about its session besides the conversation: its plan, its mode, the commands
+// it offers, how full its context is. ACP sends all four (`plan`, `current_mode_update`,
+// `available_commands_update`, `usage_update`); Codex app-server sends plans (`turn/plan/updated`).
+// `plan` and `agent_mode` go into the transcript (a reader of the session wants to know what the
+// agent set out to do and in which mode it acted); `available_commands` and `context_usage` are
+// gauges that only say "now": clients see them as they come, the transcript does not keep them.
+
+export const PlanEntrySchema = z.object({
+  /** What the step is, in the agent's words. */
+  content: z.string(),
+  status: z.enum(['pending', 'in_progress', 'completed']),
+  priority: z.enum(['high', 'medium', 'low']).optional(),
+});
+export type PlanEntry = z.infer<typeof PlanEntrySchema>;
+
+/** The agent's whole current plan (each update replaces the one before). */
+export const PlanEventSchema = z.object({ type: z.literal('plan'), ...stamp, entries: z.array(PlanEntrySchema), explanation: z.string().optional() });
+/** The agent is now in this mode (it switched itself, or confirms a switch): its own mode id. */
+export const AgentModeEventSchema = z.object({ type: z.literal('agent_mode'), ...stamp, modeId: z.string().min(1) });
+export const AgentCommandSchema = z.object({ name: z.string(), description: z.string().optional(), inputHint: z.string().optional() });
+export type AgentCommand = z.infer<typeof AgentCommandSchema>;
+/** The commands (slash commands) the agent offers now, the whole list. */
+export const AvailableCommandsEventSchema = z.object({ type: z.literal('available_commands'), ...stamp, commands: z.array(AgentCommandSchema) });
+/** How full the agent's context window is, and what the session cost so far when the agent says. */
+export const ContextUsageEventSchema = z.object({
+  type: z.literal('context_usage'),
+  ...stamp,
+  /** Tokens in the context now. */
+  usedTokens: z.number().nonnegative(),
+  /** The context window's size in tokens. */
+  windowTokens: z.number().nonnegative(),
+  /** The session's cost so far, in the agent's currency (not necessarily USD). */
+  cost: z.object({ amount: z.number(), currency: z.string() }).optional(),
+});
+
+/** The agent-state events above, in the AgentEvent union. */
+const AGENT_STATE_EVENT_SCHEMAS = [PlanEventSchema, AgentModeEventSchema, AvailableCommandsEventSchema, ContextUsageEventSchema] as const;
+
 export const AgentEventSchema = z.discriminatedUnion('type', [
   ReadyEventSchema,
   ExitedEventSchema,
@@ -186,6 +225,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   TurnCompleteEventSchema,
   ErrorEventSchema,
   WarningEventSchema,
+  ...AGENT_STATE_EVENT_SCHEMAS,
 ]);
 
 export type AgentEvent = z.infer<typeof AgentEventSchema>;

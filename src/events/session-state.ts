@@ -10,8 +10,18 @@ import { ControlModeSchema } from './session-input.js';
 export const PermissionStatusSchema = z.enum(['approved', 'denied', 'cancelled', 'timed_out', 'local']);
 export type PermissionStatus = z.infer<typeof PermissionStatusSchema>;
 
-export const OpenPermissionSchema = z.object({
-  tool: z.string(),
+/**
+ * State files written before the tool's one name (`toolName`) kept it as `tool`: read them as if
+ * written today, so an upgrade never strands an open permission request.
+ */
+function legacyToolField(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || !('tool' in value) || 'toolName' in value) return value;
+  const { tool, ...rest } = value as { tool: unknown };
+  return { ...rest, toolName: tool };
+}
+
+export const OpenPermissionSchema = z.preprocess(legacyToolField, z.object({
+  toolName: z.string(),
   input: z.unknown(),
   gen: z.number().int().nonnegative(),
   createdAt: z.number(),
@@ -20,7 +30,7 @@ export const OpenPermissionSchema = z.object({
   parentCallId: z.string().optional(),
   suggestions: z.array(z.unknown()).optional(),
   deadline: z.number().optional(),
-});
+}));
 export type OpenPermission = z.infer<typeof OpenPermissionSchema>;
 
 export const CompletedPermissionSchema = z.object({

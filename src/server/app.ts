@@ -91,6 +91,14 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
         revealSecrets: options.revealSecrets === true,
       });
       hubs.set(id, hub);
+      // Forgotten once nothing watches it and no session runs (its answers by localId are then
+      // found in the journal instead).
+      const created = hub;
+      created.onIdle = () => {
+        if (hubs.get(id) !== created) return;
+        created.close();
+        hubs.delete(id);
+      };
       const live = host.get(id);
       if (live) hub.attach(live);
     }

@@ -109,7 +109,7 @@ function onEntry(entry){
       box = el('div', 'entry assistant', (p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join(''));
       if (liveText[p.id]) { liveText[p.id].remove(); delete liveText[p.id]; }
       break;
-    case 'tool_call': box = el('div', 'entry tool', 'tool ' + p.name + ' ' + short(p.input, 300)); break;
+    case 'tool_call': box = el('div', 'entry tool', 'tool ' + p.toolName + ' ' + short(p.input, 300)); break;
     case 'tool_result': box = el('div', 'entry tool', 'result ' + p.status + ': ' + short(p.output, 500)); break;
     case 'permission_request': box = el('div', 'entry meta', 'permission asked: ' + p.toolName); break;
     case 'permission_resolved': box = el('div', 'entry meta', 'permission ' + p.status); removePrompt(p.requestId); break;
@@ -133,11 +133,12 @@ function onAgent(ev){
 
 function onSnapshot(s){
   if (!s || !s.sessionId) return;
+  if (!s.usage) { setStatus(s.phase + ' (stored: the next message continues it)'); return; }
   snapshotUsage = s.usage;
   $('usage').textContent = s.usage.turns + ' turns, ' + s.usage.inputTokens + ' in / ' + s.usage.outputTokens + ' out, $' + (s.usage.costUsd || 0).toFixed(4);
   setStatus(s.phase + ' / ' + s.mode + ' / gen ' + s.gen);
   $('mode').dataset.mode = s.mode; $('mode').textContent = s.mode === 'local' ? 'Take remote control' : 'Hand to terminal';
-  Object.keys(s.requests || {}).forEach(function(id){ var r = s.requests[id]; showPrompt({ requestId: id, tool: r.tool || r.toolName, input: r.input }); });
+  Object.keys(s.requests || {}).forEach(function(id){ var r = s.requests[id]; showPrompt({ requestId: id, toolName: r.toolName, input: r.input }); });
   if (scrubLive) highlight(s.state);
 }
 function refreshSnapshot(){ if (!current) return; var id = current; api('GET', '/api/sessions/' + encodeURIComponent(id)).then(function(s){ if (id === current) onSnapshot(s); }).catch(function(){}); }
@@ -145,7 +146,7 @@ function refreshSnapshot(){ if (!current) return; var id = current; api('GET', '
 function showPrompt(p){
   if (prompts[p.requestId]) return;
   var box = el('div', 'prompt'); box.dataset.requestId = p.requestId;
-  box.appendChild(el('strong', '', 'Allow ' + (p.tool || 'tool') + '?'));
+  box.appendChild(el('strong', '', 'Allow ' + (p.toolName || 'tool') + '?'));
   box.appendChild(el('pre', '', short(p.input, 800)));
   var bar = el('div', 'bar');
   var allow = el('button', 'allow', 'Allow'), deny = el('button', 'deny', 'Deny');

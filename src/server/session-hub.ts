@@ -96,6 +96,9 @@ export class SessionHub {
     if (this.#inspections.length > this.#opts.inspectorBacklog) this.#inspections.splice(0, this.#inspections.length - this.#opts.inspectorBacklog);
   }
 
+  /** Called when the hub holds nothing any more (no stream, no live session): the server forgets it. */
+  onIdle: (() => void) | undefined;
+
   attach(session: Session): void {
     this.#session = session;
     // A session starts online (an in-process caller is there); here only streams are clients.
@@ -103,6 +106,7 @@ export class SessionHub {
     else this.#scheduleOffline();
     void session.done.finally(() => {
       if (this.#session === session) this.#session = undefined;
+      this.#checkIdle();
     });
   }
 
@@ -111,10 +115,28 @@ export class SessionHub {
     return () => this.#durableListeners.delete(listener);
   }
 
-  /** What a new client gets first: the session's snapshot and the inspector's state. */
+  /**
+   * What a new client gets first: the session's snapshot, its open prompts (when the session was
+   * online already; else coming online re-sends them), and the inspector's state.
+   */
   greet(stream: EventStream): void {
     const session = this.#session;
-    if (session) stream.ephemeral('snapshot', session.snapshot());
+    if (session) {
+      const snapshot = session.snapshot();
+      stream.ephemeral('snapshot', snapshot);
+      if (this.streams.size > 1 || !this.streams.has(stream)) {
+        for (const [requestId, open] of Object.entries(snapshot.requests)) {
+          stream.ephemeral('permission_prompt', {
+            requestId,
+            toolName: open.toolName,
+            input: open.input,
+            ...(open.callId !== undefined && { callId: open.callId }),
+            ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
+            ...(open.deadline !== undefined && { deadline: open.deadline }),
+          });
+        }
+      }
+    }
     if (!stream.opts.inspect) return;
     this.#flushRaw();
     // The actor event with the latest snapshot, so a late client can draw the chart at once.
@@ -146,6 +168,11 @@ export class SessionHub {
   removeStream(stream: EventStream): void {
     if (!this.streams.delete(stream) || this.streams.size > 0) return;
     this.#scheduleOffline();
+    this.#checkIdle();
+  }
+
+  #checkIdle(): void {
+    if (this.streams.size === 0 && !this.#session) this.onIdle?.();
   }
 
   #scheduleOffline(): void {

@@ -11,6 +11,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
 import type { EngineFactory } from '../engines/core/engine.js';
+import type { RecordTarget } from '../engines/core/recorder.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
@@ -69,6 +70,22 @@ export const SessionOptionsSchema = z
     config: ConfigSchema.optional(),
     /** Aborting it stops the session (and its engine). */
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'signal must be an AbortSignal').optional(),
+    /**
+     * Records the agent traffic of every engine generation to a file path (created or truncated,
+     * mode 0600) or a writable handle (anything with `write(text)`, left open), as in
+     * docs/recording.md; `{to, argv}` also names the command line that recorded (`ase run`).
+     * Replay it with `replayEngine(file)` or `ase replay FILE`.
+     */
+    record: z
+      .union([
+        z.string().min(1),
+        z.custom<RecordTarget>(isObjectWith('write'), 'record must be a file path, an object with write(text), or {to, argv?}'),
+        z.object({
+          to: z.union([z.string().min(1), z.custom<RecordTarget>(isObjectWith('write'), 'record.to must be a file path or an object with write(text)')]),
+          argv: z.array(z.string()).optional(),
+        }),
+      ])
+      .optional(),
     /**
      * Receives every notice, including those emitted while the session is being created (the first
      * `status`; for a restored session, the cancellation of its old requests), which `on()` cannot see.

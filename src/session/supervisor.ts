@@ -199,18 +199,16 @@ class SessionSupervisor implements Supervisor {
   async list(options: SupervisorListOptions = {}): Promise<SupervisedSessionInfo[]> {
     const infos = [...this.#open.keys()].map((id) => this.#infoOf(id)!);
     const storedIds = (await this.#store.list()).filter((id) => !this.#open.has(id));
-    const loaded = await Promise.all(
-      storedIds.map(async (sessionId) => {
-        try {
-          return (await this.#store.load(sessionId))?.state;
-        } catch (error) {
-          const failure = toAseError(error, 'STORE_IO');
-          if (options.onUnreadable) options.onUnreadable(sessionId, failure);
-          else process.emitWarning(`agent-session-engine: stored session ${sessionId} cannot be read: ${failure.code}: ${failure.message}`);
-          return undefined;
-        }
-      }),
-    );
+    const loaded = await mapBounded(storedIds, LIST_CONCURRENCY, async (sessionId) => {
+      try {
+        return (await this.#store.load(sessionId))?.state;
+      } catch (error) {
+        const failure = toAseError(error, 'STORE_IO');
+        if (options.onUnreadable) options.onUnreadable(sessionId, failure);
+        else process.emitWarning(`agent-session-engine: stored session ${sessionId} cannot be read: ${failure.code}: ${failure.message}`);
+        return undefined;
+      }
+    });
     for (const state of loaded) if (state && !this.#open.has(state.sessionId)) infos.push(storedInfo(state));
     return infos.sort((a, b) => b.lastActivityAt - a.lastActivityAt || a.sessionId.localeCompare(b.sessionId));
   }
@@ -336,6 +334,20 @@ class SessionSupervisor implements Supervisor {
       ...(snap.resumeToken !== undefined && { resumeToken: snap.resumeToken }),
     };
   }
+}
+
+/** Stored sessions `list()` reads at once: thousands of parallel reads would run a file store out of descriptors. */
+const LIST_CONCURRENCY = 32;
+
+/** `items.map(fn)` with at most `limit` calls in flight; results in input order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) results[i] = await fn(items[i]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
 }
 
 function storedInfo(state: PersistedSession): SupervisedSessionInfo {

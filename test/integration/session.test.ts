@@ -216,10 +216,10 @@ describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
     const askedAt = session.snapshot().requests['perm-1']!.createdAt;
     if (!io) expect(askedAt).toBe(T0 + 15);
     expect(prompts).toEqual([
-      { type: 'permission_prompt', requestId: 'perm-1', tool: 'Bash', input: { command: 'ls' }, callId: 'call-1', deadline: askedAt + 600_000 },
+      { type: 'permission_prompt', requestId: 'perm-1', toolName: 'Bash', input: { command: 'ls' }, callId: 'call-1', deadline: askedAt + 600_000 },
     ]);
     expect(session.snapshot().requests).toEqual({
-      'perm-1': { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: askedAt, callId: 'call-1', deadline: askedAt + 600_000 },
+      'perm-1': { toolName: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: askedAt, callId: 'call-1', deadline: askedAt + 600_000 },
     });
     expect(stateOf(session)).toEqual({ remote: 'running' });
     expect(fake.engines[0]!.answers).toEqual([]);

@@ -278,4 +278,41 @@ describe('createSupervisor', () => {
     expect(starts).toEqual(['gen 4']);
     expect(session.snapshot()).toMatchObject({ resumeToken: 'tok-stored', usage: { turns: 5 } });
   });
+
+  it('list() reads many stored sessions with a bounded number of loads in flight', async () => {
+    const store = new MemoryStore();
+    const state = (sessionId: string, updatedAt: number) => ({
+      schemaVersion: 1 as const,
+      sessionId,
+      agent: 'fake',
+      workDir,
+      mode: 'remote' as const,
+      phase: 'stopped' as const,
+      gen: 1,
+      queue: [],
+      requests: {},
+      completed: {},
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, turns: 0 },
+      deliveredIds: [],
+      updatedAt,
+    });
+    for (let i = 0; i < 500; i++) await store.save(`s${i}`, state(`s${i}`, i), 0);
+    let inFlight = 0;
+    let most = 0;
+    const load = store.load.bind(store);
+    store.load = async (id: string) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      try {
+        return await load(id);
+      } finally {
+        inFlight -= 1;
+      }
+    };
+    const listed = await supervisor({ store, journal: new MemoryJournal() }).list();
+    expect(listed).toHaveLength(500);
+    expect(listed[0]?.sessionId).toBe('s499'); // newest activity first
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(32);
+  });
 });

@@ -133,7 +133,7 @@ const RESTORED: VersionedSession = {
     gen: 4,
     resumeToken: 'agent-session-0',
     queue: [{ localId: 'm7', text: 'queued before the restart', queuedAt: START_TIME - 10 }],
-    requests: { 'p-old': { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: START_TIME - 20 } },
+    requests: { 'p-old': { toolName: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: START_TIME - 20 } },
     completed: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, turns: 0 },
     deliveredIds: ['m5', 'm6'],

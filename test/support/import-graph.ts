@@ -70,6 +70,8 @@ export const LAYERS: readonly Layer[] = [
   { name: 'engines/core', owns: under('engines/core'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport'), under('engines/core')), packages: ['zod'] },
   { name: 'engines/transport', owns: under('engines/transport'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport')) },
   { name: 'engines/default-registry', owns: is('engines/default-registry.ts'), mayImport: under('engines') },
+  // Replays a recording through the built-in engine it names (and that engine's spawning hook).
+  { name: 'engines/replay-engine', owns: is('engines/replay-engine.ts'), mayImport: any(under('events'), is('errors.ts'), under('engines')) },
   {
     name: 'engines/<protocol>',
     owns: under('engines'),

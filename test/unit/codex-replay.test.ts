@@ -193,7 +193,7 @@ describe.each(Object.keys(EXPECTED))('replay %s', (name) => {
     // Sub-agent scope: each scoped call names a call reported before it; results and prompts share their call's scope.
     const byId = new Map(log.of('tool_call').map((c) => [c.callId, c]));
     const scoped = log.of('tool_call').filter((c) => c.parentCallId !== undefined);
-    expect(scoped.map((c) => ({ name: c.name, parent: byId.get(c.parentCallId!)?.name }))).toEqual(expected.scoped ?? []);
+    expect(scoped.map((c) => ({ name: c.toolName, parent: byId.get(c.parentCallId!)?.toolName }))).toEqual(expected.scoped ?? []);
     for (const result of log.of('tool_result')) expect(result.parentCallId, result.callId).toBe(byId.get(result.callId)?.parentCallId);
     for (const p of log.of('permission_request')) if (p.callId) expect(p.parentCallId, p.requestId).toBe(byId.get(p.callId)?.parentCallId);
     const answers = log.of('message').filter((m) => m.role === 'assistant' && m.blocks.some((b) => b.type === 'text'));

@@ -10,6 +10,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { main as basicSession } from '../../examples/basic-session.mjs';
 import { main as remotePermissions } from '../../examples/remote-permissions.mjs';
 import { main as verifyTurnGit } from '../../examples/verify-turn-git.mjs';
+import { main as replayRecording } from '../../examples/replay-recording.mjs';
 import { main as supervisorExample } from '../../examples/supervisor.mjs';
 import { main as remoteServer } from '../../examples/remote-server.mjs';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
@@ -110,6 +111,26 @@ describe('remote-server example', () => {
   });
 });
 
+describe('replay-recording', () => {
+  let log: string[];
+  beforeEach(() => {
+    log = [];
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void log.push(args.map(String).join(' ')));
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('replays the recorded Claude session with no agent installed', async () => {
+    const turn = await replayRecording();
+    expect(turn).toMatchObject({ status: 'completed', text: 'The directory is empty.' });
+    expect(log).toContain('tool call: Bash');
+    expect(log).toContain('replayed: every host line matched the recording');
+  });
+
+  it('another prompt than the recorded one fails with REPLAY_MISMATCH', async () => {
+    await expect(replayRecording('Delete everything.')).rejects.toMatchObject({ code: 'REPLAY_MISMATCH' });
+  });
+});
+
 describe('examples under plain node', () => {
   beforeAll(ensureBuiltCli, 120_000);
 
@@ -117,6 +138,7 @@ describe('examples under plain node', () => {
     ['basic-session.mjs', ['agent: echo: hello', 'usage: 1 turn(s), 10 in / 20 out, $0.0001']],
     ['remote-permissions.mjs', ['permission perm-1: approved', 'done: phase=stopped, 1 turn(s), $0.0042']],
     ['verify-turn-git.mjs', ['turn turn-1: verified (git worktree clean: everything committed)', 'turn turn-2: unverified (uncommitted changes: ?? notes.txt)']],
+    ['replay-recording.mjs', ['turn completed: The directory is empty.', 'replayed: every host line matched the recording']],
     ['supervisor.mjs', ['beta says: echo: hello from beta', 'a third session is refused: SUPERVISOR_FULL', 'after shutdown: 0 open']],
     ['remote-server.mjs', ['message msg-1 stored as seq 2; the retry got seq 2', 'resumed after seq 2: 3, 4', 'user messages in the journal: 1']],
   ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {

@@ -56,6 +56,36 @@ describe('FileJournal', () => {
     expect((await open().read('s1')).map((e) => e.eventId)).toEqual(ids);
   });
 
+  it('group-commits a burst: one datasync per batch, and each append resolves only after its batch was synced', async () => {
+    const journal = open();
+    await journal.append(entry(0)); // the file exists and its handle is open
+    // Count the datasyncs of Node's FileHandle (not our code): the batch's sync must finish before its appends resolve.
+    const handle = await fs.open(path.join(tmp, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(handle) as { datasync(): Promise<void> };
+    await handle.close();
+    const original = proto.datasync;
+    let synced = 0;
+    proto.datasync = async function (this: unknown) {
+      await original.call(this);
+      synced++;
+    };
+    try {
+      const seenAtResolve: number[] = [];
+      const pending = Array.from({ length: 200 }, (_, i) =>
+        journal.append(entry(i + 1)).then(() => {
+          seenAtResolve.push(synced);
+        }),
+      );
+      await Promise.all(pending);
+      expect(seenAtResolve.every((n) => n >= 1), 'no append resolved before a datasync finished').toBe(true);
+      expect(synced, `${synced} datasyncs for 200 appends`).toBeLessThanOrEqual(3);
+      const ids = (await journal.read('s1')).map((e) => e.eventId);
+      expect(ids).toEqual(Array.from({ length: 201 }, (_, i) => `1-${i}`));
+    } finally {
+      proto.datasync = original;
+    }
+  });
+
   it('keeps sessions in separate files', async () => {
     const journal = open();
     await Promise.all([journal.append(entry(1)), journal.append(entry(2, { sessionId: 's2' })), journal.append(entry(3))]);

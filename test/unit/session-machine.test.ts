@@ -419,7 +419,7 @@ describe('permissions (remote)', () => {
   it('records the request, persists it, and only then prompts', () => {
     const [s1, fx1] = feed(remoteRunning(), permReq(1, 2_500, 'p1', 'Bash', { command: 'rm -rf build' }));
     expect(s1.context.requests).toEqual({
-      p1: { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 1, createdAt: 2_500, deadline: 2_500 + 600_000 },
+      p1: { toolName: 'Bash', input: { command: 'rm -rf build' }, gen: 1, createdAt: 2_500, deadline: 2_500 + 600_000 },
     });
     const persistAt = fx1.findIndex((e) => e.type === 'state.persist');
     const promptAt = fx1.findIndex((e) => e.type === 'ephemeral.emit' && e.kind === 'permission_prompt');
@@ -432,7 +432,7 @@ describe('permissions (remote)', () => {
         type: 'ephemeral.emit',
         kind: 'permission_prompt',
         requestId: 'p1',
-        tool: 'Bash',
+        toolName: 'Bash',
         input: { command: 'rm -rf build' },
         deadline: 602_500,
       },
@@ -442,7 +442,7 @@ describe('permissions (remote)', () => {
 
   it('records exactly {tool, input, gen, createdAt} when permissions never time out', () => {
     const [s1, fx1] = feed(remoteRunning({ permissionTimeoutMs: 0 }), permReq(1, 2_500, 'p1'));
-    expect(s1.context.requests).toEqual({ p1: { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: 2_500 } });
+    expect(s1.context.requests).toEqual({ p1: { toolName: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: 2_500 } });
     expect(timerSets(fx1, 'perm:p1')).toEqual([]);
   });
 
@@ -602,7 +602,7 @@ describe('stale generations', () => {
     thinking(gen, at),
     identified(gen, at, 'tok-stale'),
     engineError(gen, at, false),
-    { type: 'tool_call', gen, at, callId: 'c', name: 'Bash', input: {} },
+    { type: 'tool_call', gen, at, callId: 'c', toolName: 'Bash', input: {} },
     { type: 'tool_result', gen, at, callId: 'c', status: 'completed', isError: false },
   ];
 
@@ -970,8 +970,8 @@ describe('presence', () => {
     expect(s3.context.online).toBe(true);
     expect(fx3).toEqual([
       { type: 'ephemeral.emit', kind: 'presence', online: true },
-      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p2', tool: 'Edit', input: { file: 'a.ts' } },
-      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p3', tool: 'Write', input: { file: 'b.ts' } },
+      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p2', toolName: 'Edit', input: { file: 'a.ts' } },
+      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p3', toolName: 'Write', input: { file: 'b.ts' } },
     ]);
   });
 });
@@ -1041,7 +1041,7 @@ describe('persistence', () => {
     const [s3, fx3] = feed(s2, { type: 'persist_ok', version: 1, at: 1_500 });
     expect(timerSets(fx3, 'persist')).toEqual([]);
     expect(only(fx3, 'state.persist')).toEqual([
-      expect.objectContaining({ expectedVersion: 1, state: expect.objectContaining({ requests: { p1: expect.objectContaining({ tool: 'Bash' }) } }) }),
+      expect.objectContaining({ expectedVersion: 1, state: expect.objectContaining({ requests: { p1: expect.objectContaining({ toolName: 'Bash' }) } }) }),
     ]);
     expect(s3.context.persist).toMatchObject({ inFlight: true, dirty: false, urgent: false });
   });
@@ -1142,7 +1142,7 @@ describe('restore', () => {
       gen: 4,
       resumeToken: 'tok-4',
       queue: [{ localId: 'q1', text: textOf('q1'), queuedAt: 500 }],
-      requests: { r1: { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: 400 } },
+      requests: { r1: { toolName: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: 400 } },
       deliveredIds: ['d0'],
     });
     const [s0, fx0] = start({ restored: { version: 3, state } });

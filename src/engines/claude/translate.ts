@@ -86,6 +86,17 @@ function resultMessageText(result: ResultMessage): string {
   return `Claude Code turn ended with ${result.subtype ?? 'an error'} (${result.terminal_reason ?? 'no terminal reason'})`;
 }
 
+/**
+ * Bounds of the per-message state (issue 11: an agent repeating one message id must not make each
+ * line cost more than the last). A message's blocks are reassembled from `message_start` on; past
+ * MAX_ASSEMBLED_BLOCKS without one, reassembly starts over (no real message has that many blocks).
+ * At most MAX_ASSEMBLED_MESSAGES messages are reassembled at once (the oldest is dropped).
+ */
+export const MAX_ASSEMBLED_BLOCKS = 64;
+export const MAX_ASSEMBLED_MESSAGES = 32;
+/** Thinking blocks remembered per turn (a `thinking` event per block, not per delta). */
+const MAX_THINKING_BLOCKS = 256;
+
 export class ClaudeTranslator {
   readonly skipped: SkippedInput[] = [];
   /** Session id of the last `system/init`. */
@@ -115,6 +126,13 @@ export class ClaudeTranslator {
   /** Cumulative cost reported by the last `result` (per process). */
   get totalCostUsd(): number {
     return this.#lastTotalCost;
+  }
+
+  /** Content blocks held for messages being reassembled (at most MAX_ASSEMBLED_BLOCKS × MAX_ASSEMBLED_MESSAGES). */
+  get heldBlocks(): number {
+    let held = 0;
+    for (const blocks of this.#assembled.values()) held += blocks.length;
+    return held;
   }
 
   /** Number of tool calls started and not finished in the current turn. */
@@ -185,14 +203,23 @@ export class ClaudeTranslator {
   #streamEvent(msg: StreamEvent): AgentEventBody[] {
     const event = msg.event;
     const messageId = msg.api_message_id ?? event.message?.id ?? 'unknown';
-    const blockKey = `${messageId}#${event.index ?? 0}`;
+    if (event.type === 'message_start') {
+      // A new message: whatever was reassembled under this id before belongs to an earlier one.
+      this.#assembled.delete(messageId);
+      return [];
+    }
     const scope = scopeOf(msg.parent_tool_use_id);
     if (event.type === 'content_block_delta') {
       const delta = event.delta;
       if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
         return [{ type: 'text_delta', messageId, text: delta.text, ...scope }];
       }
+    }
+    const blockKey = `${messageId}#${event.index ?? 0}`;
+    if (event.type === 'content_block_delta') {
+      const delta = event.delta;
       if (delta?.type === 'thinking_delta' && !this.#thinkingBlocks.has(blockKey)) {
+        if (this.#thinkingBlocks.size >= MAX_THINKING_BLOCKS) this.#thinkingBlocks.clear();
         this.#thinkingBlocks.add(blockKey);
         this.#thinkingActive = true;
         return [{ type: 'thinking', active: true }];
@@ -210,8 +237,13 @@ export class ClaudeTranslator {
     const id = msg.message.id;
     const scope = scopeOf(msg.parent_tool_use_id);
     if (typeof msg.error === 'string') this.#assistantError = msg.error;
-    const blocks = this.#assembled.get(id) ?? [];
-    this.#assembled.set(id, blocks);
+    let blocks = this.#assembled.get(id);
+    if (!blocks || blocks.length >= MAX_ASSEMBLED_BLOCKS) {
+      blocks = [];
+      this.#assembled.delete(id);
+      if (this.#assembled.size >= MAX_ASSEMBLED_MESSAGES) this.#assembled.delete(this.#assembled.keys().next().value!);
+      this.#assembled.set(id, blocks);
+    }
     const calls: AgentEventBody[] = [];
     for (const block of msg.message.content) {
       if (block.type === 'text' && typeof block.text === 'string') blocks.push({ type: 'text', text: block.text });
@@ -220,7 +252,7 @@ export class ClaudeTranslator {
         const name = block.name ?? 'unknown';
         const input = block.input ?? {};
         blocks.push({ type: 'tool_use', callId: block.id, name, input });
-        calls.push({ type: 'tool_call', callId: block.id, name, input, ...scope });
+        calls.push({ type: 'tool_call', callId: block.id, toolName: name, input, ...scope });
         if (scope.parentCallId !== undefined) this.#scopeOfCall.set(block.id, scope.parentCallId);
         this.#toolsRunning.add(block.id);
       }

@@ -46,7 +46,7 @@ export class ToolCallLedger {
     if (this.#finished.has(body.callId)) return [];
     this.#finished.add(body.callId);
     const out: AgentEventBody[] = [];
-    if (!this.#called.has(body.callId)) out.push(...this.call({ name: 'unknown', input: {}, ...fallbackCall, callId: body.callId }));
+    if (!this.#called.has(body.callId)) out.push(...this.call({ toolName: 'unknown', input: {}, ...fallbackCall, callId: body.callId }));
     const status = body.status === 'failed' && this.#denied.has(body.callId) ? 'denied' : body.status;
     out.push({ type: 'tool_result', ...scopeOf(this.#called.get(body.callId)), ...body, status });
     return out;

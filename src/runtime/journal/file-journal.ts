@@ -7,11 +7,15 @@
  * one is the file's last plus one, re-read from the file whenever it changed under this journal (another
  * host or process appended), so seqs only grow across restarts and hosts. Lines written before seqs
  * existed count by position.
+ *
+ * Group commit: appends made while the previous write of their session runs are written together,
+ * with one write and one datasync, and each of them resolves (or rejects) only after that batch's
+ * datasync. A burst of entries costs one sync, not one per entry; no entry is reported durable early.
  */
 import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../../errors.js';
-import { TranscriptEntrySchema, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
+import { TranscriptEntrySchema, upgradeTranscriptEntry, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
 import { JournalWatchers, selectRange, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
 import { assertSessionId } from '../store/file-store.js';
 import { errno, syncDir } from '../fs-durable.js';
@@ -20,10 +24,19 @@ export interface FileJournalOptions {
   dir: string;
 }
 
+/** Entries waiting for their session's write: they go out together, in call order. */
+interface Batch {
+  entries: TranscriptEntry[];
+  /** The seqs the entries got, in order, once the batch is datasynced. */
+  written: Promise<number[]>;
+}
+
 export class FileJournal implements TranscriptJournal {
   readonly dir: string;
   readonly #chains = new Map<string, Promise<void>>();
   readonly #handles = new Map<string, FileHandle>();
+  /** Per session, the batch queued behind the write in progress (still taking entries). */
+  readonly #filling = new Map<string, Batch>();
   /** Per session: the last seq written and the file size after it (a different size: someone else wrote). */
   readonly #tails = new Map<string, { lastSeq: number; size: number }>();
   readonly #watchers = new JournalWatchers();
@@ -45,10 +58,24 @@ export class FileJournal implements TranscriptJournal {
       if (error instanceof AseError) return Promise.reject(error);
       return Promise.reject(new AseError('INVALID_INPUT', `transcript entry is not serializable: ${message(error)}`, { cause: error }));
     }
-    let seq = 0;
-    return this.#enqueue(entry.sessionId, async () => {
-      seq = await this.#write(entry.sessionId, copy);
-    }).then(() => seq);
+    const sessionId = entry.sessionId;
+    let batch = this.#filling.get(sessionId);
+    if (!batch) {
+      const entries: TranscriptEntry[] = [];
+      let seqs: number[] = [];
+      const queued: Batch = {
+        entries,
+        // Runs once the session's previous task is done; entries appended until then join this batch.
+        written: this.#enqueue(sessionId, async () => {
+          if (this.#filling.get(sessionId) === queued) this.#filling.delete(sessionId);
+          seqs = await this.#write(sessionId, entries);
+        }).then(() => seqs),
+      };
+      batch = queued;
+      this.#filling.set(sessionId, batch);
+    }
+    const index = batch.entries.push(copy) - 1;
+    return batch.written.then((seqs) => seqs[index]!);
   }
 
   async read(sessionId: string, range?: JournalRange): Promise<TranscriptEntry[]> {
@@ -94,7 +121,7 @@ export class FileJournal implements TranscriptJournal {
       // (two writers despite the lease): the same rule the writer uses, so both agree.
       const seq = nextSeq(lastSeq, parsed.data.seq);
       lastSeq = seq;
-      entries.push({ ...parsed.data, seq });
+      entries.push({ ...upgradeTranscriptEntry(parsed.data), seq });
     }
     return entries;
   }
@@ -107,6 +134,7 @@ export class FileJournal implements TranscriptJournal {
   async close(): Promise<void> {
     // Through each session's chain, so a handle is never closed under an append queued before it.
     const sessionIds = new Set([...this.#handles.keys(), ...this.#chains.keys()]);
+    this.#filling.clear(); // appends from now on go after the close
     await Promise.all([...sessionIds].map((sessionId) => this.#enqueue(sessionId, () => this.#closeHandle(sessionId))));
     await this.flush();
   }
@@ -118,6 +146,7 @@ export class FileJournal implements TranscriptJournal {
     } catch (error) {
       return Promise.reject(error);
     }
+    this.#filling.delete(sessionId); // appends from now on go after the delete
     return this.#enqueue(sessionId, async () => {
       await this.#closeHandle(sessionId);
       const file = this.#file(sessionId);
@@ -147,31 +176,32 @@ export class FileJournal implements TranscriptJournal {
     return run;
   }
 
-  async #write(sessionId: string, entry: TranscriptEntry): Promise<number> {
+  /** Writes a batch with one write and one datasync; returns the seqs its entries got. */
+  async #write(sessionId: string, entries: readonly TranscriptEntry[]): Promise<number[]> {
     const file = this.#file(sessionId);
-    let stored: JournaledEntry;
+    const stored: JournaledEntry[] = [];
     try {
       const handle = await this.#open(sessionId);
       const { size } = await handle.stat();
       let tail = this.#tails.get(sessionId);
       if (!tail || tail.size !== size) tail = { lastSeq: await lastSeqIn(file), size };
-      stored = { ...entry, seq: tail.lastSeq + 1 };
-      const bytes = Buffer.from(`${JSON.stringify(stored)}\n`, 'utf8');
+      for (const [i, entry] of entries.entries()) stored.push({ ...entry, seq: tail.lastSeq + 1 + i });
+      const bytes = Buffer.from(stored.map((e) => `${JSON.stringify(e)}\n`).join(''), 'utf8');
       let offset = 0;
       while (offset < bytes.length) {
         const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
         offset += bytesWritten;
       }
       await handle.datasync();
-      this.#tails.set(sessionId, { lastSeq: stored.seq, size: size + bytes.length });
+      this.#tails.set(sessionId, { lastSeq: stored.at(-1)?.seq ?? tail.lastSeq, size: size + bytes.length });
     } catch (error) {
       // Drop the handle: the next append reopens the file and trims any partial line left here.
       this.#tails.delete(sessionId);
       await this.#closeHandle(sessionId).catch(() => undefined);
       throw new AseError('JOURNAL_IO', `appending to ${file} failed: ${message(error)}`, { cause: error });
     }
-    this.#watchers.notify(stored);
-    return stored.seq;
+    for (const e of stored) this.#watchers.notify(e);
+    return stored.map((e) => e.seq);
   }
 
   async #open(sessionId: string): Promise<FileHandle> {

@@ -22,6 +22,7 @@ import type {
   ThreadStartResponse,
   ThreadTokenUsageUpdatedNotification,
   TurnCompletedNotification,
+  TurnPlanUpdatedNotification,
   TurnStartResponse,
   TurnStartedNotification,
 } from './protocol/index.js';
@@ -89,6 +90,14 @@ export const TokenUsageUpdatedSchema = z.object({
   tokenUsage: z.object({ last: TokenBreakdownSchema, total: TokenBreakdownSchema }),
 });
 
+/** `turn/plan/updated`: the whole plan (the `update_plan` tool), each step `pending`, `inProgress` or `completed`. */
+export const TurnPlanUpdatedSchema = z.object({
+  threadId: z.string(),
+  turnId: z.string(),
+  explanation: z.string().nullish(),
+  plan: z.array(z.object({ step: z.string(), status: z.enum(['pending', 'inProgress', 'completed']) })),
+});
+
 export const ErrorNotificationSchema = z.object({ error: TurnErrorSchema, willRetry: z.boolean(), threadId: z.string(), turnId: z.string() });
 export const ServerRequestResolvedSchema = z.object({ threadId: z.string(), requestId: z.union([z.string(), z.number()]) });
 
@@ -135,8 +144,9 @@ export const PROTOCOL_AGREEMENT: [
   Accepts<typeof DeltaSchema, AgentMessageDeltaNotification>,
   Accepts<typeof DeltaSchema, ReasoningSummaryTextDeltaNotification>,
   Accepts<typeof TokenUsageUpdatedSchema, ThreadTokenUsageUpdatedNotification>,
+  Accepts<typeof TurnPlanUpdatedSchema, TurnPlanUpdatedNotification>,
   Accepts<typeof ErrorNotificationSchema, ErrorNotification>,
   Accepts<typeof ServerRequestResolvedSchema, ServerRequestResolvedNotification>,
   Accepts<typeof CommandApprovalParamsSchema, CommandExecutionRequestApprovalParams>,
   Accepts<typeof FileChangeApprovalParamsSchema, FileChangeRequestApprovalParams>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

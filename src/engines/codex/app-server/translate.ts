@@ -30,6 +30,7 @@ import {
   ReasoningItemSchema,
   SubAgentActivityItemSchema,
   TokenUsageUpdatedSchema,
+  TurnPlanUpdatedSchema,
   TurnNotificationSchema,
   UserMessageItemSchema,
 } from './messages.js';
@@ -42,7 +43,6 @@ const IGNORED = new Set([
   'thread/status/changed',
   'thread/goal/cleared',
   'turn/diff/updated',
-  'turn/plan/updated',
   'item/reasoning/summaryPartAdded',
   'account/rateLimits/updated',
   'configWarning',
@@ -163,7 +163,7 @@ export class AppServerTranslator {
 
   /** Ensures a tool_call for an item that is being approved (its item/started normally came first). */
   callForApproval(callId: string, name: string, input: unknown, threadId?: string): AgentEventBody[] {
-    return this.#ledger.call({ callId, name, input, ...(threadId !== undefined && this.scopeOfThread(threadId)) });
+    return this.#ledger.call({ callId, toolName: name, input, ...(threadId !== undefined && this.scopeOfThread(threadId)) });
   }
 
   /** `{parentCallId}` when `threadId` is a sub-agent's thread (its approvals are scoped too), else `{}`. */
@@ -244,6 +244,14 @@ export class AppServerTranslator {
         else this.#usage = addUsage(this.#usage, usage);
         return [];
       }
+      case 'turn/plan/updated': {
+        const parsed = TurnPlanUpdatedSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        const { plan, explanation } = parsed.data;
+        const entries = plan.map((p) => ({ content: p.step, status: p.status === 'inProgress' ? ('in_progress' as const) : p.status }));
+        return [{ type: 'plan', entries, ...(explanation ? { explanation } : {}) }];
+      }
       case 'turn/started': {
         const parsed = TurnNotificationSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
@@ -300,8 +308,8 @@ export class AppServerTranslator {
     if (kind !== 'started') return [];
     this.#subAgents.set(agentThreadId, id);
     const input = { agentThreadId, ...(agentPath && { agentPath }), ...(model && { model }) };
-    if (!completed) return this.#ledger.call({ callId: id, name: 'spawn_agent', input, ...this.#scope });
-    return this.#ledger.result({ callId: id, status: 'completed', output: { agentThreadId }, isError: false }, { name: 'spawn_agent', input, ...this.#scope });
+    if (!completed) return this.#ledger.call({ callId: id, toolName: 'spawn_agent', input, ...this.#scope });
+    return this.#ledger.result({ callId: id, status: 'completed', output: { agentThreadId }, isError: false }, { toolName: 'spawn_agent', input, ...this.#scope });
   }
 
   #itemStarted(item: { type: string; id: string }): AgentEventBody[] {
@@ -315,21 +323,21 @@ export class AppServerTranslator {
         const parsed = CommandExecutionItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed commandExecution', 'item/started', item);
         const { id, command, cwd, commandActions } = parsed.data;
-        return this.#ledger.call({ callId: id, name: 'shell', input: { command, cwd, commandActions }, title: command, ...this.#scope });
+        return this.#ledger.call({ callId: id, toolName: 'shell', input: { command, cwd, commandActions }, title: command, ...this.#scope });
       }
       case 'fileChange': {
         const parsed = FileChangeItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed fileChange', 'item/started', item);
         this.#changes.set(parsed.data.id, parsed.data.changes);
-        return this.#ledger.call({ callId: parsed.data.id, name: 'apply_patch', input: { changes: parsed.data.changes }, ...this.#scope });
+        return this.#ledger.call({ callId: parsed.data.id, toolName: 'apply_patch', input: { changes: parsed.data.changes }, ...this.#scope });
       }
       case 'mcpToolCall': {
         const parsed = McpToolCallItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed mcpToolCall', 'item/started', item);
-        return this.#ledger.call({ callId: parsed.data.id, name: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope });
+        return this.#ledger.call({ callId: parsed.data.id, toolName: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope });
       }
       default:
-        if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, name: toolNameOf(item), input: item, ...this.#scope });
+        if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, toolName: toolNameOf(item), input: item, ...this.#scope });
         return [];
     }
   }
@@ -364,7 +372,7 @@ export class AppServerTranslator {
         const mapped = resultStatus(status);
         return this.#ledger.result(
           { callId: id, status: mapped, output: { output: aggregatedOutput ?? '', exitCode, durationMs }, isError: mapped !== 'completed' },
-          { name: 'shell', input: { command, cwd, commandActions }, title: command, ...this.#scope },
+          { toolName: 'shell', input: { command, cwd, commandActions }, title: command, ...this.#scope },
         );
       }
       case 'fileChange': {
@@ -373,7 +381,7 @@ export class AppServerTranslator {
         const mapped = resultStatus(parsed.data.status);
         return this.#ledger.result(
           { callId: parsed.data.id, status: mapped, output: { changes: parsed.data.changes }, isError: mapped !== 'completed' },
-          { name: 'apply_patch', input: { changes: parsed.data.changes }, ...this.#scope },
+          { toolName: 'apply_patch', input: { changes: parsed.data.changes }, ...this.#scope },
         );
       }
       case 'mcpToolCall': {
@@ -382,14 +390,14 @@ export class AppServerTranslator {
         const mapped = resultStatus(parsed.data.status);
         return this.#ledger.result(
           { callId: parsed.data.id, status: mapped, output: parsed.data.error ?? parsed.data.result, isError: mapped !== 'completed' },
-          { name: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope },
+          { toolName: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope },
         );
       }
       default: {
         if (!TOOL_ITEMS.has(item.type)) return [];
         const rawStatus: unknown = (item as { status?: unknown }).status;
         const status = typeof rawStatus === 'string' ? resultStatus(rawStatus) : 'completed';
-        return this.#ledger.result({ callId: item.id, status, output: item, isError: status !== 'completed' }, { name: toolNameOf(item), input: item, ...this.#scope });
+        return this.#ledger.result({ callId: item.id, status, output: item, isError: status !== 'completed' }, { toolName: toolNameOf(item), input: item, ...this.#scope });
       }
     }
   }

@@ -97,21 +97,21 @@ export class CodexExecTranslator implements TurnStreamTranslator {
       case 'command_execution': {
         const c = CommandExecutionSchema.safeParse(item);
         if (!c.success) return this.#skip('malformed command_execution', item);
-        return this.#ledger.call({ callId, name: 'shell', input: { command: c.data.command }, title: c.data.command });
+        return this.#ledger.call({ callId, toolName: 'shell', input: { command: c.data.command }, title: c.data.command });
       }
       case 'file_change': {
         const f = FileChangeSchema.safeParse(item);
         if (!f.success) return this.#skip('malformed file_change', item);
-        return this.#ledger.call({ callId, name: 'apply_patch', input: { changes: f.data.changes } });
+        return this.#ledger.call({ callId, toolName: 'apply_patch', input: { changes: f.data.changes } });
       }
       case 'mcp_tool_call': {
         const m = McpToolCallSchema.safeParse(item);
         if (!m.success) return this.#skip('malformed mcp_tool_call', item);
-        return this.#ledger.call({ callId, name: `mcp__${m.data.server}__${m.data.tool}`, input: m.data.arguments ?? {} });
+        return this.#ledger.call({ callId, toolName: `mcp__${m.data.server}__${m.data.tool}`, input: m.data.arguments ?? {} });
       }
       case 'web_search':
       case 'collab_tool_call':
-        return this.#ledger.call({ callId, name: item.type, input: item });
+        return this.#ledger.call({ callId, toolName: item.type, input: item });
       default:
         return [];
     }
@@ -135,13 +135,13 @@ export class CodexExecTranslator implements TurnStreamTranslator {
         if (!c.success) return this.#skip('malformed command_execution', item);
         const status = resultStatus(c.data.status);
         const output = { output: c.data.aggregated_output ?? '', exitCode: c.data.exit_code ?? null };
-        return this.#ledger.result({ callId, status, output, isError: status !== 'completed' }, { name: 'shell', input: { command: c.data.command }, title: c.data.command });
+        return this.#ledger.result({ callId, status, output, isError: status !== 'completed' }, { toolName: 'shell', input: { command: c.data.command }, title: c.data.command });
       }
       case 'file_change': {
         const f = FileChangeSchema.safeParse(item);
         if (!f.success) return this.#skip('malformed file_change', item);
         const status = resultStatus(f.data.status);
-        return this.#ledger.result({ callId, status, output: { changes: f.data.changes }, isError: status !== 'completed' }, { name: 'apply_patch', input: { changes: f.data.changes } });
+        return this.#ledger.result({ callId, status, output: { changes: f.data.changes }, isError: status !== 'completed' }, { toolName: 'apply_patch', input: { changes: f.data.changes } });
       }
       case 'mcp_tool_call': {
         const m = McpToolCallSchema.safeParse(item);
@@ -149,14 +149,14 @@ export class CodexExecTranslator implements TurnStreamTranslator {
         const status = resultStatus(m.data.status);
         return this.#ledger.result(
           { callId, status, output: m.data.error ?? m.data.result, isError: status !== 'completed' },
-          { name: `mcp__${m.data.server}__${m.data.tool}`, input: m.data.arguments ?? {} },
+          { toolName: `mcp__${m.data.server}__${m.data.tool}`, input: m.data.arguments ?? {} },
         );
       }
       case 'web_search':
       case 'collab_tool_call': {
         const raw = (item as { status?: unknown }).status;
         const status = typeof raw === 'string' ? resultStatus(raw) : 'completed';
-        return this.#ledger.result({ callId, status, output: item, isError: status !== 'completed' }, { name: item.type, input: item });
+        return this.#ledger.result({ callId, status, output: item, isError: status !== 'completed' }, { toolName: item.type, input: item });
       }
       case 'error':
         // Codex reports warnings (e.g. unknown model metadata) as error items; the turn goes on.

@@ -120,7 +120,9 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
     if (this.options.approvalPolicy === 'untrusted') {
       throw new AseError('INVALID_OPTIONS', `codex-mcp engine: mcp-server accepts approvalPolicy 'on-request' or 'never', not 'untrusted'`);
     }
-    this.version = await probeCodexVersion(this.engineName, bin, env);
+    // A replay's stand-in carries the recorded version: no binary is run to ask (replay-engine.ts).
+    const replayed = (this.options.launcher as { replayedVersion?: unknown } | undefined)?.replayedVersion;
+    this.version = typeof replayed === 'string' ? replayed : await probeCodexVersion(this.engineName, bin, env);
     const problem = mcpVersionProblem(this.version, this.options.allowUntestedVersion);
     if (problem) throw new AseError('ENGINE_START_FAILED', `codex-mcp engine: ${bin}: ${problem}`);
     this.threadId = this.spec.resumeToken;
