@@ -584,6 +584,11 @@ export function recordEngineWarning(s: Step, e: AgentEventOf<'warning'>): void {
   s.transcript('warning', { code: e.code, message: e.message }, e.gen);
 }
 
+/** The completion backstop's verdict on a finished turn: a durable transcript entry, nothing else changes. */
+export function recordVerification(s: Step, e: { localId: string; verdict: 'verified' | 'unverified'; reason: string }): void {
+  s.transcript('turn_verified', { localId: e.localId, verdict: e.verdict, reason: e.reason });
+}
+
 export function recordOutput(s: Step, e: AgentEventOf<'message' | 'tool_call' | 'tool_result'>): void {
   const { gen, at: _at, type, ...payload } = e;
   s.transcript(type, payload, gen);

@@ -121,6 +121,7 @@ export const sessionMachine = base.createMachine({
     set_permission_mode: { actions: act<'set_permission_mode'>((s, e) => policy.changeSettings(s, { permissionMode: e.mode })) },
     client_online: { actions: act((s) => policy.goOnline(s, true)) },
     client_offline: { actions: act((s) => policy.goOnline(s, false)) },
+    record_verification: { actions: act<'record_verification'>(policy.recordVerification) },
     stop: { target: '#session.stopping' },
 
     session_identified: { guard: 'fromLiveEngine', actions: act<'session_identified'>(policy.identifySession) },

@@ -62,6 +62,8 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
   const decided = Object.keys(c.completed)[0];
   if (decided) events.push({ type: 'decide', requestId: decided, decision: 'allow', at });
   events.push({ type: 'client_online', at }, { type: 'client_offline', at }, { type: 'stop', at });
+  // The completion backstop's verdict on a turn (issue 15): recorded, changes nothing else.
+  events.push({ type: 'record_verification', localId: knownIds[0] ?? 'm1', verdict: 'unverified', reason: 'worktree dirty', at });
   // Runtime settings: a choice, and back to the engine options' (null).
   events.push(
     { type: 'set_model', model: c.model === 'model-b' ? 'model-c' : 'model-b', at },

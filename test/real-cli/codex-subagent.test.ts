@@ -7,7 +7,7 @@
  * results, messages and its permission prompt. Recorded as
  * test/fixtures/codex/app-server-subagent-spawn.jsonl (replayed by codex-replay.test.ts).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CodexAppServerEngine } from '../../src/engines/codex/index.js';
@@ -60,7 +60,6 @@ describe('codex sub-agents (spawn_agent) with the real codex 0.169.0 app-server'
     });
     await engine.send({ localId: 'm1', text: PARENT_PROMPT });
     const end = await log.waitFor('turn_complete', 0, () => true, 60_000);
-    if (process.env.I15_DUMP) writeFileSync(process.env.I15_DUMP, JSON.stringify({ events: log.events, traffic, skipped: engine.skipped }, null, 1));
     expect(end).toMatchObject({ status: 'completed' });
     await engine.stop();
     expect(existsSync(target)).toBe(true);
@@ -72,7 +71,7 @@ describe('codex sub-agents (spawn_agent) with the real codex 0.169.0 app-server'
     const request = log.of('permission_request')[0];
     expect(request).toMatchObject({ toolName: 'shell', parentCallId: spawn!.callId });
     const subCall = log.of('tool_call').find((c) => c.callId === request!.callId);
-    expect(subCall).toMatchObject({ name: 'shell', parentCallId: spawn!.callId });
+    expect(subCall).toMatchObject({ toolName: 'shell', parentCallId: spawn!.callId });
     expect(log.of('tool_result').find((r) => r.callId === request!.callId)).toMatchObject({ status: 'completed', parentCallId: spawn!.callId });
     const subText = log.of('message').find((m) => m.blocks.some((b) => b.type === 'text' && b.text === 'Sub-agent: file created.'));
     expect(subText).toMatchObject({ parentCallId: spawn!.callId });

@@ -4,6 +4,7 @@ import type { EngineFactory } from '../core/engine.js';
 import { CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS } from './cli.js';
 import { CLAUDE_CAPABILITIES, ClaudeEngine } from './engine.js';
 import { checkClaudeSettings, parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
+import { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
 
 export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type SetModelResult, type SetPermissionModeResult } from './engine.js';
 export { CLAUDE_CLI, CLAUDE_CODE_VERSION, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV, CLAUDE_PLATFORM_PACKAGES } from './cli.js';
@@ -18,6 +19,7 @@ export {
   type ClaudeMcpServer,
   type ClaudePermissionMode,
 } from './options.js';
+export { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
 export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
 export { ControlClient, type PermissionAsk } from './client.js';
 export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
@@ -35,5 +37,20 @@ export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
     validateSettings: (settings) => checkClaudeSettings(settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude', select: '--agent claude', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
+  };
+}
+
+/**
+ * `claudePrintEngine(options)` (driven tier): one `claude -p --output-format stream-json` process
+ * per turn, resumed by session id. Same options as `claude`; no permission prompts.
+ */
+export function claudePrintEngine(options: ClaudeEngineOptions = {}): EngineFactory {
+  const checked = parseClaudeOptions(options);
+  return {
+    name: 'claude-print',
+    capabilities: CLAUDE_PRINT_CAPABILITIES,
+    create: (context) => new ClaudePrintEngine(context, checked),
+    validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
+    diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude-print', select: '--agent claude-print', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }
