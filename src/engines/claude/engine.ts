@@ -32,7 +32,8 @@ export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   permissions: true,
   interrupt: true,
   resume: true,
-  localMode: false,
+  // Local mode runs the terminal UI instead (local/engine.ts; the factory picks by the start's mode).
+  localMode: true,
   transcriptTail: false,
   cost: true,
   // `set_model` / `set_permission_mode` control requests, answered at once, mid-turn too.
