@@ -83,6 +83,8 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'thinking', gen, at, active: false },
       { type: 'text_delta', gen, at, messageId: 'a1', text: 'hi' },
       { type: 'message', gen, at, role: 'assistant', id: 'a1', blocks: [{ type: 'text', text: 'hi' }] },
+      // A prompt typed in the local terminal (a local turn starts).
+      { type: 'message', gen, at, role: 'user', id: 'u1', blocks: [{ type: 'text', text: 'typed at the desk' }] },
       { type: 'tool_call', gen, at, callId: 'c1', name: 'Bash', input: { command: 'ls' } },
       { type: 'tool_result', gen, at, callId: 'c1', status: 'completed', output: 'ok', isError: false },
       { type: 'turn_complete', gen, at, status: 'completed', usage: USAGE },
