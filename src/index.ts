@@ -170,3 +170,8 @@ export {
   type AcpTerminalOptions,
   type AcpPresetName,
 } from './engines/acp/index.js';
+
+// Local mode: the agent's own terminal UI (session.terminal) and the PTY runner under it
+export { SessionTerminal, type TerminalChange } from './session/session-terminal.js';
+export type { TerminalHost, TerminalPort } from './engines/core/engine.js';
+export { spawnPty, type PtyProcess, type SpawnPtyOptions } from './engines/transport/pty-process.js';

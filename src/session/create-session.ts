@@ -21,6 +21,7 @@ import { FileStore } from '../runtime/store/file-store.js';
 import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
 import type { Session } from './session.js';
 import { SessionHandle } from './session-handle.js';
+import { SessionTerminal } from './session-terminal.js';
 
 /** Default `leaseTtlMs`. */
 export const DEFAULT_LEASE_TTL_MS = 30_000;
@@ -60,6 +61,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   // One host drives a session at a time: the lease comes first, so two hosts never both load and run it.
   const lease = await store.acquire(sessionId, { ttlMs: opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, ...(opts.takeOver && { force: true }) });
   let runtime: SessionRuntime;
+  const terminal = new SessionTerminal();
   try {
     const restored = await store.load(sessionId);
     if (restored && restored.state.sessionId !== sessionId) {
@@ -97,12 +99,13 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       ...(opts.bin !== undefined && { bin: opts.bin }),
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
+      terminal,
     });
   } catch (error) {
     await store.release(lease).catch(() => undefined);
     throw error;
   }
-  const session = new SessionHandle(sessionId, runtime);
+  const session = new SessionHandle(sessionId, runtime, terminal);
   if (opts.onNotice) session.on('*', opts.onNotice);
   // A journal this call created is this session's to close; a caller's journal stays open.
   if (!opts.journal) {
