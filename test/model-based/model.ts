@@ -14,6 +14,9 @@ const cap = (n: number, max: number) => Math.min(n, max);
 /** The finite abstraction of a snapshot: never raw generations, timestamps or ids. */
 export function project(s: Snapshot): string {
   const c = s.context;
+  // A handoff waits only for the turn to end (or its timer): the persist flags, the activity
+  // and thinking indicators and the requests it refuses change nothing there, so they are not keyed.
+  const waiting = s.value === 'handoff';
   return JSON.stringify({
     v: s.value,
     st: s.status,
@@ -22,16 +25,16 @@ export function project(s: Snapshot): string {
     q: cap(c.queue.length, 2),
     open: cap(Object.keys(c.requests).length, 2),
     // Timers that gate transitions; `thinking` and `persist` come and go with almost every event.
-    th: c.thinking,
+    th: waiting ? null : c.thinking,
     timers: Object.keys(c.timers)
       .filter((id) => id !== 'thinking' && id !== 'persist')
       .map((id) => (id.startsWith('perm:') ? 'perm' : id))
       .sort(),
-    p: [c.persist.inFlight, c.persist.retries],
+    p: waiting ? null : [c.persist.inFlight, c.persist.retries],
     r: c.restartAttempts,
     err: c.lastError ? c.lastError.retryable : null,
     unc: c.unconfirmed !== null,
-    idle: c.now - c.lastActivityAt > 0,
+    idle: waiting ? null : c.now - c.lastActivityAt > 0,
   });
 }
 

@@ -21,6 +21,8 @@
  *   process that started them and end with it), reads the transcript to its end, then `exited`.
  */
 import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { AseError } from '../../../errors.js';
 import type { AgentEventBody } from '../../../events/agent-event.js';
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../../events/engine-input.js';
@@ -33,6 +35,7 @@ import type { ProcessExit } from '../../transport/process-supervisor.js';
 import { spawnPty, type PtyProcess } from '../../transport/pty-process.js';
 import { CLAUDE_CLI, CLAUDE_DEFAULT_PASS_ENV } from '../cli.js';
 import { checkClaudeSettings, claudeOptionArgs, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from '../options.js';
+import { sessionArgs } from '../session-file.js';
 import { HookServer, type HookCall } from './hook-server.js';
 import { writeHookFiles, type HookFiles } from './hook-settings.js';
 import { TranscriptTranslator } from './transcript-translate.js';
@@ -107,12 +110,13 @@ export class ClaudeLocalEngine implements AgentEngine {
     };
     const env = buildEnv({ allow: [...CLAUDE_DEFAULT_PASS_ENV, ...(options.passEnv ?? [])], set: options.env ?? {} });
     this.sessionId = spec.resumeToken ?? randomUUID();
+    const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
     this.#files = await writeHookFiles();
     this.#server = await HookServer.listen(this.#files.socketPath, (call) => {
       this.#hookChain = this.#hookChain.then(() => this.#onHook(call)).catch(() => undefined);
     });
     const args = [
-      ...(spec.resumeToken ? ['--resume', spec.resumeToken] : ['--session-id', this.sessionId]),
+      ...(spec.resumeToken ? sessionArgs(configDir, spec.workDir, spec.resumeToken) : ['--session-id', this.sessionId]),
       // The user's own `settings` option first: ours (the hooks) must be the one that counts.
       ...claudeOptionArgs({ ...options, settings: undefined }),
       '--settings',
