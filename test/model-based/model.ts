@@ -14,8 +14,8 @@ const cap = (n: number, max: number) => Math.min(n, max);
 /** The finite abstraction of a snapshot: never raw generations, timestamps or ids. */
 export function project(s: Snapshot): string {
   const c = s.context;
-  // A handoff waits only for the turn to end (or its timer): the persist flags, the activity
-  // and thinking indicators and the requests it refuses change nothing there, so they are not keyed.
+  // A handoff waits only for the turn to end (or its timer, or an exit straight to the next mode):
+  // persist flags, activity, thinking, open requests, restarts and errors gate nothing there.
   const waiting = s.value === 'handoff';
   return JSON.stringify({
     v: s.value,
@@ -23,7 +23,7 @@ export function project(s: Snapshot): string {
     mode: c.mode,
     live: c.liveGen === null ? 'none' : c.stopSentFor === c.liveGen ? 'stopping' : 'up',
     q: cap(c.queue.length, 2),
-    open: cap(Object.keys(c.requests).length, 2),
+    open: waiting ? null : cap(Object.keys(c.requests).length, 2),
     // Timers that gate transitions; `thinking` and `persist` come and go with almost every event.
     th: waiting ? null : c.thinking,
     timers: Object.keys(c.timers)
@@ -31,8 +31,8 @@ export function project(s: Snapshot): string {
       .map((id) => (id.startsWith('perm:') ? 'perm' : id))
       .sort(),
     p: waiting ? null : [c.persist.inFlight, c.persist.retries],
-    r: c.restartAttempts,
-    err: c.lastError ? c.lastError.retryable : null,
+    r: waiting ? null : c.restartAttempts,
+    err: waiting || !c.lastError ? null : c.lastError.retryable,
     unc: c.unconfirmed !== null,
     idle: waiting ? null : c.now - c.lastActivityAt > 0,
   });
@@ -95,7 +95,8 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'error', gen, at, kind: 'auth', message: 'bad key', retryable: false },
       { type: 'warning', gen, at, code: 'untested_version', message: 'Claude Code 9.9.9 is not the tested 2.1.330' },
     );
-    if (Object.keys(c.requests).length < 2) {
+    // Local mode: one dialog at a time is on the terminal (a second one adds states, not transitions).
+    if (Object.keys(c.requests).length < (s.value !== null && typeof s.value === 'object' && 'local' in s.value ? 1 : 2)) {
       events.push({ type: 'permission_request', gen, at, requestId: `p${requestCount + 1}`, toolName: 'Bash', input: { command: 'ls' }, callId: 'c1' });
     }
     if (open) events.push({ type: 'permission_cancelled', gen, at, requestId: open, reason: 'withdrawn' });

@@ -141,6 +141,8 @@ describe('claude local mode through a session, with the real CLI', () => {
       await s.switchMode('local');
       await local;
       latency.toLocal.push(performance.now() - t1);
+      // The resumed terminal UI shows the conversation, the turns answered remotely included.
+      await screen.waitFor(new RegExp(`Echo: message ${b}`));
       switches++;
       round++;
     }
