@@ -8,6 +8,7 @@ import { runDoctor } from './doctor.js';
 import { processOutput, type Output } from './render.js';
 import { runRm } from './rm.js';
 import { runPrompt } from './run.js';
+import { runLocal } from './run-local.js';
 import { runSessions } from './sessions.js';
 import { runShow } from './show.js';
 
@@ -16,6 +17,8 @@ const USAGE = `Usage:
           [--json] [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]...
           [--data-dir DIR] [--script FILE] "prompt"
   ase run --session-id ID [options] "prompt"    continue a stored session (its agent and directory)
+  ase run --mode local --agent <name> [options]  on a terminal: the agent's own UI, attached to it
+                                                 (Ctrl-] hands the session to remote control)
   ase sessions [--json] [--data-dir DIR]         list stored sessions
   ase show ID [--json] [--data-dir DIR]          a session's state and transcript
   ase rm ID... [--force] [--data-dir DIR]        remove stored sessions
@@ -85,7 +88,8 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
   const prompt = positionals.join(' ').trim();
   const problems: string[] = [];
   if (!values.agent && values['session-id'] === undefined) problems.push('--agent is required');
-  if (!prompt) problems.push('a prompt is required');
+  const attachLocal = values.mode === 'local' && Boolean(process.stdin.isTTY) && Boolean(process.stdout.isTTY) && !values.json;
+  if (!prompt && !attachLocal) problems.push('a prompt is required');
   if (values.mode !== 'remote' && values.mode !== 'local') problems.push('--mode must be remote or local');
   if (values.yes && values.deny) problems.push('--yes and --deny exclude each other');
   const env: Record<string, string> = {};
@@ -105,12 +109,11 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
     output.err(`ase run: ${problems.join('; ')}\n\n${USAGE}`);
     return 2;
   }
-  return runPrompt(
-    {
+  const runArgs = {
       prompt,
       mode: values.mode as 'remote' | 'local',
       json: values.json,
-      permission: values.yes ? 'allow' : values.deny ? 'deny' : 'ask',
+      permission: (values.yes ? 'allow' : values.deny ? 'deny' : 'ask') as 'allow' | 'deny' | 'ask',
       env,
       options,
       interactive: Boolean(process.stdin.isTTY),
@@ -120,9 +123,10 @@ async function runCommand(argv: string[], output: Output): Promise<number> {
       ...(values['session-id'] !== undefined && { sessionId: values['session-id'] }),
       ...(values.bin !== undefined && { bin: values.bin }),
       ...(values.script !== undefined && { script: values.script }),
-    },
-    output,
-  );
+  };
+  // On a terminal, local mode attaches the agent's own UI to it (run-local.ts).
+  if (attachLocal) return runLocal(runArgs, output);
+  return runPrompt(runArgs, output);
 }
 
 /** `sessions`, `show ID`, `rm ID...`: read (or remove) what earlier runs left under the data directory. */
