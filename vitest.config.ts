@@ -5,7 +5,10 @@ export default defineConfig({
   resolve: {
     // The examples import the package by name, as a user's code does; under test that is the source
     // (plain `node examples/*.mjs` resolves it to the build through the package's own exports).
-    alias: [{ find: /^agent-session-engine$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }],
+    alias: [
+      { find: /^agent-session-engine$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      { find: /^agent-session-engine\/server$/, replacement: fileURLToPath(new URL('./src/server.ts', import.meta.url)) },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

@@ -50,7 +50,7 @@ function realisticSession(sessionId: string, n: number): PersistedSession {
     queue: [{ localId: randomUUID(), text: 'after that, run the full test suite and fix what fails', queuedAt: 1_700_000_100_000 + n }],
     requests: {
       [`toolu_open_${n}`]: {
-        tool: 'Bash',
+        toolName: 'Bash',
         input: { command: 'npm test -- --run test/unit/store.test.ts', description: 'Run the store tests' },
         gen: 3,
         createdAt: 1_700_000_100_000 + n,
@@ -126,7 +126,7 @@ describe('durable writes', () => {
     }
     const sequentialSec = (performance.now() - t1) / 1000;
     const append = latency(appendMs);
-    // Fired without waiting (a burst of transcript entries): still one write + datasync each, in order.
+    // Fired without waiting (a burst of transcript entries): group-committed, in order.
     const t2 = performance.now();
     await Promise.all(Array.from({ length: APPENDS }, (_, i) => journal.append(entry('burst', i))));
     const burstSec = (performance.now() - t2) / 1000;
@@ -168,7 +168,7 @@ describe('durable writes', () => {
         {
           measurement: `FileJournal.append, burst of ${APPENDS} without awaiting`,
           result: `${si(APPENDS / burstSec)} entries/s`,
-          meaning: 'A burst is still written in order, one line and one datasync at a time, so the disk\'s sync latency bounds it; nothing is batched at the cost of durability.',
+          meaning: 'A burst is group-committed: the entries appended while a write runs go out together with one write and one datasync, in order, and each resolves only after its batch was synced (durability is not traded for speed).',
         },
         {
           measurement: `FileJournal.append, two sessions at once (${APPENDS / 2} entries each)`,

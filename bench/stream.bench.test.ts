@@ -156,7 +156,7 @@ describe('events() stream', () => {
       const s = await readySession();
       const before = await settledHeapUsed();
       const stream = withStream ? s.session.events({ maxBuffered: 10_000 }) : undefined;
-      for (let i = 0; i < T; i++) s.engine.inject({ type: 'tool_call', callId: `c${i}`, name: 'Bash', input: { command: `echo ${i}` } });
+      for (let i = 0; i < T; i++) s.engine.inject({ type: 'tool_call', callId: `c${i}`, toolName: 'Bash', input: { command: `echo ${i}` } });
       const after = await settledHeapUsed();
       const outcome = stream ? await drainCount(stream) : undefined;
       await stop(s);

@@ -25,7 +25,7 @@ const script = {
         afterMs: 5,
         // What the agent does once allowed (without onAllow it would report a plain tool_result).
         onAllow: [
-          { emit: { type: 'tool_call', callId: 'call-1', name: 'Bash', input: { command: 'ls -la' } } },
+          { emit: { type: 'tool_call', callId: 'call-1', toolName: 'Bash', input: { command: 'ls -la' } } },
           { emit: { type: 'tool_result', callId: 'call-1', status: 'completed', output: 'README.md  src/', isError: false } },
           { text: 'There are two entries.' },
           { complete: { usage: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0042 } } },
@@ -49,7 +49,7 @@ export async function main() {
   });
   session.on('permission_resolved', (n) => console.log(`permission ${n.requestId}: ${n.status}`));
   session.on('agent', ({ event }) => {
-    if (event.type === 'tool_call') console.log(`tool call ${event.name} ${JSON.stringify(event.input)}`);
+    if (event.type === 'tool_call') console.log(`tool call ${event.toolName} ${JSON.stringify(event.input)}`);
     if (event.type === 'tool_result') console.log(`tool result ${event.status}: ${String(event.output)}`);
   });
 
@@ -61,7 +61,7 @@ export async function main() {
   // session is still handling an event is queued behind it, and a refusal would then only be
   // reported as an `error` notice instead of thrown.
   const p = await prompt;
-  console.log(`the agent asks to run ${p.tool} ${JSON.stringify(p.input)} (deadline ${new Date(p.deadline ?? 0).toISOString()})`);
+  console.log(`the agent asks to run ${p.toolName} ${JSON.stringify(p.input)} (deadline ${new Date(p.deadline ?? 0).toISOString()})`);
   console.log('open requests:', session.snapshot().requests);
   await session.decide(p.requestId, 'allow', { updatedInput: { command: 'ls -la' } });
 

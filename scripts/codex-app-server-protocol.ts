@@ -49,6 +49,7 @@ export const PROTOCOL_ROOTS: readonly string[] = [
     'ReasoningSummaryTextDeltaNotification',
     'ReasoningTextDeltaNotification',
     'ThreadTokenUsageUpdatedNotification',
+    'TurnPlanUpdatedNotification',
     'ErrorNotification',
     'ServerRequestResolvedNotification',
     'CommandExecutionRequestApprovalParams',

@@ -22,6 +22,19 @@ export type { EventsOptions, LaggedNotice, StreamNotice } from './session/notice
 export type { RunOptions, TurnResult, TurnMessage } from './session/turn-runner.js';
 export type { WaitForOptions } from './session/wait-for.js';
 
+// Many sessions in one host
+export {
+  createSupervisor,
+  type Supervisor,
+  type SupervisorOptions,
+  type SupervisedSessionOptions,
+  type OpenSessionOptions,
+  type SupervisedSessionInfo,
+  type SupervisedNotice,
+  type SessionSnapshotNotice,
+  type SupervisorListOptions,
+} from './session/supervisor.js';
+
 // Errors
 export { AseError, AgentError, isAseError, type AseErrorOptions, type AgentErrorInit } from './errors.js';
 export { ERROR_CODES, CLIENT_ERROR_CODES, type ErrorCode, type ClientErrorCode } from './events/error-codes.js';
@@ -140,6 +153,19 @@ export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runt
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
 export { EngineRegistry } from './engines/core/registry.js';
+export {
+  RUNTIME_TIERS,
+  SIGNAL_AUTHORITIES,
+  TIER_SIGNALS,
+  UNDECLARED_TIER,
+  engineTier,
+  tierOf,
+  isAuthoritative,
+  type RuntimeTier,
+  type SignalAuthority,
+  type TierSignal,
+  type EngineTier,
+} from './engines/core/runtime-tier.js';
 export { defaultRegistry } from './engines/default-registry.js';
 export type { TrafficRecord, TrafficTap } from './engines/transport/traffic.js';
 
@@ -170,6 +196,42 @@ export {
   type AcpTerminalOptions,
   type AcpPresetName,
 } from './engines/acp/index.js';
+
+// The agent's session state as AgentEvents (plan, mode, commands, context usage: architecture.md §10)
+export {
+  PlanEventSchema,
+  PlanEntrySchema,
+  AgentModeEventSchema,
+  AvailableCommandsEventSchema,
+  AgentCommandSchema,
+  ContextUsageEventSchema,
+  type PlanEntry,
+  type AgentCommand,
+} from './events/agent-event.js';
+
+// Record and replay agent traffic (docs/recording.md)
+export { replayEngine, type ReplayEngineFactory, type ReplayEngineOptions } from './engines/replay-engine.js';
+export {
+  readRecording,
+  parseRecording,
+  recordedGenerations,
+  RecordingHeaderSchema,
+  RecordingRecordSchema,
+  RECORDING_FORMAT,
+  RECORDING_VERSION,
+  REDACTED,
+  type Recording,
+  type RecordingHeader,
+  type RecordingRecord,
+  type RecordedGeneration,
+} from './engines/core/recording.js';
+export type { RecordTarget, RecordingSink } from './engines/core/recorder.js';
+// Journal cursors (seq), the server (`ase serve`) and the inspector: issue 13
+export type { JournalRange, JournalBounds, JournalListener } from './runtime/journal/transcript-journal.js';
+export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';
+export type { JournaledEntry } from './events/transcript-entry.js';
+export { toDot, toGraph, type StateGraph, type StateGraphNode, type StateGraphEdge } from './actors/diagram.js';
+export { chartAt, type ChartAt } from './actors/chart-replay.js';
 
 // Local mode: the agent's own terminal UI (session.terminal) and the PTY runner under it
 export { SessionTerminal, type TerminalChange } from './session/session-terminal.js';

@@ -140,7 +140,7 @@ export function assistantMessage(n: number): AgentEventBody {
 }
 
 export function toolCall(n: number): AgentEventBody {
-  return { type: 'tool_call', callId: `call-${n}`, name: 'Read', input: { file_path: '/work/project/src/effects/store/file-store.ts' }, title: 'Read file-store.ts' };
+  return { type: 'tool_call', callId: `call-${n}`, toolName: 'Read', input: { file_path: '/work/project/src/effects/store/file-store.ts' }, title: 'Read file-store.ts' };
 }
 
 export function toolResult(n: number): AgentEventBody {

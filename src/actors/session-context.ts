@@ -46,6 +46,11 @@ export interface SessionConfig {
    * end before the engine is stopped anyway (stopping interrupts the turn).
    */
   handoffWaitMs: number;
+  /**
+   * A remote session idle this long (no turn, no open request, no engine event) stops its agent and
+   * is `hibernated` until the next send resumes it by its resume token. 0 = never.
+   */
+  hibernateAfterMs: number;
 }
 
 export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
@@ -62,6 +67,7 @@ export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
   deliveredIdsLimit: 256,
   completedLimit: 1_000,
   handoffWaitMs: 15_000,
+  hibernateAfterMs: 0,
 });
 
 export interface TurnState {
@@ -214,7 +220,8 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     options: input.options ?? {},
     config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
     mode: input.mode,
-    phase: 'starting',
+    // A hibernated session stays so on restore (`init` decides whether it can); anything else starts.
+    phase: restored?.phase === 'hibernated' ? 'hibernated' : 'starting',
     gen: Math.max(restored?.gen ?? 0, input.journal?.lastGen ?? 0),
     liveGen: null,
     stopSentFor: null,

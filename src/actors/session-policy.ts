@@ -20,6 +20,7 @@ export const TIMER = {
   thinking: 'thinking',
   persist: 'persist',
   handoff: 'handoff',
+  hibernate: 'hibernate',
   permission: (requestId: string) => `perm:${requestId}`,
 } as const;
 
@@ -173,6 +174,39 @@ export function resetRestarts(s: Step): void {
   s.ctx.lastError = null;
 }
 
+// ---------------------------------------------------------------- hibernation
+
+/** Entering `idle`: with `hibernateAfterMs`, the agent is stopped after that long without activity. */
+export function armHibernate(s: Step): void {
+  if (s.ctx.config.hibernateAfterMs > 0) s.setTimer(TIMER.hibernate, s.at + s.ctx.config.hibernateAfterMs);
+}
+
+/** Idle long enough, measured from the engine's last sign of life, and no request waits for a human. */
+export function isHibernateDue(ctx: SessionContext, at: number): boolean {
+  return !hasOpenRequests(ctx) && at - ctx.lastActivityAt >= ctx.config.hibernateAfterMs;
+}
+
+/** The timer fired too early (activity since, or a request open): wait the rest of the window. */
+export function rearmHibernate(s: Step): void {
+  const from = hasOpenRequests(s.ctx) ? s.at : Math.max(s.ctx.lastActivityAt, s.at - s.ctx.config.hibernateAfterMs + 1);
+  s.setTimer(TIMER.hibernate, from + s.ctx.config.hibernateAfterMs);
+}
+
+/**
+ * A session stored while hibernated (and with nothing to send or settle) comes back hibernated: its
+ * agent starts with the next send, not on restore.
+ */
+export function restoresHibernated(ctx: SessionContext): boolean {
+  return (
+    ctx.phase === 'hibernated' &&
+    ctx.mode === 'remote' &&
+    ctx.queue.length === 0 &&
+    ctx.unconfirmed === null &&
+    !ctx.recovery?.turn &&
+    !hasOpenRequests(ctx)
+  );
+}
+
 // ---------------------------------------------------------------- sends and turns
 
 export function isDuplicateSend(ctx: SessionContext, localId: string): boolean {
@@ -320,16 +354,17 @@ export function openPermission(s: Step, e: AgentEventOf<'permission_request'>): 
   const ms = s.ctx.config.permissionTimeoutMs;
   const deadline = ms > 0 ? s.at + ms : undefined;
   const open = {
-    tool: e.toolName,
+    toolName: e.toolName,
     input: e.input,
     gen: e.gen,
     createdAt: s.at,
     ...(e.callId !== undefined && { callId: e.callId }),
+    ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }),
     ...(e.suggestions !== undefined && { suggestions: e.suggestions }),
     ...(deadline !== undefined && { deadline }),
   };
   s.ctx.requests = { ...s.ctx.requests, [e.requestId]: open };
-  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId }, e.gen);
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }) }, e.gen);
   s.persist(true);
   if (deadline !== undefined) s.setTimer(TIMER.permission(e.requestId), deadline);
   promptFor(s, e.requestId);
@@ -341,9 +376,10 @@ function promptFor(s: Step, requestId: string): void {
   s.ephemeral({
     kind: 'permission_prompt',
     requestId,
-    tool: open.tool,
+    toolName: open.toolName,
     input: open.input,
     ...(open.callId !== undefined && { callId: open.callId }),
+    ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
     ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
     ...(open.deadline !== undefined && { deadline: open.deadline }),
   });
@@ -357,15 +393,16 @@ function promptFor(s: Step, requestId: string): void {
  */
 export function openLocalPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
   const open = {
-    tool: e.toolName,
+    toolName: e.toolName,
     input: e.input,
     gen: e.gen,
     createdAt: s.at,
     ...(e.callId !== undefined && { callId: e.callId }),
+    ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }),
     ...(e.suggestions !== undefined && { suggestions: e.suggestions }),
   };
   s.ctx.requests = { ...s.ctx.requests, [e.requestId]: open };
-  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, local: true }, e.gen);
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }), local: true }, e.gen);
   s.persist(true);
   promptFor(s, e.requestId);
 }
@@ -591,6 +628,13 @@ export function recordEngineWarning(s: Step, e: AgentEventOf<'warning'>): void {
 }
 
 export function recordOutput(s: Step, e: AgentEventOf<'message' | 'tool_call' | 'tool_result'>): void {
+  const { gen, at: _at, type, ...payload } = e;
+  s.transcript(type, payload, gen);
+  noteActivity(s);
+}
+
+/** The agent's plan or mode: kept in the transcript (what it set out to do, how it was allowed to act). */
+export function recordAgentState(s: Step, e: AgentEventOf<'plan' | 'agent_mode'>): void {
   const { gen, at: _at, type, ...payload } = e;
   s.transcript(type, payload, gen);
   noteActivity(s);

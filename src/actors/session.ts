@@ -61,6 +61,8 @@ const base = setup({
     isCheckOfUnconfirmed: ({ context, event }) => event.type === 'delivery_checked' && policy.isCheckOfUnconfirmed(context, event),
     /** After the check something goes out: the unconfirmed message itself (never received) or the queue. */
     sendsAfterCheck: ({ context, event }) => event.type === 'delivery_checked' && (event.received === false || context.queue.length > 0),
+    hibernateDue: ({ context, event }) => policy.isHibernateDue(context, event.at),
+    restoresHibernated: ({ context }) => policy.restoresHibernated(context),
     persistInFlight: ({ context }) => context.persist.inFlight,
     canRetryPersist: ({ context }) => context.persist.retries < context.config.maxPersistRetries,
   },
@@ -133,6 +135,11 @@ export const sessionMachine = base.createMachine({
     tool_result: { guard: 'fromLiveEngine', actions: act<'tool_result'>(policy.recordOutput) },
     error: { guard: 'fromLiveEngine', actions: act<'error'>(policy.recordEngineError) },
     warning: { guard: 'fromLiveEngine', actions: act<'warning'>(policy.recordEngineWarning) },
+    // The agent's session state: plan and mode are kept in the transcript, the gauges only count as life.
+    plan: { guard: 'fromLiveEngine', actions: act<'plan'>(policy.recordAgentState) },
+    agent_mode: { guard: 'fromLiveEngine', actions: act<'agent_mode'>(policy.recordAgentState) },
+    available_commands: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
+    context_usage: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
     turn_complete: { guard: 'fromLiveEngine', actions: act<'turn_complete'>(policy.completeTurn) },
     permission_request: {
       guard: and(['fromLiveEngine', 'isNewRequest']),
@@ -162,6 +169,7 @@ export const sessionMachine = base.createMachine({
     /** Resolves the starting mode; a restored session first closes what its dead host left open. */
     init: {
       always: [
+        { guard: 'restoresHibernated', target: 'hibernated.asleep', actions: act(policy.recoverRestored) },
         { guard: and(['wasRestored', 'inLocalMode']), target: 'local', actions: act(policy.recoverRestored) },
         { guard: 'wasRestored', target: 'remote', actions: act(policy.recoverRestored) },
         ...toMode,
@@ -253,9 +261,14 @@ export const sessionMachine = base.createMachine({
           },
         },
         idle: {
-          entry: enter('idle'),
+          entry: [enter('idle'), act(policy.armHibernate)],
+          exit: act((s) => s.cancelTimer(TIMER.hibernate)),
           on: {
             send: { guard: 'isNewSend', target: 'running', actions: act<'send'>(policy.enqueueSend) },
+            timer_fired: [
+              { guard: and([{ type: 'isTimer', params: { id: TIMER.hibernate } }, 'hibernateDue']), target: '#session.hibernated' },
+              { guard: { type: 'isTimer', params: { id: TIMER.hibernate } }, actions: act(policy.rearmHibernate) },
+            ],
           },
         },
         running: {
@@ -344,6 +357,44 @@ export const sessionMachine = base.createMachine({
           },
           { guard: { type: 'isTimer', params: { id: TIMER.stop } }, target: 'remote', actions: act(policy.abandonEngine) },
         ],
+      },
+    },
+
+    /**
+     * Idle past `hibernateAfterMs`: the agent is stopped to free its process, and the session waits
+     * without one (phase `hibernated`); the next send starts it again with the resume token. A send
+     * or a mode switch while it is still stopping is kept and acted on once it exited.
+     */
+    hibernated: {
+      entry: enter('hibernated'),
+      initial: 'stopping',
+      states: {
+        stopping: {
+          entry: act(policy.stopEngine),
+          on: {
+            exited: [
+              { guard: and(['fromLiveEngine', 'inLocalMode']), target: '#session.local', actions: act<'exited'>(policy.engineGone) },
+              { guard: and(['fromLiveEngine', 'hasQueued']), target: '#session.remote', actions: act<'exited'>(policy.engineGone) },
+              { guard: 'fromLiveEngine', target: 'asleep', actions: act<'exited'>(policy.engineGone) },
+            ],
+            timer_fired: [
+              { guard: and([{ type: 'isTimer', params: { id: TIMER.stop } }, 'inLocalMode']), target: '#session.local', actions: act(policy.abandonEngine) },
+              { guard: and([{ type: 'isTimer', params: { id: TIMER.stop } }, 'hasQueued']), target: '#session.remote', actions: act(policy.abandonEngine) },
+              { guard: { type: 'isTimer', params: { id: TIMER.stop } }, target: 'asleep', actions: act(policy.abandonEngine) },
+            ],
+          },
+        },
+        /** No agent process: the next send (or a switch to local) starts one. */
+        asleep: {
+          on: {
+            send: { guard: 'isNewSend', target: '#session.remote', actions: act<'send'>(policy.enqueueSend) },
+            switch_mode: {
+              guard: { type: 'switchesTo', params: { mode: 'local' } },
+              target: '#session.local',
+              actions: act<'switch_mode'>((s, e) => policy.setMode(s, e.to)),
+            },
+          },
+        },
       },
     },
 

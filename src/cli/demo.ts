@@ -25,7 +25,7 @@ const SCRIPTS: FakeScript[] = [
           ask: { requestId: 'perm-1', toolName: 'Bash', input: { command: 'ls' }, callId: 'call-1' },
           afterMs: 100,
           onAllow: [
-            { emit: { type: 'tool_call', callId: 'call-1', name: 'Bash', input: { command: 'ls' } } },
+            { emit: { type: 'tool_call', callId: 'call-1', toolName: 'Bash', input: { command: 'ls' } } },
             { emit: { type: 'tool_result', callId: 'call-1', status: 'completed', output: 'README.md  src/', isError: false }, afterMs: 100 },
             { text: 'Two entries: README.md and src/.', afterMs: 100 },
             { complete: { usage: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0042 } } },
@@ -73,7 +73,7 @@ export async function runDemo(output: Output): Promise<number> {
       onNotice: (n) => renderer.render(n),
     });
     session.on('permission_prompt', (p) => {
-      output.out(`${bold('?')} the agent asks to run ${p.tool} ${JSON.stringify(p.input)}; the remote client approves\n`);
+      output.out(`${bold('?')} the agent asks to run ${p.toolName} ${JSON.stringify(p.input)}; the remote client approves\n`);
       setTimeout(() => session.decide(p.requestId, 'allow'), 300);
     });
 

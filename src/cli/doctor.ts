@@ -4,7 +4,7 @@
  * set: names only, never values. Works with no agent installed; it reports, it never fails (exit 0)
  * unless asked something it cannot do.
  */
-import { defaultRegistry, type AgentDiagnosis } from '../index.js';
+import { defaultRegistry, tierOf, TIER_SIGNALS, type AgentDiagnosis, type EngineTier } from '../index.js';
 import { bold, dim, green, red, yellow, type Output } from './render.js';
 
 export interface DoctorArgs {
@@ -15,23 +15,21 @@ export interface DoctorArgs {
 
 export async function runDoctor(args: DoctorArgs, output: Output): Promise<number> {
   const registry = defaultRegistry();
-  const reports: { engine: string; agents: AgentDiagnosis[] }[] = [];
+  const reports: { engine: string; tier: EngineTier; agents: AgentDiagnosis[] }[] = [];
   for (const name of registry.names()) {
     const factory = registry.get(name);
     const agents = factory.diagnose ? await factory.diagnose(args.env ? { env: args.env } : {}) : [];
-    reports.push({ engine: name, agents });
+    reports.push({ engine: name, tier: tierOf(factory.capabilities), agents });
   }
   if (args.json) {
     output.out(`${JSON.stringify({ engines: reports }, null, 2)}\n`);
     return 0;
   }
   output.out(`${bold('ase doctor')}: agent CLIs, versions and credentials (variable names only, never values)\n`);
-  for (const { engine, agents } of reports) {
-    if (agents.length === 0) {
-      output.out(`\n${bold(engine)}  built in, no agent CLI needed\n`);
-      continue;
-    }
+  for (const { engine, tier, agents } of reports) {
+    if (agents.length === 0) output.out(`\n${bold(engine)}  built in, no agent CLI needed\n`);
     for (const a of agents) output.out(`\n${describe(a)}`);
+    output.out(describeTier(engine, tier));
   }
   const found = reports.flatMap((r) => r.agents).filter((a) => a.found).length;
   const total = reports.flatMap((r) => r.agents).length;
@@ -60,4 +58,11 @@ function describe(a: AgentDiagnosis): string {
   lines.push(`  credentials  set: ${set}`);
   lines.push(dim(`               looked for: ${a.credentials.variables.join(', ')}`));
   return `${lines.join('\n')}\n`;
+}
+
+/** One line per engine: its runtime tier and how far each signal can be trusted. */
+function describeTier(engine: string, tier: EngineTier): string {
+  const mark = { authoritative: green('authoritative'), cooperative: yellow('cooperative'), absent: dim('absent') } as const;
+  const signals = TIER_SIGNALS.map((signal) => `${signal} ${mark[tier.signals[signal]]}`).join(', ');
+  return `  tier         ${engine}: ${tier.tier}; ${signals}\n`;
 }

@@ -1,24 +1,30 @@
-/** The `ase` command line: `run`, `sessions`, `show`, `rm`, `doctor`, `demo`, `diagram`. `bin.ts` is the executable entry. */
+/** The `ase` command line: `run`, `sessions`, `show`, `rm`, `doctor`, `demo`, `diagram`, `serve`, `inspect`. `bin.ts` is the executable entry. */
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
-import { runDiagram } from './diagram.js';
+import { DIAGRAM_FORMATS, runDiagram, type DiagramFormat } from './diagram.js';
+import { runInspect } from './inspect.js';
+import { runServe } from './serve.js';
 import { resolveDataDir } from './data-dir.js';
 import { runDoctor } from './doctor.js';
 import { processOutput, type Output } from './render.js';
 import { runRm } from './rm.js';
 import { runPrompt } from './run.js';
+import { runArgsOf } from './run-args.js';
 import { runLocal } from './run-local.js';
+import { runReplay } from './replay.js';
 import { runSessions } from './sessions.js';
 import { runShow } from './show.js';
 
 const USAGE = `Usage:
   ase run --agent <name> [--session-id ID] [--bin PATH] [--mode remote|local] [--cwd DIR]
           [--json] [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]...
-          [--data-dir DIR] [--script FILE] "prompt"
+          [--data-dir DIR] [--script FILE] [--record FILE] "prompt"
   ase run --session-id ID [options] "prompt"    continue a stored session (its agent and directory)
   ase run --mode local --agent <name> [options]  on a terminal: the agent's own UI, attached to it
                                                  (Ctrl-] hands the session to remote control)
+  ase replay FILE [--json]                       replay a --record'ed run: the real engine against a
+                                                 stand-in agent answering from FILE (no agent needed)
   ase sessions [--json] [--data-dir DIR]         list stored sessions
   ase show ID [--json] [--data-dir DIR]          a session's state and transcript
   ase rm ID... [--force] [--data-dir DIR]        remove stored sessions
@@ -26,7 +32,13 @@ const USAGE = `Usage:
                  per engine: the agent CLI found (where, version, tested version) and which
                  credential variables are set (names only)
   ase demo       a scripted session on the fake engine (no agent needed)
-  ase diagram    the SessionActor statechart as Mermaid stateDiagram-v2
+  ase diagram [--format mermaid|dot|svg|json]
+                 the SessionActor statechart, generated from the machine (default Mermaid)
+  ase serve [--host 127.0.0.1] [--port 8787] [--token-file F] [--data-dir D]
+            [--allow-origin URL]... [--script FILE]
+                 the remote-control server and web page (docs/server.md); prints the URL to open
+  ase inspect ID [--at-seq N] [--svg|--json] [--data-dir D]
+                 replay a session's durable log through the statechart
   ase --version
 
 run options:
@@ -41,6 +53,7 @@ run options:
   --option      an engine option, e.g. --option preset=gemini (value parsed as JSON when it is JSON; repeatable)
   --data-dir    where session state and transcripts are kept (default: $ASE_DATA_DIR, else ~/.agent-session-engine)
   --script      JSON script for the fake engine
+  --record      write the agent traffic (both directions, timestamped) to FILE (docs/recording.md)
 The session id is printed on stderr as "session <id>".
 `;
 
@@ -50,11 +63,17 @@ export async function main(argv: string[], output: Output = processOutput): Prom
     case 'demo':
       return runDemo(output);
     case 'diagram':
-      return runDiagram(output);
+      return diagramCommand(rest, output);
+    case 'serve':
+      return serveCommand(rest, output);
+    case 'inspect':
+      return inspectCommand(rest, output);
     case 'doctor':
       return doctorCommand(rest, output);
     case 'run':
       return runCommand(rest, output);
+    case 'replay':
+      return replayCommand(rest, output);
     case 'sessions':
     case 'show':
     case 'rm':
@@ -76,57 +95,30 @@ export async function main(argv: string[], output: Output = processOutput): Prom
 }
 
 async function runCommand(argv: string[], output: Output): Promise<number> {
-  let parsed: ReturnType<typeof parseRunArgs>;
-  try {
-    parsed = parseRunArgs(argv);
-  } catch (error) {
-    // An unknown option or a missing option value is a usage error, not a crash with a stack trace.
-    output.err(`ase run: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+  const terminal = Boolean(process.stdin.isTTY) && Boolean(process.stdout.isTTY);
+  const parsed = runArgsOf(argv, { terminal });
+  if ('usage' in parsed) {
+    output.err(`ase run: ${parsed.usage}\n\n${USAGE}`);
     return 2;
   }
-  const { values, positionals } = parsed;
-  const prompt = positionals.join(' ').trim();
-  const problems: string[] = [];
-  if (!values.agent && values['session-id'] === undefined) problems.push('--agent is required');
-  const attachLocal = values.mode === 'local' && Boolean(process.stdin.isTTY) && Boolean(process.stdout.isTTY) && !values.json;
-  if (!prompt && !attachLocal) problems.push('a prompt is required');
-  if (values.mode !== 'remote' && values.mode !== 'local') problems.push('--mode must be remote or local');
-  if (values.yes && values.deny) problems.push('--yes and --deny exclude each other');
-  const env: Record<string, string> = {};
-  for (const pair of values.env) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) problems.push(`--env ${pair}: expected KEY=VALUE`);
-    else env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  const options: Record<string, unknown> = {};
-  for (const pair of values.option) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) problems.push(`--option ${pair}: expected KEY=VALUE`);
-    else if (pair.slice(0, eq) === 'env') problems.push('--option env=...: use --env KEY=VALUE');
-    else options[pair.slice(0, eq)] = jsonOrString(pair.slice(eq + 1));
-  }
-  if (problems.length > 0) {
-    output.err(`ase run: ${problems.join('; ')}\n\n${USAGE}`);
-    return 2;
-  }
-  const runArgs = {
-      prompt,
-      mode: values.mode as 'remote' | 'local',
-      json: values.json,
-      permission: (values.yes ? 'allow' : values.deny ? 'deny' : 'ask') as 'allow' | 'deny' | 'ask',
-      env,
-      options,
-      interactive: Boolean(process.stdin.isTTY),
-      dataDir: resolveDataDir(values['data-dir']),
-      ...(values.agent !== undefined && { agent: values.agent }),
-      ...(values.cwd !== undefined && { cwd: values.cwd }),
-      ...(values['session-id'] !== undefined && { sessionId: values['session-id'] }),
-      ...(values.bin !== undefined && { bin: values.bin }),
-      ...(values.script !== undefined && { script: values.script }),
-  };
   // On a terminal, local mode attaches the agent's own UI to it (run-local.ts).
-  if (attachLocal) return runLocal(runArgs, output);
-  return runPrompt(runArgs, output);
+  if (parsed.mode === 'local' && terminal && !parsed.json) return runLocal({ ...parsed, interactive: true }, output);
+  return runPrompt({ ...parsed, interactive: Boolean(process.stdin.isTTY), argv: ['run', ...argv] }, output);
+}
+
+async function replayCommand(argv: string[], output: Output): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+  } catch (error) {
+    output.err(`ase replay: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed.positionals.length !== 1) {
+    output.err(`ase replay: expected one recording file\n\n${USAGE}`);
+    return 2;
+  }
+  return runReplay({ file: parsed.positionals[0]!, json: parsed.values.json }, output);
 }
 
 /** `sessions`, `show ID`, `rm ID...`: read (or remove) what earlier runs left under the data directory. */
@@ -163,6 +155,84 @@ async function storeCommand(command: 'sessions' | 'show' | 'rm', argv: string[],
   return runRm({ dataDir, sessionIds: positionals, force: values.force }, output);
 }
 
+async function diagramCommand(argv: string[], output: Output): Promise<number> {
+  let format: string;
+  try {
+    format = parseArgs({ args: argv, options: { format: { type: 'string', default: 'mermaid' } } }).values.format;
+  } catch (error) {
+    output.err(`ase diagram: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (!(DIAGRAM_FORMATS as readonly string[]).includes(format)) {
+    output.err(`ase diagram: --format must be one of ${DIAGRAM_FORMATS.join(', ')}\n`);
+    return 2;
+  }
+  return runDiagram(output, format as DiagramFormat);
+}
+
+async function serveCommand(argv: string[], output: Output): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'string', default: '8787' },
+        'token-file': { type: 'string' },
+        'data-dir': { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true, default: [] },
+        script: { type: 'string' },
+      },
+    }));
+  } catch (error) {
+    output.err(`ase serve: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
+    output.err(`ase serve: --port must be 0-65535\n`);
+    return 2;
+  }
+  return runServe(
+    {
+      host: values.host,
+      port: Number(values.port),
+      dataDir: resolveDataDir(values['data-dir']),
+      allowOrigins: values['allow-origin'],
+      ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
+      ...(values.script !== undefined && { script: values.script }),
+    },
+    output,
+  );
+}
+
+async function inspectCommand(argv: string[], output: Output): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { 'at-seq': { type: 'string' }, json: { type: 'boolean', default: false }, svg: { type: 'boolean', default: false }, 'data-dir': { type: 'string' } },
+    });
+  } catch (error) {
+    output.err(`ase inspect: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const atSeq = values['at-seq'];
+  const problems: string[] = [];
+  if (positionals.length !== 1) problems.push('expected one session id');
+  if (atSeq !== undefined && !/^\d{1,15}$/.test(atSeq)) problems.push('--at-seq must be a non-negative integer');
+  if (values.json && values.svg) problems.push('--json and --svg exclude each other');
+  if (problems.length > 0) {
+    output.err(`ase inspect: ${problems.join('; ')}\n\n${USAGE}`);
+    return 2;
+  }
+  return runInspect(
+    { dataDir: resolveDataDir(values['data-dir']), sessionId: positionals[0]!, json: values.json, svg: values.svg, ...(atSeq !== undefined && { atSeq: Number(atSeq) }) },
+    output,
+  );
+}
+
 async function doctorCommand(argv: string[], output: Output): Promise<number> {
   let json = false;
   try {
@@ -172,36 +242,6 @@ async function doctorCommand(argv: string[], output: Output): Promise<number> {
     return 2;
   }
   return runDoctor({ json }, output);
-}
-
-function parseRunArgs(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      agent: { type: 'string' },
-      'session-id': { type: 'string' },
-      bin: { type: 'string' },
-      mode: { type: 'string', default: 'remote' },
-      cwd: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      yes: { type: 'boolean', default: false },
-      deny: { type: 'boolean', default: false },
-      env: { type: 'string', multiple: true, default: [] },
-      option: { type: 'string', multiple: true, default: [] },
-      'data-dir': { type: 'string' },
-      script: { type: 'string' },
-    },
-  });
-}
-
-/** `--option k=v`: numbers, booleans, arrays and objects as JSON; anything else is the plain string. */
-function jsonOrString(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
 }
 
 function version(): string {

@@ -52,7 +52,7 @@ export class NoticeRenderer {
           } else this.#endLine();
         } else if (e.type === 'tool_call') {
           this.#endLine();
-          out(`${cyan('⚙')} ${bold(e.name)} ${dim(summarize(e.input))}\n`);
+          out(`${cyan('⚙')} ${bold(e.toolName)} ${dim(summarize(e.input))}\n`);
         } else if (e.type === 'tool_result') {
           const mark = e.status === 'completed' ? green('✓') : red('✗');
           out(`  ${mark} ${e.status}${e.output !== undefined ? ` ${dim(summarize(e.output))}` : ''}\n`);
@@ -67,6 +67,13 @@ export class NoticeRenderer {
         } else if (e.type === 'warning') {
           this.#endLine();
           err(yellow(`warning (${e.code}): ${e.message}\n`));
+        } else if (e.type === 'plan') {
+          this.#endLine();
+          const mark = { completed: green('✓'), in_progress: yellow('▸'), pending: dim('·') } as const;
+          out(`${cyan('plan')}${e.explanation ? ` ${dim(e.explanation)}` : ''}\n${e.entries.map((p) => `  ${mark[p.status]} ${p.content}\n`).join('')}`);
+        } else if (e.type === 'agent_mode') {
+          this.#endLine();
+          err(dim(`agent mode: ${e.modeId}\n`));
         }
         return;
       }

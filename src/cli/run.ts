@@ -15,6 +15,7 @@ import {
   FileStore,
   isAseError,
   type ControlMode,
+  type EngineFactory,
   type FakeScript,
   type NoticeOf,
   type SessionNotice,
@@ -41,6 +42,12 @@ export interface RunArgs {
   /** A JSON FakeScript for the fake engine. */
   script?: string;
   interactive: boolean;
+  /** Record the agent traffic to this file (docs/recording.md). */
+  record?: string;
+  /** The `ase` arguments of this run, for the recording's header. */
+  argv?: string[];
+  /** An engine used instead of the registered one of its name (`ase replay`'s replaying engine). */
+  engine?: EngineFactory;
 }
 
 export async function runPrompt(args: RunArgs, output: Output): Promise<number> {
@@ -58,6 +65,7 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
 
   const registry = defaultRegistry();
   if (args.script !== undefined) registry.register(fakeEngine(await loadScript(args.script)));
+  if (args.engine) registry.register(args.engine);
   const stopSignal = new AbortController();
   const renderer = new NoticeRenderer(output);
   // Printing starts with the notices emitted while the session is created (its first status).
@@ -76,6 +84,7 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
     dataDir: args.dataDir,
     ...(args.sessionId !== undefined && { sessionId: args.sessionId }),
     ...(args.bin !== undefined && { bin: args.bin }),
+    ...(args.record !== undefined && { record: { to: args.record, argv: args.argv ?? [] } }),
     ...((Object.keys(args.env).length > 0 || Object.keys(args.options).length > 0) && {
       engineOptions: { ...args.options, ...(Object.keys(args.env).length > 0 && { env: args.env }) },
     }),
@@ -108,11 +117,11 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
     if (args.permission === 'ask') {
       if (args.interactive) {
         const rl = createInterface({ input: process.stdin, output: process.stderr });
-        const reply = await rl.question(yellow(`Allow ${prompt.tool} ${JSON.stringify(prompt.input)}? [y/N] `));
+        const reply = await rl.question(yellow(`Allow ${prompt.toolName} ${JSON.stringify(prompt.input)}? [y/N] `));
         rl.close();
         decision = /^y(es)?$/i.test(reply.trim()) ? 'allow' : 'deny';
       } else {
-        output.err(yellow(`permission ${prompt.requestId} (${prompt.tool}) denied: not interactive; pass --yes to allow\n`));
+        output.err(yellow(`permission ${prompt.requestId} (${prompt.toolName}) denied: not interactive; pass --yes to allow\n`));
       }
     } else {
       await Promise.resolve(); // answer outside the listener, so a refusal is thrown to us

@@ -1,9 +1,10 @@
 /**
  * `ase sessions`: the sessions stored under the data directory, newest activity first, with their
  * agent, phase, last activity, turns, cost and working directory (`--json`: one object per line,
- * exact numbers).
+ * exact numbers). Listed by a supervisor over the data dir, as a server lists its sessions (this
+ * one opens none, so every session is `stored`).
  */
-import { isAseError, type VersionedSession } from '../index.js';
+import { createSupervisor, type SupervisedSessionInfo } from '../index.js';
 import { openData } from './data-dir.js';
 import { formatTime, formatUsd } from './format.js';
 import type { Output } from './render.js';
@@ -14,6 +15,8 @@ export interface SessionRow {
   workDir: string;
   phase: string;
   mode: string;
+  /** `stored` here (`running` / `hibernated` for a session open in a supervisor). */
+  status: SupervisedSessionInfo['status'];
   /** Last time the session's state was written (epoch ms). */
   updatedAt: number;
   turns: number;
@@ -27,19 +30,12 @@ export interface SessionRow {
 }
 
 export async function runSessions(options: { dataDir: string; json: boolean }, output: Output): Promise<number> {
-  const { store } = openData(options.dataDir);
-  const rows: SessionRow[] = [];
+  const { store, journal } = openData(options.dataDir);
+  const supervisor = createSupervisor({ dataDir: options.dataDir, store, journal });
   const broken: { sessionId: string; code: string; message: string }[] = [];
-  for (const sessionId of await store.list()) {
-    try {
-      const stored = await store.load(sessionId);
-      if (stored) rows.push(toRow(stored));
-    } catch (error) {
-      // One unreadable file must not hide the others.
-      if (!isAseError(error)) throw error;
-      broken.push({ sessionId, code: error.code, message: error.message });
-    }
-  }
+  // One unreadable file must not hide the others.
+  const rows = (await supervisor.list({ onUnreadable: (sessionId, error) => broken.push({ sessionId, code: error.code, message: error.message }) })).map(toRow);
+  broken.sort((a, b) => a.sessionId.localeCompare(b.sessionId));
   rows.sort((a, b) => b.updatedAt - a.updatedAt || a.sessionId.localeCompare(b.sessionId));
 
   if (options.json) {
@@ -58,20 +54,21 @@ export async function runSessions(options: { dataDir: string; json: boolean }, o
   return broken.length > 0 ? 1 : 0;
 }
 
-function toRow({ state }: VersionedSession): SessionRow {
+function toRow(info: SupervisedSessionInfo): SessionRow {
   return {
-    sessionId: state.sessionId,
-    agent: state.agent,
-    workDir: state.workDir,
-    phase: state.phase,
-    mode: state.mode,
-    updatedAt: state.updatedAt,
-    turns: state.usage.turns,
-    inputTokens: state.usage.inputTokens,
-    outputTokens: state.usage.outputTokens,
-    costUsd: state.usage.costUsd,
-    queued: state.queue.length,
-    openRequests: Object.keys(state.requests).length,
-    ...(state.resumeToken !== undefined && { resumeToken: state.resumeToken }),
+    sessionId: info.sessionId,
+    agent: info.agent,
+    workDir: info.workDir,
+    phase: info.phase,
+    status: info.status,
+    mode: info.mode,
+    updatedAt: info.lastActivityAt,
+    turns: info.usage.turns,
+    inputTokens: info.usage.inputTokens,
+    outputTokens: info.usage.outputTokens,
+    costUsd: info.costUsd,
+    queued: info.queued,
+    openRequests: info.openRequests,
+    ...(info.resumeToken !== undefined && { resumeToken: info.resumeToken }),
   };
 }

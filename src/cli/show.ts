@@ -62,7 +62,7 @@ function describe(type: string, p: Record<string, unknown>): [string, string] {
       return [String(p['role'] ?? 'message'), text];
     }
     case 'tool_call':
-      return ['tool', `${String(p['name'] ?? '?')} ${summarize(p['input'])}`];
+      return ['tool', `${String(p['toolName'] ?? '?')} ${summarize(p['input'])}`];
     case 'tool_result':
       return ['result', `${String(p['status'] ?? '')}${p['output'] !== undefined ? ` ${summarize(p['output'])}` : ''}`];
     case 'permission_request': {
@@ -76,6 +76,12 @@ function describe(type: string, p: Record<string, unknown>): [string, string] {
       const cost = u.costUsd !== undefined ? `, ${formatUsd(u.costUsd)}` : '';
       return ['turn', `${String(p['status'])} (${u.inputTokens ?? 0} in / ${u.outputTokens ?? 0} out tokens${cost})`];
     }
+    case 'plan': {
+      const entries = Array.isArray(p['entries']) ? (p['entries'] as { content?: string; status?: string }[]) : [];
+      return ['plan', entries.map((e) => `[${e.status === 'completed' ? 'x' : e.status === 'in_progress' ? '>' : ' '}] ${e.content ?? ''}`).join('\n')];
+    }
+    case 'agent_mode':
+      return ['mode', String(p['modeId'] ?? '?')];
     case 'turn_ended':
       return ['turn', `${String(p['status'])}: ${String(p['reason'] ?? '')}`];
     case 'error':

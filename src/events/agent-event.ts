@@ -13,6 +13,17 @@ const stamp = {
   at: z.number().nonnegative(),
 };
 
+// ---- sub-agent scope (issue 15) ----
+/**
+ * Set on the events of a sub-agent the agent runs inside its own process (Claude's Task tool,
+ * tagged `parent_tool_use_id`; a Codex collaborating thread): the `callId` of the tool call that
+ * started it, so a client can nest the sub-agent's messages, tool calls and permission prompts
+ * under that call. Absent on the main agent's own events. Sub-agents nest: a grand-child's events
+ * name the child's call.
+ */
+export const subAgentScope = { parentCallId: z.string().min(1).optional() };
+// ---- end sub-agent scope ----
+
 export const TextBlockSchema = z.object({ type: z.literal('text'), text: z.string() });
 export const ThinkingBlockSchema = z.object({ type: z.literal('thinking'), text: z.string() });
 export const ToolUseBlockSchema = z.object({
@@ -77,16 +88,19 @@ export const SessionIdentifiedEventSchema = z.object({
  * throttle it (see `ACTIVITY_INTERVAL_MS`).
  */
 export const ActivityEventSchema = z.object({ type: z.literal('activity'), ...stamp });
-export const ThinkingEventSchema = z.object({ type: z.literal('thinking'), ...stamp, active: z.boolean() });
+export const ThinkingEventSchema = z.object({ type: z.literal('thinking'), ...stamp,
+  ...subAgentScope, active: z.boolean() });
 export const TextDeltaEventSchema = z.object({
   type: z.literal('text_delta'),
   ...stamp,
+  ...subAgentScope,
   messageId: z.string(),
   text: z.string(),
 });
 export const MessageEventSchema = z.object({
   type: z.literal('message'),
   ...stamp,
+  ...subAgentScope,
   role: z.enum(['user', 'assistant', 'system']),
   id: z.string(),
   parentId: z.string().optional(),
@@ -95,14 +109,16 @@ export const MessageEventSchema = z.object({
 export const ToolCallEventSchema = z.object({
   type: z.literal('tool_call'),
   ...stamp,
+  ...subAgentScope,
   callId: z.string(),
-  name: z.string(),
+  toolName: z.string(),
   input: z.unknown(),
   title: z.string().optional(),
 });
 export const ToolResultEventSchema = z.object({
   type: z.literal('tool_result'),
   ...stamp,
+  ...subAgentScope,
   callId: z.string(),
   status: z.enum(['completed', 'failed', 'denied', 'cancelled']),
   output: z.unknown().optional(),
@@ -111,6 +127,7 @@ export const ToolResultEventSchema = z.object({
 export const PermissionRequestEventSchema = z.object({
   type: z.literal('permission_request'),
   ...stamp,
+  ...subAgentScope,
   requestId: z.string().min(1),
   toolName: z.string(),
   input: z.unknown(),
@@ -154,6 +171,45 @@ export const WarningEventSchema = z.object({
   message: z.string(),
 });
 
+// ---------------------------------------------------------------- the agent's session state
+// What an agent says about its session besides the conversation: its plan, its mode, the commands
+// it offers, how full its context is. ACP sends all four (`plan`, `current_mode_update`,
+// `available_commands_update`, `usage_update`); Codex app-server sends plans (`turn/plan/updated`).
+// `plan` and `agent_mode` go into the transcript (a reader of the session wants to know what the
+// agent set out to do and in which mode it acted); `available_commands` and `context_usage` are
+// gauges that only say "now": clients see them as they come, the transcript does not keep them.
+
+export const PlanEntrySchema = z.object({
+  /** What the step is, in the agent's words. */
+  content: z.string(),
+  status: z.enum(['pending', 'in_progress', 'completed']),
+  priority: z.enum(['high', 'medium', 'low']).optional(),
+});
+export type PlanEntry = z.infer<typeof PlanEntrySchema>;
+
+/** The agent's whole current plan (each update replaces the one before). */
+export const PlanEventSchema = z.object({ type: z.literal('plan'), ...stamp, entries: z.array(PlanEntrySchema), explanation: z.string().optional() });
+/** The agent is now in this mode (it switched itself, or confirms a switch): its own mode id. */
+export const AgentModeEventSchema = z.object({ type: z.literal('agent_mode'), ...stamp, modeId: z.string().min(1) });
+export const AgentCommandSchema = z.object({ name: z.string(), description: z.string().optional(), inputHint: z.string().optional() });
+export type AgentCommand = z.infer<typeof AgentCommandSchema>;
+/** The commands (slash commands) the agent offers now, the whole list. */
+export const AvailableCommandsEventSchema = z.object({ type: z.literal('available_commands'), ...stamp, commands: z.array(AgentCommandSchema) });
+/** How full the agent's context window is, and what the session cost so far when the agent says. */
+export const ContextUsageEventSchema = z.object({
+  type: z.literal('context_usage'),
+  ...stamp,
+  /** Tokens in the context now. */
+  usedTokens: z.number().nonnegative(),
+  /** The context window's size in tokens. */
+  windowTokens: z.number().nonnegative(),
+  /** The session's cost so far, in the agent's currency (not necessarily USD). */
+  cost: z.object({ amount: z.number(), currency: z.string() }).optional(),
+});
+
+/** The agent-state events above, in the AgentEvent union. */
+const AGENT_STATE_EVENT_SCHEMAS = [PlanEventSchema, AgentModeEventSchema, AvailableCommandsEventSchema, ContextUsageEventSchema] as const;
+
 export const AgentEventSchema = z.discriminatedUnion('type', [
   ReadyEventSchema,
   ExitedEventSchema,
@@ -169,6 +225,7 @@ export const AgentEventSchema = z.discriminatedUnion('type', [
   TurnCompleteEventSchema,
   ErrorEventSchema,
   WarningEventSchema,
+  ...AGENT_STATE_EVENT_SCHEMAS,
 ]);
 
 export type AgentEvent = z.infer<typeof AgentEventSchema>;

@@ -12,9 +12,11 @@ export const EphemeralSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('permission_prompt'),
     requestId: z.string(),
-    tool: z.string(),
+    toolName: z.string(),
     input: z.unknown(),
     callId: z.string().optional(),
+    /** The sub-agent scope of the request (AgentEvent `parentCallId`): nest the prompt under that call. */
+    parentCallId: z.string().optional(),
     suggestions: z.array(z.unknown()).optional(),
     deadline: z.number().optional(),
   }),

@@ -52,6 +52,20 @@ export const ERROR_CODES = [
    * no way to change the model mid-session); nothing was changed. `details` names the capability.
    */
   'UNSUPPORTED',
+  /** A file given as a traffic recording (`replayEngine`, `ase replay`) is not one: `details` has the line and why. */
+  'RECORDING_INVALID',
+  /**
+   * A replay went another way than its recording: the engine wrote a host line that differs from
+   * the recorded one (or one the recording does not have, or stopped before writing the recorded
+   * ones). `details`: `{gen, line, expected, got}`.
+   */
+  'REPLAY_MISMATCH',
+  /** A supervisor holds its `maxSessions` open sessions: stop one before opening another. */
+  'SUPERVISOR_FULL',
+  /** The supervisor was shut down: it opens no more sessions. */
+  'SUPERVISOR_CLOSED',
+  /** `open()` of a session id the store does not hold. */
+  'SESSION_NOT_FOUND',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

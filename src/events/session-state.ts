@@ -10,15 +10,27 @@ import { ControlModeSchema } from './session-input.js';
 export const PermissionStatusSchema = z.enum(['approved', 'denied', 'cancelled', 'timed_out', 'local']);
 export type PermissionStatus = z.infer<typeof PermissionStatusSchema>;
 
-export const OpenPermissionSchema = z.object({
-  tool: z.string(),
+/**
+ * State files written before the tool's one name (`toolName`) kept it as `tool`: read them as if
+ * written today, so an upgrade never strands an open permission request.
+ */
+function legacyToolField(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || !('tool' in value) || 'toolName' in value) return value;
+  const { tool, ...rest } = value as { tool: unknown };
+  return { ...rest, toolName: tool };
+}
+
+export const OpenPermissionSchema = z.preprocess(legacyToolField, z.object({
+  toolName: z.string(),
   input: z.unknown(),
   gen: z.number().int().nonnegative(),
   createdAt: z.number(),
   callId: z.string().optional(),
+  /** A sub-agent's request: the call that started the sub-agent (AgentEvent `parentCallId`). */
+  parentCallId: z.string().optional(),
   suggestions: z.array(z.unknown()).optional(),
   deadline: z.number().optional(),
-});
+}));
 export type OpenPermission = z.infer<typeof OpenPermissionSchema>;
 
 export const CompletedPermissionSchema = z.object({
@@ -78,6 +90,8 @@ export const SessionPhaseSchema = z.enum([
   'switching',
   'recovering',
   'failed',
+  /** Idle past `hibernateAfterMs`: the agent is stopped (or stopping); the next send resumes it. */
+  'hibernated',
   'stopping',
   'stopped',
 ]);

@@ -32,6 +32,12 @@ import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from './journal/transcript-journal.js';
 import type { Lease, SessionStore } from './store/session-store.js';
 
+/**
+ * AgentEvents the statechart always handles when they come from the live engine (no other guard),
+ * so handling one moves its activity marks like a coalesced `activity` would.
+ */
+const CARRIES_ACTIVITY: ReadonlySet<string> = new Set(['activity', 'text_delta', 'thinking', 'message', 'tool_call', 'tool_result']);
+
 /** How long after a renewal the runtime trusts its lease without asking the store (of the lease's ttl). */
 const LEASE_TRUST = 0.8;
 
@@ -104,7 +110,10 @@ export class SessionRuntime {
   #persistChain: Promise<void> = Promise.resolve();
   /** The version the store holds after this runtime's last successful write (or the restored one). */
   #storedVersion: number;
+  /** Settles once every transcript entry appended so far is durable (or failed and was reported). */
   #journalChain: Promise<void> = Promise.resolve();
+  /** Settles once every transcript entry so far was handed to the journal (in order). */
+  #journalIssue: Promise<void> = Promise.resolve();
   /** The journal appends the next state write must wait for (see #persist), if any. */
   #journalFirst: Promise<void> | undefined;
   #engineChain: Promise<void> = Promise.resolve();
@@ -132,6 +141,8 @@ export class SessionRuntime {
   #capture = false;
   #captured: { persist: SessionContext['persist']; issued: number } | undefined;
   #deferred: (() => void)[] = [];
+  /** Text deltas' activity not yet handed to the statechart (see #onEngineEvent). */
+  #pendingActivity: { gen: number; at: number } | undefined;
   #done: Promise<void>;
   #resolveDone!: () => void;
 
@@ -331,6 +342,13 @@ export class SessionRuntime {
 
   /** Every event goes to the actor through here, so inputs given meanwhile (from listeners) can wait their turn. */
   #send(event: SessionEvent): void {
+    // Activity marks go first, so every event sees the activity that came before it; a later output
+    // event of the same engine marks that activity itself (every live-engine event does, in `act`).
+    const mark = this.#pendingActivity;
+    if (mark) {
+      if (CARRIES_ACTIVITY.has(event.type) && 'gen' in event && event.gen === mark.gen && event.at >= mark.at) this.#pendingActivity = undefined;
+      else this.#flushActivity();
+    }
     this.#depth += 1;
     try {
       this.actor.send(event);
@@ -577,8 +595,45 @@ export class SessionRuntime {
     }
     if (event.type === 'exited') this.#engines.delete(gen);
     if (this.isDone) return;
-    if (this.actor.getSnapshot().context.liveGen === gen) this.#notify('agentEvent', event);
+    const context = this.actor.getSnapshot().context;
+    if (context.liveGen !== gen) {
+      this.#send(event); // stale: the statechart ignores it (one failed guard)
+      return;
+    }
+    this.#notify('agentEvent', event);
+    // A text delta carries no policy: once the thinking indicator is on, all it does to the
+    // statechart is mark activity. Such marks are coalesced into one `activity` event, sent before
+    // the next event of any kind (timers included) and at the latest on the next turn of the event
+    // loop, so the stall watchdog and the indicator see the same activity times without a
+    // transition per delta.
+    if (event.type === 'text_delta' && context.thinking) {
+      this.#noteActivity(gen, event.at);
+      return;
+    }
     this.#send(event);
+  }
+
+  #noteActivity(gen: number, at: number): void {
+    const pending = this.#pendingActivity;
+    if (pending && pending.gen === gen) {
+      pending.at = Math.max(pending.at, at);
+      return;
+    }
+    if (pending) this.#flushActivity();
+    this.#pendingActivity = { gen, at };
+    // Not a microtask: engines that deliver each message in a promise job of its own (the ACP SDK)
+    // would flush after every delta. Correctness does not depend on this flush (#send hands a mark
+    // over before any other event); it only bounds how long the statechart's context lags behind.
+    setImmediate(() => this.#flushActivity());
+  }
+
+  /** Hands a coalesced activity mark (if any) to the statechart. */
+  #flushActivity(): void {
+    const mark = this.#pendingActivity;
+    if (!mark) return;
+    this.#pendingActivity = undefined;
+    if (this.isDone) return;
+    this.#send({ type: 'activity', gen: mark.gen, at: mark.at });
   }
 
   #setTimer(id: string, deadline: number): void {
@@ -652,18 +707,29 @@ export class SessionRuntime {
     // `engine.send`. (Not a `recovered` one: it catches the journal up with a delivery already stored.)
     const delivery = entry.type === 'user_message' && (entry.payload as { recovered?: unknown } | null)?.recovered !== true;
     const stored = delivery ? this.#afterWrite(this.#writesIssued, 'journal') : undefined;
-    this.#journalChain = this.#journalChain.then(async () => {
+    // Appends are issued in order without waiting for the previous one to be durable (the journal
+    // keeps call order, and FileJournal group-commits what arrives meanwhile): `#journalIssue`
+    // orders the issuing, `#journalChain` still settles only once every entry so far is durable.
+    const issued = this.#journalIssue.then(async (): Promise<{ appended: Promise<unknown> } | undefined> => {
       if (stored) await stored;
       try {
         await this.#ensureLease();
-        if (this.#fenced) return;
-        await this.#opts.journal.append(entry);
       } catch (error) {
-        if (isAseError(error, 'LEASE_LOST')) return this.#fence(error);
-        this.#fail('JOURNAL_IO', `transcript append failed: ${message(error)}`, error);
+        this.#journalFailed(error);
+        return undefined;
       }
+      if (this.#fenced) return undefined;
+      return { appended: this.#opts.journal.append(entry) };
     });
+    this.#journalIssue = issued.then(() => undefined);
+    const durable = issued.then((issue) => issue?.appended.catch((error: unknown) => this.#journalFailed(error)));
+    this.#journalChain = Promise.all([this.#journalChain, durable]).then(() => undefined);
     if (entry.type === 'delivery_checked') this.#journalFirst = this.#journalChain;
+  }
+
+  #journalFailed(error: unknown): void {
+    if (isAseError(error, 'LEASE_LOST')) return this.#fence(error);
+    this.#fail('JOURNAL_IO', `transcript append failed: ${message(error)}`, error);
   }
 
   /** Resolves `true` once a write with index >= `index` is stored, `false` if that can no longer happen. */

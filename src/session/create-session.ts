@@ -7,6 +7,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
+import { EngineRegistry } from '../engines/core/registry.js';
+import { assertRecordable, recordingFactory, TrafficRecorder } from '../engines/core/recorder.js';
 import { AseError, toAseError } from '../errors.js';
 import { RealClock } from '../runtime/clock.js';
 import { FileJournal } from '../runtime/journal/file-journal.js';
@@ -58,8 +60,33 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   }
 
   const sessionId = opts.sessionId ?? randomUUID();
+  // Recording wraps this session's engine factory (in a registry of its own: the caller's is not changed).
+  let recorder: TrafficRecorder | undefined;
+  let engines = registry;
+  if (opts.record !== undefined) {
+    assertRecordable(factory);
+    const target = typeof opts.record === 'object' && 'to' in opts.record ? opts.record : { to: opts.record };
+    recorder = new TrafficRecorder(target.to, {
+      agent: opts.agent,
+      workDir: path.resolve(opts.workDir),
+      engineOptions: opts.engineOptions ?? {},
+      sessionId,
+      ...('argv' in target && target.argv && { argv: target.argv }),
+    });
+    try {
+      engines = new EngineRegistry();
+      for (const name of registry.names()) engines.register(registry.get(name));
+      engines.register(recordingFactory(factory, recorder));
+    } catch (error) {
+      recorder.close();
+      throw error;
+    }
+  }
   // One host drives a session at a time: the lease comes first, so two hosts never both load and run it.
-  const lease = await store.acquire(sessionId, { ttlMs: opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, ...(opts.takeOver && { force: true }) });
+  const lease = await store.acquire(sessionId, { ttlMs: opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS, ...(opts.takeOver && { force: true }) }).catch((error: unknown) => {
+    recorder?.close();
+    throw error;
+  });
   let runtime: SessionRuntime;
   const terminal = new SessionTerminal();
   try {
@@ -91,7 +118,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
         ...(restored && { restored }),
         ...(facts && { journal: facts }),
       },
-      registry,
+      registry: engines,
       clock,
       store,
       journal,
@@ -100,12 +127,18 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
       terminal,
+      ...(opts.inspect && { inspect: opts.inspect }),
     });
   } catch (error) {
     await store.release(lease).catch(() => undefined);
+    recorder?.close();
     throw error;
   }
   const session = new SessionHandle(sessionId, runtime, terminal);
+  if (recorder) {
+    const close = () => recorder.close();
+    void session.done.then(close, close);
+  }
   if (opts.onNotice) session.on('*', opts.onNotice);
   // A journal this call created is this session's to close; a caller's journal stays open.
   if (!opts.journal) {

@@ -5,8 +5,9 @@
  *
  * The buffer is bounded (`maxBuffered`). When a consumer falls that far behind, the stream first
  * compacts what only says "the current state" or carries nothing: it merges adjacent text deltas of
- * one message, keeps only the newest agent `thinking` event and the newest `thinking` / `presence`
- * notice, and drops agent `activity` events, then puts one `lagged` marker (with the counts) in
+ * one message, keeps only the newest agent `thinking`, `available_commands` and `context_usage`
+ * event and the newest `thinking` / `presence` notice, and drops agent `activity` events, then puts
+ * one `lagged` marker (with the counts) in
  * front of what is left. Durable notices (`transcript`, `error`, `done`, permission prompts and
  * resolutions, `status`, every other agent event) are never dropped: when compaction cannot free a
  * tenth of the buffer, the stream stops listening, yields what it holds, and then throws
@@ -239,5 +240,7 @@ export function noticeStream(source: NoticeSource, options: EventsOptions = {}):
 function supersededKey(notice: StreamNotice): string | undefined {
   if (notice.type === 'thinking' || notice.type === 'presence') return notice.type;
   if (notice.type === 'agent' && notice.event.type === 'thinking') return 'agent.thinking';
+  // Gauges of the agent's state: each one is the whole current value.
+  if (notice.type === 'agent' && (notice.event.type === 'available_commands' || notice.event.type === 'context_usage')) return `agent.${notice.event.type}`;
   return undefined;
 }

@@ -4,12 +4,14 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { DEFAULT_SESSION_CONFIG, type SessionConfig } from '../actors/session-context.js';
 import type { Clock } from '../runtime/clock.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
 import type { EngineFactory } from '../engines/core/engine.js';
+import type { RecordTarget } from '../engines/core/recorder.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
@@ -68,10 +70,31 @@ export const SessionOptionsSchema = z
     /** Aborting it stops the session (and its engine). */
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'signal must be an AbortSignal').optional(),
     /**
+     * Records the agent traffic of every engine generation to a file path (created or truncated,
+     * mode 0600) or a writable handle (anything with `write(text)`, left open), as in
+     * docs/recording.md; `{to, argv}` also names the command line that recorded (`ase run`).
+     * Replay it with `replayEngine(file)` or `ase replay FILE`.
+     */
+    record: z
+      .union([
+        z.string().min(1),
+        z.custom<RecordTarget>(isObjectWith('write'), 'record must be a file path, an object with write(text), or {to, argv?}'),
+        z.object({
+          to: z.union([z.string().min(1), z.custom<RecordTarget>(isObjectWith('write'), 'record.to must be a file path or an object with write(text)')]),
+          argv: z.array(z.string()).optional(),
+        }),
+      ])
+      .optional(),
+    /**
      * Receives every notice, including those emitted while the session is being created (the first
      * `status`; for a restored session, the cancellation of its old requests), which `on()` cannot see.
      */
     onNotice: z.custom<(notice: SessionNotice) => void>((v) => typeof v === 'function', 'onNotice must be a function').optional(),
+    /**
+     * XState's inspection hook on the SessionActor (`@xstate.snapshot`, `@xstate.event`,
+     * `@xstate.action`, ...): what `ase serve`'s inspector draws. Called synchronously; keep it cheap.
+     */
+    inspect: z.custom<(event: InspectionEvent) => void>((v) => typeof v === 'function', 'inspect must be a function').optional(),
   })
   .strict();
 

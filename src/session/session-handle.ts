@@ -5,13 +5,13 @@
  * `error` notices, and the promises are marked handled, so a caller that does not await never gets
  * an unhandled rejection. Everything the runtime reports becomes a `SessionNotice` on one bus.
  */
-import mittImport, { type Emitter } from 'mitt';
 import { randomUUID } from 'node:crypto';
 import { AseError, toAseError } from '../errors.js';
 import type { Effect } from '../events/effect.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
 import type { AppliedInput, SessionRuntime } from '../runtime/session-runtime.js';
-import { noticeStream, type EventsOptions, type NoticeMap, type NoticeSource, type StreamNotice } from './notice-stream.js';
+import { NoticeBus } from './notice-bus.js';
+import { noticeStream, type EventsOptions, type NoticeSource, type StreamNotice } from './notice-stream.js';
 import type { NoticeOf, SessionNotice, SessionNoticeType } from './notices.js';
 import type { DecideOptions, SendOptions, SendReceipt, Session } from './session.js';
 import { toSessionSnapshot, type SessionSnapshot } from './snapshot.js';
@@ -19,14 +19,10 @@ import { runTurn, type RunOptions, type TurnResult } from './turn-runner.js';
 import { waitForNotice, type WaitForOptions } from './wait-for.js';
 import { SessionTerminal } from './session-terminal.js';
 
-// mitt's typings are CommonJS-shaped while Node loads its ESM build (a default export);
-// under NodeNext resolution TypeScript sees the namespace, so name the function's type explicitly.
-const mitt = mittImport as unknown as typeof mittImport.default;
-
 export class SessionHandle implements Session {
   readonly done: Promise<SessionSnapshot>;
   readonly #runtime: SessionRuntime;
-  readonly #bus: Emitter<NoticeMap> = mitt<NoticeMap>();
+  readonly #bus = new NoticeBus();
   /** Set once `done` was emitted: nothing follows it. (The actor is final earlier, while engines and writes settle.) */
   #doneEmitted = false;
   #finalSnapshot: SessionSnapshot | undefined;
@@ -102,14 +98,7 @@ export class SessionHandle implements Session {
   }
 
   on(type: SessionNoticeType | '*', listener: (notice: never) => void): () => void {
-    const handler = guarded(listener as (notice: unknown) => void);
-    if (type === '*') {
-      const star = (_type: SessionNoticeType, notice: unknown) => handler(notice);
-      this.#bus.on('*', star);
-      return () => this.#bus.off('*', star);
-    }
-    this.#bus.on(type, handler);
-    return () => this.#bus.off(type, handler);
+    return this.#bus.on(type, guarded(listener as (notice: unknown) => void));
   }
 
   events(options: EventsOptions = {}): AsyncIterableIterator<StreamNotice> {
@@ -129,11 +118,7 @@ export class SessionHandle implements Session {
   /** Every notice, unguarded (streams and waiters do not throw), and whether `done` was emitted. */
   #source(): NoticeSource {
     return {
-      subscribe: (listener) => {
-        const star = (_type: SessionNoticeType, notice: unknown) => listener(notice as SessionNotice);
-        this.#bus.on('*', star);
-        return () => this.#bus.off('*', star);
-      },
+      subscribe: (listener) => this.#bus.on('*', listener),
       // Not `runtime.isDone`: between the final state and `done` a stream must still get `done`.
       finished: () => this.#doneEmitted,
     };
@@ -191,7 +176,7 @@ export class SessionHandle implements Session {
   }
 
   #emit(notice: SessionNotice): void {
-    this.#bus.emit(notice.type, notice as never);
+    this.#bus.emit(notice);
   }
 }
 

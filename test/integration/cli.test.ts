@@ -480,12 +480,37 @@ describe('sessions: continued, listed, shown, removed', () => {
   });
 });
 
+describe('ase run --record and ase replay (fake engine: nothing to record)', () => {
+  it('--record with the fake engine is refused (INVALID_OPTIONS), a non-recording is RECORDING_INVALID, a recording made by a program has no run to rerun', async () => {
+    const file = path.join(tmp, 'r.jsonl');
+    const refused = await ase(['run', '--agent', 'fake', '--data-dir', dataDir, '--record', file, 'x']);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain('INVALID_OPTIONS: record: the fake engine has no traffic to record (recordable: claude, codex, codex-mcp, acp)');
+    await expect(fs.stat(file)).rejects.toMatchObject({ code: 'ENOENT' }); // refused before anything was written
+
+    await fs.writeFile(file, '{"type":"user"}\n');
+    const invalid = await ase(['replay', file]);
+    expect(invalid.exitCode).toBe(2);
+    expect(invalid.stderr).toBe(`RECORDING_INVALID: ${file}:1: not an ase-recording header\n`);
+
+    const header = { format: 'ase-recording', version: 1, agent: 'claude', engineOptions: {}, workDir: tmp, aseVersion: VERSION, argv: [], startedAt: new Date().toISOString() };
+    await fs.writeFile(file, `${JSON.stringify(header)}\n`);
+    const fromApi = await ase(['replay', file]);
+    expect(fromApi.exitCode).toBe(2);
+    expect(fromApi.stderr).toContain('was recorded by a program (createSession), not by `ase run`');
+
+    const usage = await ase(['replay']);
+    expect(usage.exitCode).toBe(2);
+    expect(usage.stderr).toMatch(/^ase replay: expected one recording file\n\nUsage:\n/);
+  });
+});
+
 describe('ase diagram', () => {
   it('prints a Mermaid stateDiagram-v2 with every top-level state of the machine', async () => {
     const result = await ase(['diagram']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout.startsWith('stateDiagram-v2\n')).toBe(true);
-    const topLevel = ['init', 'local', 'remote', 'switching', 'recovering', 'failed', 'stopping', 'stopped'];
+    const topLevel = ['init', 'local', 'remote', 'switching', 'hibernated', 'recovering', 'failed', 'stopping', 'stopped'];
     expect(Object.keys(sessionMachine.root.states)).toEqual(topLevel);
     for (const state of topLevel) expect(result.stdout).toMatch(new RegExp(`^ {2}state "${state}" as session_${state}( \\{)?$`, 'm'));
     expect(result.stdout).toContain('  [*] --> session_init\n');

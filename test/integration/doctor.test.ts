@@ -47,6 +47,11 @@ describe('ase doctor with each pinned agent', () => {
     expect(text.stdout).toContain(`found        yes, ASE_CLAUDE_BIN: ${pinned['ASE_CLAUDE_BIN']}`);
     expect(text.stdout).toMatch(/version {6}2\.1\.330 ✓ tested/);
     expect(text.stdout).toContain('set: OPENAI_API_KEY');
+    // each engine's runtime tier (docs/engines.md, runtime tiers)
+    expect(text.stdout).toContain('tier         claude: hooked; turnEnd authoritative, toolUse authoritative, permission authoritative, cost authoritative, fileChanges cooperative');
+    expect(text.stdout).toContain('tier         codex: hooked;');
+    const tiers = (JSON.parse(run.stdout) as { engines: { engine: string; tier: { tier: string } }[] }).engines.map((e) => [e.engine, e.tier.tier]);
+    expect(Object.fromEntries(tiers)).toMatchObject({ fake: 'hooked', claude: 'hooked', codex: 'hooked', 'codex-mcp': 'hooked', acp: 'hooked' });
   });
 
   it('a variable that names nothing is reported as such (not silently replaced by another place)', async () => {

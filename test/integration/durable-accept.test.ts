@@ -330,7 +330,7 @@ describe('restore after a crash', () => {
       gen: 3,
       resumeToken: 'tok-3',
       queue: [{ localId: 'L2', text: 'second', queuedAt: T0 - 50 }],
-      requests: { p1: { tool: 'Bash', input: {}, gen: 3, createdAt: T0 - 40, deadline: T0 + 1_000 } },
+      requests: { p1: { toolName: 'Bash', input: {}, gen: 3, createdAt: T0 - 40, deadline: T0 + 1_000 } },
       completed: {},
       usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, turns: 0 },
       deliveredIds: ['L1'],

@@ -17,6 +17,7 @@ import * as acpApi from '../../src/acp.js';
 import * as claudeApi from '../../src/claude.js';
 import * as codexApi from '../../src/codex.js';
 import * as rootApi from '../../src/index.js';
+import * as serverApi from '../../src/server.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 type ExportEntry = { types: string; default: string };
@@ -28,6 +29,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   './claude': claudeApi,
   './codex': codexApi,
   './acp': acpApi,
+  './server': serverApi,
 };
 const specifier = (entry: string) => (entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`);
 
@@ -46,8 +48,8 @@ afterAll(async () => {
 });
 
 describe('package.json exports', () => {
-  it('lists the root, the three engine subpaths and package.json, each with types and default', () => {
-    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './package.json']);
+  it('lists the root, the three engine subpaths, the server and package.json, each with types and default', () => {
+    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './package.json']);
     expect(pkg.exports['./package.json']).toBe('./package.json');
     for (const entry of Object.keys(ENTRIES)) {
       const target = pkg.exports[entry] as ExportEntry;
@@ -80,8 +82,9 @@ describe('package.json exports', () => {
       `import { ClaudeEngine, type ClaudePermissionMode } from '${pkg.name}/claude';`,
       `import { tailRollout, type RolloutCursor } from '${pkg.name}/codex';`,
       `import { ConfinedFs, type AcpSessionInfo } from '${pkg.name}/acp';`,
-      `export const values = [createSession, ClaudeEngine, tailRollout, ConfinedFs] as const;`,
-      `export type Types = [Session, ClaudePermissionMode, RolloutCursor, AcpSessionInfo];`,
+      `import { startServer, type RunningServer } from '${pkg.name}/server';`,
+      `export const values = [createSession, ClaudeEngine, tailRollout, ConfinedFs, startServer] as const;`,
+      `export type Types = [Session, ClaudePermissionMode, RolloutCursor, AcpSessionInfo, RunningServer];`,
       '',
     ].join('\n');
     await fs.writeFile(path.join(project, 'consumer.ts'), consumer);

@@ -169,7 +169,7 @@ describe('events(): subscribed from the call', () => {
     const stream = session.events();
     const from = notices.length;
     const pending = [stream.next(), stream.next(), stream.next()];
-    for (const id of ['a', 'b', 'c']) engine.inject({ type: 'tool_call', callId: id, name: 'Bash', input: {} });
+    for (const id of ['a', 'b', 'c']) engine.inject({ type: 'tool_call', callId: id, toolName: 'Bash', input: {} });
     const got = await Promise.all(pending);
     expect(got).toEqual(notices.slice(from, from + 3).map((value) => ({ done: false, value })));
     for (let i = from + 3; i < notices.length; i++) expect((await stream.next()).value).toEqual(notices[i]);
@@ -202,7 +202,7 @@ describe('events(): a consumer that stalls', () => {
       engine.inject(delta(piece));
       if (i % 10 === 0) engine.inject({ type: 'activity' });
       if (i % 50 === 0) engine.inject({ type: 'thinking', active: i % 100 === 0 });
-      if (i === 150) engine.inject({ type: 'tool_call', callId: 'c1', name: 'Bash', input: { command: 'ls' } });
+      if (i === 150) engine.inject({ type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } });
     }
     engine.inject({ type: 'message', role: 'assistant', id: 'm1', blocks: [{ type: 'text', text }] });
     const all = notices.slice(from);
@@ -239,7 +239,7 @@ describe('events(): a consumer that stalls', () => {
     const { session, engine, notices } = await manualSession();
     const stream = session.events({ maxBuffered: 20 });
     const from = notices.length;
-    for (let i = 0; i < 40; i++) engine.inject({ type: 'tool_call', callId: `c${i}`, name: 'Bash', input: { i } });
+    for (let i = 0; i < 40; i++) engine.inject({ type: 'tool_call', callId: `c${i}`, toolName: 'Bash', input: { i } });
     const all = notices.slice(from);
     // Each tool_call is an agent notice and a transcript entry (and the first turns the thinking indicator on).
     expect(all.filter((n) => n.type !== 'thinking')).toHaveLength(80);
@@ -257,7 +257,7 @@ describe('events(): a consumer that stalls', () => {
   it('a stream nobody reads holds at most maxBuffered notices, then lets go of the session', async () => {
     const { session, engine, clock } = await manualSession();
     const stream = session.events({ maxBuffered: 10 });
-    for (let i = 0; i < 5_000; i++) engine.inject({ type: 'tool_call', callId: `c${i}`, name: 'Bash', input: {} });
+    for (let i = 0; i < 5_000; i++) engine.inject({ type: 'tool_call', callId: `c${i}`, toolName: 'Bash', input: {} });
     await stop(session, clock).catch(() => undefined);
     const { items, error } = await drain(stream);
     expect(isAseError(error, 'SLOW_CONSUMER')).toBe(true);
@@ -285,7 +285,7 @@ describe('events(): AbortSignal', () => {
     const { session, engine } = await manualSession();
     const controller = new AbortController();
     const stream = session.events({ signal: controller.signal });
-    engine.inject({ type: 'tool_call', callId: 'c1', name: 'Bash', input: {} });
+    engine.inject({ type: 'tool_call', callId: 'c1', toolName: 'Bash', input: {} });
     controller.abort();
     await expect(stream.next()).rejects.toMatchObject({ name: 'AbortError' });
   });
@@ -295,7 +295,7 @@ const TOOL_TURN: FakeScript = {
   turns: [
     [
       { text: 'Let me look.' },
-      { emit: { type: 'tool_call', callId: 'c1', name: 'Bash', input: { command: 'ls' } }, afterMs: 5 },
+      { emit: { type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } }, afterMs: 5 },
       { emit: { type: 'tool_result', callId: 'c1', status: 'completed', output: 'a b', isError: false }, afterMs: 5 },
       { text: 'Two files: a and b.', afterMs: 5 },
       { complete: { usage: { inputTokens: 100, outputTokens: 20, costUsd: 0.0001 } } },

@@ -216,10 +216,10 @@ describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
     const askedAt = session.snapshot().requests['perm-1']!.createdAt;
     if (!io) expect(askedAt).toBe(T0 + 15);
     expect(prompts).toEqual([
-      { type: 'permission_prompt', requestId: 'perm-1', tool: 'Bash', input: { command: 'ls' }, callId: 'call-1', deadline: askedAt + 600_000 },
+      { type: 'permission_prompt', requestId: 'perm-1', toolName: 'Bash', input: { command: 'ls' }, callId: 'call-1', deadline: askedAt + 600_000 },
     ]);
     expect(session.snapshot().requests).toEqual({
-      'perm-1': { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: askedAt, callId: 'call-1', deadline: askedAt + 600_000 },
+      'perm-1': { toolName: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: askedAt, callId: 'call-1', deadline: askedAt + 600_000 },
     });
     expect(stateOf(session)).toEqual({ remote: 'running' });
     expect(fake.engines[0]!.answers).toEqual([]);
@@ -241,10 +241,11 @@ describe.each(BACKENDS)('a remote tool turn on $name', (backend) => {
 
     const final = await stopSession(session, clock);
     expect(final.phase).toBe('stopped');
-    // Every transcript notice reached the journal, in the same order, numbered without gaps.
+    // Every transcript notice reached the journal, in the same order, numbered without gaps
+    // (the journal's seq 1, 2, 3, ... on each).
     const entries = await journal.read('tool-turn');
     const noticed = notices.flatMap((n) => (n.type === 'transcript' ? [n.entry] : []));
-    expect(entries).toEqual(noticed);
+    expect(entries).toEqual(noticed.map((entry, index) => ({ ...entry, seq: index + 1 })));
     // `<instance>.<gen>-<seq>`: one instance tag for this run, then gen and a gapless counter.
     const tags = new Set(entries.map((e) => e.eventId.split('.')[0]));
     expect(tags.size).toBe(1);

@@ -41,6 +41,8 @@ export type MockOutputItem =
       arguments: Record<string, unknown> | string;
       callId?: string;
       id?: string;
+      /** the tool's namespace when it is offered inside one (e.g. `collaboration` for `spawn_agent`) */
+      namespace?: string;
     }
   | {
       type: 'custom_tool_call';
@@ -71,6 +73,8 @@ export type MockReply =
       name: string;
       arguments: Record<string, unknown> | string;
       callId?: string;
+      /** the tool's namespace (e.g. `collaboration` for `spawn_agent`) */
+      namespace?: string;
       /** optional assistant text before the call */
       text?: string;
       reasoning?: string;
@@ -215,7 +219,7 @@ function itemsOf(reply: Extract<MockReply, { kind: 'text' | 'tool_call' | 'custo
       ];
       const call: MockOutputItem =
         reply.kind === 'tool_call'
-          ? { type: 'function_call', name: reply.name, arguments: reply.arguments, ...(reply.callId ? { callId: reply.callId } : {}) }
+          ? { type: 'function_call', name: reply.name, arguments: reply.arguments, ...(reply.callId ? { callId: reply.callId } : {}), ...(reply.namespace ? { namespace: reply.namespace } : {}) }
           : { type: 'custom_tool_call', name: reply.name, input: reply.input, ...(reply.callId ? { callId: reply.callId } : {}) };
       return [...before, call];
     }
@@ -307,8 +311,9 @@ export async function startOpenAIResponsesMock(options: OpenAIResponsesMockOptio
         const id = item.id ?? nextId('fc');
         const callId = item.callId ?? nextId('call');
         const args = typeof item.arguments === 'string' ? item.arguments : JSON.stringify(item.arguments);
-        await send({ type: 'response.output_item.added', output_index: index, item: { id, type: 'function_call', status: 'in_progress', name: item.name, arguments: '', call_id: callId } });
-        const done = { id, type: 'function_call', status: 'completed', name: item.name, arguments: args, call_id: callId };
+        const namespace = item.namespace ? { namespace: item.namespace } : {};
+        await send({ type: 'response.output_item.added', output_index: index, item: { id, type: 'function_call', status: 'in_progress', name: item.name, ...namespace, arguments: '', call_id: callId } });
+        const done = { id, type: 'function_call', status: 'completed', name: item.name, ...namespace, arguments: args, call_id: callId };
         await send({ type: 'response.output_item.done', output_index: index, item: done });
         output.push(done);
         outputTokens += Math.max(1, Math.ceil(args.length / 4));

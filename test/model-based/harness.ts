@@ -36,6 +36,7 @@ export const MODEL_CONFIG: Partial<SessionConfig> = {
   thinkingClearMs: 2_300,
   persistDebounceMs: 130,
   maxPersistRetries: 1,
+  hibernateAfterMs: 2_900,
 };
 
 export const START_TIME = 1_000_000;
@@ -185,6 +186,18 @@ export class Sut {
 
   /** Applies one machine event the way it would really arrive. */
   async apply(event: SessionEvent): Promise<void> {
+    const before = this.runtime.actor.getSnapshot();
+    const effectsBefore = this.effects.length;
+    await this.#apply(event);
+    // Waking from hibernation (or leaving it for local mode) resumes the agent's own session.
+    if (before.matches('hibernated') && before.context.resumeToken !== undefined) {
+      for (const e of this.effects.slice(effectsBefore)) {
+        if (e.type === 'engine.start') expect(e.resumeToken, `gen ${e.gen} started after hibernation without the resume token`).toBe(before.context.resumeToken);
+      }
+    }
+  }
+
+  async #apply(event: SessionEvent): Promise<void> {
     switch (event.type) {
       case 'send':
       case 'abort':
@@ -265,8 +278,29 @@ export class Sut {
       expect(new Set(this.runtime.armedTimers()), 'runtime timers mirror the context').toEqual(new Set(Object.keys(ctx.timers)));
     }
     for (const id of Object.keys(ctx.requests)) expect(ctx.completed[id], `request ${id} both open and completed`).toBeUndefined();
+    this.checkHibernation();
     if (this.runtime.isDone) expect(Object.keys(ctx.requests), 'open requests at the end').toEqual([]);
     this.checkSettings();
+  }
+
+  /**
+   * Hibernation: the timer runs only while the session is remote and idle; a hibernated session
+   * has no turn, no open request and nothing queued unless a send arrived while its agent was still
+   * stopping; asleep, it has no live generation at all (its agent is stopped or abandoned).
+   */
+  checkHibernation(): void {
+    const snapshot = this.runtime.actor.getSnapshot();
+    const ctx = snapshot.context;
+    if ('hibernate' in ctx.timers) expect(snapshot.value, 'the hibernate timer is armed only while idle').toEqual({ remote: 'idle' });
+    if (!snapshot.matches('hibernated')) return;
+    expect(ctx.phase).toBe('hibernated');
+    expect(ctx.turn, 'a hibernated session has no turn').toBeNull();
+    expect(Object.keys(ctx.requests), 'a hibernated session has no open request').toEqual([]);
+    if (snapshot.matches({ hibernated: 'asleep' })) {
+      expect(ctx.liveGen, 'asleep: no live generation').toBeNull();
+      expect(ctx.queue, 'asleep: nothing waits to be sent').toEqual([]);
+      expect(ctx.mode).toBe('remote');
+    }
   }
 
   /**

@@ -88,12 +88,16 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'message', gen, at, role: 'assistant', id: 'a1', blocks: [{ type: 'text', text: 'hi' }] },
       // A prompt typed in the local terminal (a local turn starts).
       { type: 'message', gen, at, role: 'user', id: 'u1', blocks: [{ type: 'text', text: 'typed at the desk' }] },
-      { type: 'tool_call', gen, at, callId: 'c1', name: 'Bash', input: { command: 'ls' } },
+      { type: 'tool_call', gen, at, callId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
       { type: 'tool_result', gen, at, callId: 'c1', status: 'completed', output: 'ok', isError: false },
       { type: 'turn_complete', gen, at, status: 'completed', usage: USAGE },
       { type: 'error', gen, at, kind: 'transient', message: 'overloaded', retryable: true },
       { type: 'error', gen, at, kind: 'auth', message: 'bad key', retryable: false },
       { type: 'warning', gen, at, code: 'untested_version', message: 'Claude Code 9.9.9 is not the tested 2.1.330' },
+      { type: 'plan', gen, at, entries: [{ content: 'read the tests', status: 'in_progress' }] },
+      { type: 'agent_mode', gen, at, modeId: 'plan' },
+      { type: 'available_commands', gen, at, commands: [{ name: 'init', description: 'write AGENTS.md' }] },
+      { type: 'context_usage', gen, at, usedTokens: 1_200, windowTokens: 200_000 },
     );
     // Local mode: one dialog at a time is on the terminal (a second one adds states, not transitions).
     if (Object.keys(c.requests).length < (s.value !== null && typeof s.value === 'object' && 'local' in s.value ? 1 : 2)) {

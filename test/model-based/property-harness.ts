@@ -143,10 +143,14 @@ const usageArb: fc.Arbitrary<Partial<TurnUsage>> = fc.record(
 const EMITS: AgentEventBody[] = [
   { type: 'thinking', active: true },
   { type: 'thinking', active: false },
-  { type: 'tool_call', callId: 'c1', name: 'Bash', input: { command: 'ls' } },
+  { type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
   { type: 'error', kind: 'transient', message: 'overloaded', retryable: true },
   { type: 'error', kind: 'auth', message: 'bad key', retryable: false },
   { type: 'warning', code: 'untested_version', message: 'Claude Code 9.9.9 is not the tested 2.1.330' },
+  { type: 'plan', entries: [{ content: 'read the tests', status: 'in_progress' }] },
+  { type: 'agent_mode', modeId: 'plan' },
+  { type: 'available_commands', commands: [{ name: 'init' }] },
+  { type: 'context_usage', usedTokens: 1_200, windowTokens: 200_000 },
 ];
 
 const textStep: fc.Arbitrary<FakeStep> = fc.record({ afterMs, text: fc.string({ maxLength: 6 }) });

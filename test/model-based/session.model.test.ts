@@ -133,7 +133,7 @@ const RESTORED: VersionedSession = {
     gen: 4,
     resumeToken: 'agent-session-0',
     queue: [{ localId: 'm7', text: 'queued before the restart', queuedAt: START_TIME - 10 }],
-    requests: { 'p-old': { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: START_TIME - 20 } },
+    requests: { 'p-old': { toolName: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: START_TIME - 20 } },
     completed: {},
     usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, turns: 0 },
     deliveredIds: ['m5', 'm6'],
@@ -149,6 +149,12 @@ const RESTORED_MID_TURN: VersionedSession = {
   state: { ...RESTORED.state, phase: 'running', queue: [], requests: {}, updatedAt: START_TIME - 3 },
 };
 
+/** A session stored while hibernated (its agent stopped after it sat idle): it comes back without an agent. */
+const RESTORED_HIBERNATED: VersionedSession = {
+  version: 4,
+  state: { ...RESTORED.state, phase: 'hibernated', queue: [], requests: {}, turn: undefined, updatedAt: START_TIME - 2 },
+};
+
 const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] = [
   { name: 'a new session in remote mode', input: inputFor('remote'), maxSteps: Infinity },
   { name: 'a new session in local mode', input: inputFor('local'), maxSteps: Infinity },
@@ -156,6 +162,7 @@ const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] =
   { name: 'a restored session in remote mode', input: inputFor('remote', RESTORED), maxSteps: 3 },
   { name: 'a restored session in local mode', input: inputFor('local', RESTORED), maxSteps: 2 },
   { name: 'a session restored mid-turn with nothing queued', input: inputFor('remote', RESTORED_MID_TURN), maxSteps: 3 },
+  { name: 'a hibernated session restored', input: inputFor('remote', RESTORED_HIBERNATED), maxSteps: 3 },
 ];
 
 for (const start of STARTS) {

@@ -226,7 +226,8 @@ describe('SessionActor properties', () => {
  * Liveness: left alone, a session settles. Every deadline is bounded (stall, interrupt grace, stop
  * timeout, permission timeout, restart backoff, bounded restarts), so once nothing is scheduled:
  * no request is open, the agent is not "thinking", and in remote mode every queued message went
- * out and the session is idle (or failed). A local session may keep messages queued while a person
+ * out and the session is hibernated (idle past `hibernateAfterMs`, its agent stopped), or idle
+ * when hibernation is off, or failed. A local session may keep messages queued while a person
  * drives the agent (they wait for control to come back), or be done (the agent was quit).
  */
 function checkAtRest(sut: ScriptedSut): void {
@@ -237,8 +238,10 @@ function checkAtRest(sut: ScriptedSut): void {
   if (snapshot.status === 'done') return;
   expect(sut.runtime.armedTimers(), 'timers armed at rest').toEqual([]);
   if (ctx.mode === 'remote') {
-    expect(['idle', 'failed'], `remote session at rest in ${JSON.stringify(snapshot.value)}`).toContain(ctx.phase);
-    if (ctx.phase === 'idle') expect(ctx.queue.map((q) => q.localId), 'messages still queued at rest').toEqual([]);
+    const resting = ctx.config.hibernateAfterMs > 0 ? ['hibernated', 'failed'] : ['idle', 'failed'];
+    expect(resting, `remote session at rest in ${JSON.stringify(snapshot.value)}`).toContain(ctx.phase);
+    if (ctx.phase !== 'failed') expect(ctx.queue.map((q) => q.localId), 'messages still queued at rest').toEqual([]);
+    if (ctx.phase === 'hibernated') expect(snapshot.value, 'at rest, hibernated means no agent').toEqual({ hibernated: 'asleep' });
   } else {
     expect(['local', 'failed'], `local session at rest in ${JSON.stringify(snapshot.value)}`).toContain(ctx.phase);
   }
@@ -252,9 +255,10 @@ async function checkFinal(sut: ScriptedSut): Promise<void> {
   checkSendsAccountedFor(sut.effects, sut.accepted, ctx.queue.map((q) => q.localId));
   expect(Object.keys(ctx.requests), 'no open requests remain').toEqual([]);
 
-  // The journal holds exactly what the session emitted, in order.
+  // The journal holds exactly what the session emitted, in order, numbered 1, 2, 3, ... (its seq).
   const transcript = await sut.transcript();
-  const emitted = sut.effects.flatMap((e) => (e.type === 'transcript.emit' ? [e.entry] : []));
+  const emitted = sut.effects.flatMap((e) => (e.type === 'transcript.emit' ? [{ ...e.entry, seq: 0 }] : []));
+  emitted.forEach((entry, index) => (entry.seq = index + 1));
   expect(transcript, 'the journal holds every transcript entry, in order').toEqual(emitted);
   expect(new Set(transcript.map((e) => e.eventId)).size, 'transcript event ids are unique').toBe(transcript.length);
 

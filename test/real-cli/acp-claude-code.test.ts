@@ -73,7 +73,7 @@ describe('acp engine with claude-code-acp', () => {
     let done = log.next('turn_complete');
     session.send('run the command');
     let p = await prompt;
-    expect(p.tool).toBe(BASH);
+    expect(p.toolName).toBe(BASH);
     expect(p.input).toMatchObject({ command: 'echo made-by-terminal > bash.txt && echo ok' });
     session.decide(p.requestId, 'allow');
     expect(await done).toMatchObject({ status: 'completed' });

@@ -62,7 +62,7 @@ describe('acp engine with gemini-cli --acp', () => {
     const done = log.next('turn_complete');
     session.send('write the file');
     const p = await prompt;
-    expect(p.tool).toBe('edit');
+    expect(p.toolName).toBe('edit');
     session.decide(p.requestId, 'allow');
     expect(await done).toMatchObject({ status: 'completed' });
     expect(existsSync(target)).toBe(true);

@@ -118,7 +118,7 @@ describe('claude engine with the real CLI', () => {
     session.send('please create the file');
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
     timings.turn2ToPromptMs = Math.round(performance.now() - t);
-    expect(p.tool).toBe('Bash');
+    expect(p.toolName).toBe('Bash');
     expect(p.input).toMatchObject({ command: `touch ${target}` });
     session.decide(p.requestId, 'allow');
     const tc2 = (await done) as Extract<SessionNotice, { type: 'agent' }>;

@@ -94,7 +94,7 @@ describe('claude local mode through a session, with the real CLI', () => {
     await screen.waitFor(/write the file please/);
     session.terminal.write('\r');
     const ask = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
-    expect(ask).toMatchObject({ tool: 'Bash', input: { command: 'echo from-the-phone > phone.txt' } });
+    expect(ask).toMatchObject({ toolName: 'Bash', input: { command: 'echo from-the-phone > phone.txt' } });
     await screen.waitFor(/Do you want to proceed\?/);
     const resolved = waitFor(session, (n) => n.type === 'permission_resolved', 'permission resolved');
     await session.decide(ask.requestId, 'allow');

@@ -95,7 +95,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     expect(await log.waitFor('turn_complete', mark)).toMatchObject({ status: 'completed' });
     const allowMs = Math.round(performance.now() - t);
     expect(readFileSync(allowedFile, 'utf8')).toBe('ran\n');
-    expect(log.of('tool_call', mark)).toEqual([expect.objectContaining({ callId: ask.callId, name: 'shell' })]);
+    expect(log.of('tool_call', mark)).toEqual([expect.objectContaining({ callId: ask.callId, toolName: 'shell' })]);
     expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ callId: ask.callId, status: 'completed', output: expect.objectContaining({ exitCode: 0, output: expect.stringContaining('printed') }) })]);
 
     const deniedFile = join(h.workDir, 'denied.txt');

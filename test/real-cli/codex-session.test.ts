@@ -67,7 +67,7 @@ describe.each(cases)('$agent engine under a SessionActor (real codex $version)',
     let done = waitForNotice(session, agentEvent('turn_complete'), 'turn complete');
     session.send('write the file');
     const p = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
-    expect(p.tool).toBe('shell');
+    expect(p.toolName).toBe('shell');
     expect(p.input).toMatchObject({ command: expect.stringContaining(`echo approved > ${target}`) });
     session.decide(p.requestId, 'allow');
     const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;

@@ -42,6 +42,8 @@ export interface CodexBenchSpec {
   fixturePrefix: string;
   engine: FixtureHeader['engine'];
   codexVersion: string;
+  /** extra `[features]` of the hermetic config.toml (e.g. `multi_agent_v2` for sub-agents) */
+  features?: Record<string, boolean>;
 }
 
 export class CodexEngineBench<E extends AgentEngine & { stop(): Promise<void> }> {
@@ -58,7 +60,7 @@ export class CodexEngineBench<E extends AgentEngine & { stop(): Promise<void> }>
   static async open<E extends AgentEngine & { stop(): Promise<void> }>(spec: CodexBenchSpec): Promise<CodexEngineBench<E>> {
     const mock = await startOpenAIResponsesMock();
     const root = mkdtempSync(join(tmpdir(), spec.prefix));
-    const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, ...(spec.target && { target: spec.target }) });
+    const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, ...(spec.target && { target: spec.target }), ...(spec.features && { features: spec.features }) });
     return new CodexEngineBench<E>(spec, mock, root, h);
   }
 

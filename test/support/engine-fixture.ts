@@ -10,21 +10,24 @@
  * the agent's slug of it, ...) are replaced by placeholders ({@link FixtureVars}), so a replay in
  * another directory sees its own paths. `activity` events are not recorded: they depend on time.
  *
- * Replaying: test/support/replay-agent.mjs plays the `from_agent` lines back, segment by segment,
- * each time the engine writes the next `to_agent` line (which must match the recording), and
+ * Replaying: {@link replayLauncher} hands the engine the library's replay stand-in (the mechanism
+ * behind `replayEngine`), which plays the `from_agent` lines back, segment by segment, each time
+ * the engine writes the next `to_agent` line (which must match the recording), and
  * {@link hostActions} tells a test which engine call produced each `to_agent` line and after how
  * many events, so the test can drive the engine exactly as the session did.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { AgentEngine, EngineFactory } from '../../src/engines/core/engine.js';
 import type { TrafficRecord } from '../../src/engines/transport/traffic.js';
 import type { AgentEvent, AgentEventBody } from '../../src/events/agent-event.js';
+import type { AseError } from '../../src/errors.js';
+import { ReplayScript } from '../../src/engines/core/replay-agent.js';
+import { replayLauncher as replayNdjsonLauncher } from '../../src/engines/replay-engine.js';
+import type { NdjsonLauncher } from '../../src/engines/transport/ndjson-process.js';
 
 /** Placeholder → the value it stands for in this run, e.g. `{ '<ROOT>': '/tmp/ase-x' }`. */
 export type FixtureVars = Readonly<Record<string, string>>;
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export type FixtureRecord =
   | { t: number; dir: 'to_agent' | 'from_agent'; msg: unknown }
@@ -130,16 +133,20 @@ export function hostActions(records: readonly FixtureRecord[]): HostAction[] {
 }
 
 /**
- * Writes an executable stand-in for the agent CLI into `dir` that replays `fixturePath` (see
- * replay-agent.mjs), running on this process's Node. Returns its path.
+ * A stand-in agent process for the engine's `launcher` option that replays the fixture at
+ * `fixturePath` (with this run's `vars`): the library's own replay mechanism (ReplayScript and its
+ * relay process, src/engines/core/replay-agent.ts), fed with the fixture's traffic. `mismatch()`
+ * is the first host line that differed, as the typed REPLAY_MISMATCH error.
  */
-export function replayAgentBin(dir: string, fixturePath: string, vars: FixtureVars): string {
-  const bin = join(dir, 'replay-agent');
-  const script = join(repoRoot, 'test', 'support', 'replay-agent.mjs');
-  writeFileSync(
-    bin,
-    `#!${process.execPath}\nprocess.env.REPLAY_FIXTURE = ${JSON.stringify(fixturePath)};\nprocess.env.REPLAY_VARS = ${JSON.stringify(JSON.stringify(vars))};\nimport(${JSON.stringify(script)});\n`,
+export function replayLauncher(fixturePath: string, vars: FixtureVars): { launcher: NdjsonLauncher; mismatch(): AseError | undefined } {
+  const records = readFixture(fixturePath, vars);
+  const exited = records.findLast((r): r is Extract<FixtureRecord, { dir: 'event' }> => r.dir === 'event' && r.event.type === 'exited')?.event as
+    | { code: number | null; signal: string | null }
+    | undefined;
+  const traffic = records.flatMap((r) =>
+    r.dir === 'event' ? [] : [{ kind: 'traffic' as const, at: r.t, gen: 1, direction: r.dir, line: 'raw' in r ? r.raw : JSON.stringify(r.msg) }],
   );
-  chmodSync(bin, 0o755);
-  return bin;
+  let mismatch: AseError | undefined;
+  const script = new ReplayScript({ gen: 1, traffic, ...(exited && { exit: { code: exited.code, signal: exited.signal } }) });
+  return { launcher: replayNdjsonLauncher(script, (error) => (mismatch ??= error)), mismatch: () => mismatch };
 }

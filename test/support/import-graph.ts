@@ -59,7 +59,7 @@ const any =
 /** The engine folder a file belongs to (`engines/codex/rollout/x.ts` → `engines/codex`). */
 const engineFolder = (file: string): string | undefined => /^engines\/([^/]+)\//.exec(file)?.[0]?.slice(0, -1);
 
-export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts'] as const;
+export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts', 'server.ts'] as const;
 const publicEntry = (file: string) => (PUBLIC_ENTRIES as readonly string[]).includes(file);
 
 /** The architecture of docs/architecture.md, bottom layer first. */
@@ -70,6 +70,8 @@ export const LAYERS: readonly Layer[] = [
   { name: 'engines/core', owns: under('engines/core'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport'), under('engines/core')), packages: ['zod'] },
   { name: 'engines/transport', owns: under('engines/transport'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport')) },
   { name: 'engines/default-registry', owns: is('engines/default-registry.ts'), mayImport: under('engines') },
+  // Replays a recording through the built-in engine it names (and that engine's spawning hook).
+  { name: 'engines/replay-engine', owns: is('engines/replay-engine.ts'), mayImport: any(under('events'), is('errors.ts'), under('engines')) },
   {
     name: 'engines/<protocol>',
     owns: under('engines'),
@@ -85,6 +87,11 @@ export const LAYERS: readonly Layer[] = [
     name: 'session',
     owns: under('session'),
     mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('runtime'), under('session')),
+  },
+  {
+    name: 'server',
+    owns: under('server'),
+    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('runtime'), under('session'), under('server')),
   },
   { name: 'cli', owns: under('cli'), mayImport: any(publicEntry, under('cli')) },
   { name: 'public entry', owns: publicEntry, mayImport: () => true },

@@ -38,3 +38,17 @@ export function feed(snapshot: SessionSnapshot, ...events: SessionEvent[]): [Ses
 
 export const only = <T extends Effect['type']>(effects: Effect[], ...types: T[]) =>
   effects.filter((e): e is Extract<Effect, { type: T }> => (types as string[]).includes(e.type));
+
+/** Fires armed timer `id` at its deadline (the way the runtime's clock would); throws when it is not armed. */
+export function fire(snapshot: SessionSnapshot, id: string): [SessionSnapshot, Effect[]] {
+  const deadline = snapshot.context.timers[id];
+  if (deadline === undefined) throw new Error(`timer ${id} is not armed (armed: ${Object.keys(snapshot.context.timers).join(', ') || 'none'})`);
+  return feed(snapshot, { type: 'timer_fired', id, at: deadline });
+}
+
+/** Lets every state write in flight succeed. */
+export function settleWrites(snapshot: SessionSnapshot, at: number): SessionSnapshot {
+  let s = snapshot;
+  while (s.context.persist.inFlight) [s] = feed(s, { type: 'persist_ok', version: s.context.version + 1, at });
+  return s;
+}

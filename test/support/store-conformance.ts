@@ -23,7 +23,7 @@ export function session(overrides: Partial<PersistedSession> = {}): PersistedSes
     gen: 1,
     resumeToken: 'resume-1',
     queue: [{ localId: 'q1', text: 'queued', queuedAt: 10 }],
-    requests: { r1: { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: 5 } },
+    requests: { r1: { toolName: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: 5 } },
     completed: { r0: { status: 'approved', decidedAt: 4, gen: 1 } },
     usage: { inputTokens: 1, outputTokens: 2, cacheReadTokens: 3, cacheWriteTokens: 4, costUsd: 0.5, turns: 1 },
     deliveredIds: ['m1'],

@@ -33,7 +33,7 @@ describe('AcpTranslator', () => {
       { type: 'text_delta', messageId: 'acp-1-t1-m0', text: 'Hello ' },
       { type: 'text_delta', messageId: 'acp-1-t1-m0', text: 'world' },
       { type: 'message', role: 'assistant', id: 'acp-1-t1-m0', blocks: [{ type: 'text', text: 'Hello world' }] },
-      { type: 'tool_call', callId: 't1', name: 'execute', input: {}, title: 'ls' },
+      { type: 'tool_call', callId: 't1', toolName: 'execute', input: {}, title: 'ls' },
       { type: 'text_delta', messageId: 'acp-1-t1-m1', text: 'After.' },
       { type: 'message', role: 'assistant', id: 'acp-1-t1-m1', blocks: [{ type: 'text', text: 'After.' }] },
     ]);
@@ -95,8 +95,8 @@ describe('AcpTranslator', () => {
       { sessionUpdate: 'tool_call_update', toolCallId: 'x', status: 'failed' },
     ]);
     expect(out).toEqual([
-      { type: 'tool_call', callId: 'x', name: 'Bash', input: {}, title: 'Terminal' },
-      { type: 'tool_call', callId: 'x', name: 'Bash', input: { command: 'touch a' }, title: 'touch a' },
+      { type: 'tool_call', callId: 'x', toolName: 'Bash', input: {}, title: 'Terminal' },
+      { type: 'tool_call', callId: 'x', toolName: 'Bash', input: { command: 'touch a' }, title: 'touch a' },
       { type: 'tool_result', callId: 'x', status: 'completed', output: { content: [{ type: 'content', content: { type: 'text', text: 'ok' } }] }, isError: false },
     ]);
     expect(t.toolName('x')).toBe('Bash');
@@ -116,7 +116,7 @@ describe('AcpTranslator', () => {
     expect(t.deny('ghost').map((e) => e.type)).toEqual(['tool_call', 'tool_result']);
   });
 
-  it('keeps session info and records unknown variants as skipped', () => {
+  it('reports plan, mode, commands and usage as agent-state events, keeps session info, records unknown variants as skipped', () => {
     const t = new AcpTranslator({ idPrefix: 'p' });
     const out = run(t, [
       { sessionUpdate: 'plan', entries: [{ content: 'x', priority: 'high', status: 'pending' }] },
@@ -127,9 +127,30 @@ describe('AcpTranslator', () => {
       { sessionUpdate: 'something_new' },
       { sessionUpdate: 'tool_call' },
     ]);
-    expect(out).toEqual([]);
+    expect(out).toEqual([
+      { type: 'plan', entries: [{ content: 'x', priority: 'high', status: 'pending' }] },
+      { type: 'available_commands', commands: [{ name: 'c', description: 'd' }] },
+      { type: 'agent_mode', modeId: 'plan' },
+      { type: 'context_usage', usedTokens: 10, windowTokens: 100, cost: { amount: 0.5, currency: 'USD' } },
+    ]);
     expect(t.info).toMatchObject({ currentModeId: 'plan', title: 'T', context: { used: 10, size: 100 }, cost: { amount: 0.5, currency: 'USD' } });
     expect(t.skipped.map((s) => s.reason)).toEqual(['unknown session/update "something_new"', 'tool_call without a toolCallId']);
+  });
+
+  it('agent-state updates: odd entries are normalised or dropped, malformed updates skipped', () => {
+    const t = new AcpTranslator({ idPrefix: 'p' });
+    const out = run(t, [
+      { sessionUpdate: 'plan', entries: [{ content: 'a', status: 'weird' }, { status: 'pending' }, { content: 'b', status: 'completed', priority: 'urgent' }] },
+      { sessionUpdate: 'available_commands_update', availableCommands: [{ name: 'web', description: 'search', input: { hint: 'query' } }, { description: 'no name' }] },
+      { sessionUpdate: 'plan' },
+      { sessionUpdate: 'current_mode_update', currentModeId: 3 },
+      { sessionUpdate: 'usage_update', used: 'many', size: 100 },
+    ]);
+    expect(out).toEqual([
+      { type: 'plan', entries: [{ content: 'a', status: 'pending' }, { content: 'b', status: 'completed' }] },
+      { type: 'available_commands', commands: [{ name: 'web', description: 'search', inputHint: 'query' }] },
+    ]);
+    expect(t.skipped.map((s) => s.reason)).toEqual(['plan without entries', 'current_mode_update without currentModeId', 'usage_update without used/size']);
   });
 
   it('history mode reports user chunks as user messages', () => {

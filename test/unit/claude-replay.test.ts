@@ -14,7 +14,7 @@ import { ClaudeEngine } from '../../src/engines/claude/index.js';
 import type { EngineContext } from '../../src/engines/core/engine.js';
 import type { AgentEvent, AgentEventBody } from '../../src/events/agent-event.js';
 import { claudeFixtureVars } from '../support/claude-fixture.js';
-import { hostActions, readFixture, recordedEvents, replayAgentBin, writeFixture, type FixtureRecord, type FixtureVars, type HostAction } from '../support/engine-fixture.js';
+import { hostActions, readFixture, recordedEvents, replayLauncher, writeFixture, type FixtureRecord, type FixtureVars, type HostAction } from '../support/engine-fixture.js';
 import { realEngineContext } from '../support/engine-context.js';
 
 const fixtureDir = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'claude', 'engine');
@@ -71,8 +71,8 @@ const body = (e: AgentEvent): AgentEventBody => {
 
 /** Replays `records` through a ClaudeEngine, driving it as the session did; returns what it emitted. */
 async function replay(root: string, fixturePath: string, vars: FixtureVars, records: readonly FixtureRecord[]) {
-  const bin = replayAgentBin(root, fixturePath, vars);
-  const engine = new ClaudeEngine(context, { bin, env: { CLAUDE_CONFIG_DIR: join(root, 'config') }, shutdown: { stdinGraceMs: 2_000, termGraceMs: 500, killWaitMs: 500 } });
+  const { launcher } = replayLauncher(fixturePath, vars);
+  const engine = new ClaudeEngine(context, { launcher, env: { CLAUDE_CONFIG_DIR: join(root, 'config') }, shutdown: { stdinGraceMs: 2_000, termGraceMs: 500, killWaitMs: 500 } });
   const expected = recordedEvents(records);
   const actions = hostActions(records);
   const got: AgentEventBody[] = [];
@@ -175,8 +175,8 @@ describe('ClaudeEngine replaying recorded real-CLI traffic', () => {
     );
     const path = join(root, 'mismatch.jsonl');
     writeFixture(path, doctored);
-    const bin = replayAgentBin(root, path, vars);
-    const engine = new ClaudeEngine(context, { bin, shutdown: { stdinGraceMs: 500, termGraceMs: 500, killWaitMs: 500 } });
+    const stand = replayLauncher(path, vars);
+    const engine = new ClaudeEngine(context, { launcher: stand.launcher, shutdown: { stdinGraceMs: 500, termGraceMs: 500, killWaitMs: 500 } });
     const events: AgentEvent[] = [];
     const exited = new Promise<void>((r) => engine.onEvent((e) => (events.push(e), e.type === 'exited' && r())));
     await engine.start({ gen: 1, mode: 'remote', workDir: join(root, 'work'), options: {} });
@@ -186,5 +186,8 @@ describe('ClaudeEngine replaying recorded real-CLI traffic', () => {
     const error = events.find((e) => e.type === 'error');
     expect(error).toMatchObject({ kind: 'fatal' });
     expect((error as { message: string }).message).toContain('differs from the recording');
+    // The typed error names the host line and both versions of it.
+    expect(stand.mismatch()).toMatchObject({ code: 'REPLAY_MISMATCH', details: { gen: 1, line: 2 } });
+    expect(stand.mismatch()?.message).toContain('the prompt as sent');
   });
 });

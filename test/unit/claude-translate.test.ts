@@ -83,7 +83,7 @@ describe('ClaudeTranslator on the recorded real traffic', () => {
   it('reports the Bash call, then its result', () => {
     const call = events.find((e) => e.type === 'tool_call');
     const res = events.find((e) => e.type === 'tool_result');
-    expect(call).toMatchObject({ type: 'tool_call', callId: 'toolu_mock_46f4611b4acb476d8241a2a94b62b0dd', name: 'Bash', input: { command: 'touch <ROOT>/x.txt' } });
+    expect(call).toMatchObject({ type: 'tool_call', callId: 'toolu_mock_46f4611b4acb476d8241a2a94b62b0dd', toolName: 'Bash', input: { command: 'touch <ROOT>/x.txt' } });
     expect(res).toEqual({
       type: 'tool_result',
       callId: 'toolu_mock_46f4611b4acb476d8241a2a94b62b0dd',
@@ -165,6 +165,23 @@ describe('ClaudeTranslator hand-written cases', () => {
     expect(t.translateLine('this is not json')).toEqual([]);
     expect(t.translateLine('   ')).toEqual([]);
     expect(t.skipped).toHaveLength(4);
+  });
+
+  it('checks stream_event lines at the edge: a malformed one is skipped with the schema\'s reason, a well-formed one is used as sent', () => {
+    const t = new ClaudeTranslator();
+    const malformed = [
+      { type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 5 } } },
+      { type: 'stream_event', event: { type: 'content_block_delta', index: '0', delta: { type: 'text_delta', text: 'x' } } },
+      { type: 'stream_event', event: 'content_block_delta' },
+      { type: 'stream_event', event: { type: 'message_start', message: { id: 7 } } },
+      { type: 'stream_event', event: { type: 'content_block_delta', delta: { type: 'text_delta', text: 'x' } }, api_message_id: 3 },
+      { type: 'stream_event', event: { type: 'content_block_delta', delta: [] } },
+    ];
+    for (const line of malformed) expect(t.translate(line), JSON.stringify(line)).toEqual([]);
+    expect(t.skipped).toHaveLength(malformed.length);
+    expect(t.skipped.every((s) => /^malformed stream_event/.test(s.reason))).toBe(true);
+    const ok = { type: 'stream_event', event: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' }, extra: [1] }, api_message_id: 'msg_1', parent_tool_use_id: null, uuid: 'u' };
+    expect(t.translate(ok)).toEqual([{ type: 'text_delta', messageId: 'msg_1', text: 'hi' }]);
   });
 
   it('treats total_cost_usd as cumulative across 3 results', () => {

@@ -154,7 +154,7 @@ describe('ToolCallLedger', () => {
       fc.property(fc.array(op, { maxLength: 30 }), (ops) => {
         const ledger = new ToolCallLedger();
         const out = ops.flatMap((o) => {
-          if (o.op === 'call') return ledger.call({ callId: o.id, name: 'shell', input: {} });
+          if (o.op === 'call') return ledger.call({ callId: o.id, toolName: 'shell', input: {} });
           if (o.op === 'deny') {
             ledger.noteDenied(o.id);
             return [];
@@ -220,6 +220,35 @@ describe('per-turn usage', () => {
       usage: { inputTokens: 150, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 },
     });
     expect(t.turnRunning).toBe(false);
+  });
+});
+
+describe('app-server plans', () => {
+  it('turn/plan/updated becomes a plan event (inProgress → in_progress); another thread\'s or a malformed one is skipped', () => {
+    const t = new AppServerTranslator();
+    t.setThread('T');
+    t.beginTurn();
+    t.adoptTurnId('U');
+    const plan = [
+      { step: 'read the tests', status: 'completed' },
+      { step: 'fix the bug', status: 'inProgress' },
+      { step: 'run the suite', status: 'pending' },
+    ];
+    expect(t.translate('turn/plan/updated', { threadId: 'T', turnId: 'U', explanation: 'three steps', plan })).toEqual([
+      {
+        type: 'plan',
+        explanation: 'three steps',
+        entries: [
+          { content: 'read the tests', status: 'completed' },
+          { content: 'fix the bug', status: 'in_progress' },
+          { content: 'run the suite', status: 'pending' },
+        ],
+      },
+    ]);
+    expect(t.translate('turn/plan/updated', { threadId: 'T', turnId: 'U', explanation: null, plan: [] })).toEqual([{ type: 'plan', entries: [] }]);
+    expect(t.translate('turn/plan/updated', { threadId: 'OTHER', turnId: 'U', explanation: null, plan })).toEqual([]);
+    expect(t.translate('turn/plan/updated', { threadId: 'T', turnId: 'U', plan: [{ step: 'x', status: 'someday' }] })).toEqual([]);
+    expect(t.skipped.map((s) => s.reason)).toEqual(['other thread or turn', 'malformed turn/plan/updated']);
   });
 });
 
@@ -337,7 +366,7 @@ describe('McpTranslator de-duplication', () => {
       { type: 'exec_command_end', ...base, cwd: 'file:///w', exit_code: 2, aggregated_output: 'nope', status: 'failed' },
     ].flatMap((m) => t.translate(m));
     expect(out).toEqual([
-      { type: 'tool_call', callId: 'c1', name: 'shell', input: { command: "/bin/bash -lc ls", cwd: '/w' }, title: '/bin/bash -lc ls' },
+      { type: 'tool_call', callId: 'c1', toolName: 'shell', input: { command: "/bin/bash -lc ls", cwd: '/w' }, title: '/bin/bash -lc ls' },
       { type: 'tool_result', callId: 'c1', status: 'failed', output: { output: 'nope', exitCode: 2, durationMs: null }, isError: true },
     ]);
   });

@@ -22,6 +22,8 @@ interface Expectation {
   permissions: string[];
   usage?: { inputTokens: number; cacheReadTokens: number }[];
   stopReasons?: (string | undefined)[];
+  /** Sub-agents: the tool names called inside a sub-agent's scope, with the name of the call that scopes them. */
+  scoped?: { name: string; parent: string }[];
 }
 
 const EXPECTED: Record<string, Expectation> = {
@@ -29,6 +31,13 @@ const EXPECTED: Record<string, Expectation> = {
   'app-server-shell-allow-deny': { answers: 2, turns: ['completed', 'completed'], toolResults: ['completed', 'denied'], permissions: ['shell', 'shell'], usage: [{ inputTokens: 200, cacheReadTokens: 0 }, { inputTokens: 200, cacheReadTokens: 0 }] },
   'app-server-patch-allow': { answers: 1, turns: ['completed'], toolResults: ['completed'], permissions: ['apply_patch'] },
   'app-server-interrupt': { answers: 1, turns: ['cancelled', 'completed'], toolResults: [], permissions: [], stopReasons: ['interrupted', 'completed'] },
+  'app-server-subagent-spawn': {
+    answers: 2,
+    turns: ['completed'],
+    toolResults: ['completed', 'completed', 'completed'],
+    permissions: ['shell'],
+    scoped: [{ name: 'shell', parent: 'spawn_agent' }],
+  },
   'app-server-resume-after-kill': { answers: 1, turns: ['completed'], toolResults: [], permissions: [] },
   'mcp-text-two-turns': { answers: 2, turns: ['completed', 'completed'], toolResults: [], permissions: [], usage: [{ inputTokens: 100, cacheReadTokens: 20 }, { inputTokens: 100, cacheReadTokens: 0 }] },
   'mcp-shell-allow-deny-abort': { answers: 3, turns: ['completed', 'completed', 'cancelled', 'completed'], toolResults: ['completed', 'denied', 'cancelled'], permissions: ['shell', 'shell', 'shell'] },
@@ -180,7 +189,13 @@ describe.each(Object.keys(EXPECTED))('replay %s', (name) => {
     if (fixture.header.resumeToken && expected.turns[0] !== 'failed') expect(identified[0]?.resumeToken).toBe(fixture.header.resumeToken);
     if (!fixture.header.resumeToken) expect(identified).toHaveLength(1);
     // Every turn says what the user asked and (unless it failed or was cut off) what the agent answered.
-    expect(log.of('message').filter((m) => m.role === 'user')).toHaveLength(expected.turns.filter((t) => t !== 'failed').length);
+    expect(log.of('message').filter((m) => m.role === 'user' && m.parentCallId === undefined)).toHaveLength(expected.turns.filter((t) => t !== 'failed').length);
+    // Sub-agent scope: each scoped call names a call reported before it; results and prompts share their call's scope.
+    const byId = new Map(log.of('tool_call').map((c) => [c.callId, c]));
+    const scoped = log.of('tool_call').filter((c) => c.parentCallId !== undefined);
+    expect(scoped.map((c) => ({ name: c.toolName, parent: byId.get(c.parentCallId!)?.toolName }))).toEqual(expected.scoped ?? []);
+    for (const result of log.of('tool_result')) expect(result.parentCallId, result.callId).toBe(byId.get(result.callId)?.parentCallId);
+    for (const p of log.of('permission_request')) if (p.callId) expect(p.parentCallId, p.requestId).toBe(byId.get(p.callId)?.parentCallId);
     const answers = log.of('message').filter((m) => m.role === 'assistant' && m.blocks.some((b) => b.type === 'text'));
     expect(answers).toHaveLength(expected.answers);
     // Each streamed answer's deltas add up to its final text.

@@ -44,7 +44,7 @@ function signature(e: TailedEvent): string {
     case 'message':
       return event.blocks.map((b) => `${event.role}:${b.type}:${'text' in b ? b.text : ''}`).join('|');
     case 'tool_call':
-      return `call:${event.name}`;
+      return `call:${event.toolName}`;
     case 'tool_result':
       return `result:${event.status}`;
     case 'error':

@@ -27,6 +27,32 @@ describe('EngineEvents', () => {
     expect(seen).toEqual([{ type: 'ready', gen: 4, at: 6_000 }]);
   });
 
+  it('checks streamed events (text_delta, thinking, activity) by the same rules as their schemas, without extra fields', () => {
+    const { events, seen } = setup();
+    events.bind(2);
+    const extra = { type: 'text_delta', messageId: 'm', text: 'hi', injected: true } as unknown as AgentEventBody;
+    expect(events.emit(extra)).toEqual({ type: 'text_delta', gen: 2, at: 5_000, messageId: 'm', text: 'hi' });
+    expect(events.emit({ type: 'thinking', active: true })).toEqual({ type: 'thinking', gen: 2, at: 5_000, active: true });
+    // A sub-agent's delta keeps its scope; an empty one is refused, as by subAgentScope.
+    expect(events.emit({ type: 'text_delta', messageId: 'm', text: 'sub', parentCallId: 'call_1' })).toEqual({ type: 'text_delta', gen: 2, at: 5_000, parentCallId: 'call_1', messageId: 'm', text: 'sub' });
+    expect(events.emit({ type: 'thinking', active: false, parentCallId: 'call_1' })).toEqual({ type: 'thinking', gen: 2, at: 5_000, parentCallId: 'call_1', active: false });
+    for (const bad of [
+      { type: 'text_delta', messageId: 'm', text: 'x', parentCallId: '' },
+      { type: 'text_delta', messageId: 'm', text: 5 },
+      { type: 'text_delta', messageId: null, text: 'x' },
+      { type: 'thinking', active: 'yes' },
+    ]) {
+      expect(events.emit(bad as unknown as AgentEventBody), JSON.stringify(bad)).toBeUndefined();
+    }
+    expect(events.invalidEvents).toHaveLength(4);
+    expect(seen.map((e) => e.type)).toEqual(['text_delta', 'thinking', 'text_delta', 'thinking']);
+    // A generation or time the schema refuses is refused on the fast path too.
+    const odd = new EngineEvents({ now: () => Number.NaN });
+    odd.bind(1);
+    expect(odd.emit({ type: 'text_delta', messageId: 'm', text: 'x' })).toBeUndefined();
+    expect(odd.invalidEvents).toHaveLength(1);
+  });
+
   it('records an invalid body instead of emitting it, or throws when told to', () => {
     const { events, seen } = setup();
     events.bind(1);

@@ -9,6 +9,9 @@ import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main as basicSession } from '../../examples/basic-session.mjs';
 import { main as remotePermissions } from '../../examples/remote-permissions.mjs';
+import { main as replayRecording } from '../../examples/replay-recording.mjs';
+import { main as supervisorExample } from '../../examples/supervisor.mjs';
+import { main as remoteServer } from '../../examples/remote-server.mjs';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 describe('examples', () => {
@@ -57,6 +60,60 @@ describe('examples', () => {
     expect(log.some((line) => line.startsWith('tool result completed'))).toBe(true);
     expect(log).toContain('turn completed: "There are two entries." ($0.0042)');
   });
+
+  it('supervisor: two sessions heard by one subscriber, the limit refuses a third, list shows open and stored, shutdown stops all', async () => {
+    const sessions = await supervisorExample();
+    expect(sessions.map((s) => [s.sessionId, s.status, s.phase, s.usage.turns])).toEqual(
+      expect.arrayContaining([
+        ['alpha', 'stored', 'stopped', 1],
+        ['beta', 'running', 'idle', 1],
+      ]),
+    );
+    expect(sessions).toHaveLength(2);
+    // Alpha was open before the subscriber came (starting or already idle); beta was not.
+    expect(log.filter((line) => line.startsWith('snapshot'))).toEqual([expect.stringMatching(/^snapshot alpha: running \((starting|idle)\)$/)]);
+    expect(log).toContain('alpha says: echo: hello from alpha');
+    expect(log).toContain('beta says: echo: hello from beta');
+    expect(log).toContain('a third session is refused: SUPERVISOR_FULL');
+    expect(log).toContain('after shutdown: 0 open');
+  });
+});
+
+describe('remote-server example', () => {
+  let log: string[];
+  beforeEach(() => {
+    log = [];
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void log.push(args.map(String).join(' ')));
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('remote-server: a session over HTTP, a retried message answered the same and journaled once, a resume after seq 2', async () => {
+    const transcript = (await remoteServer()) as { seq: number; type: string }[];
+    expect(transcript.map((e) => e.seq)).toEqual(transcript.map((_, i) => i + 1));
+    expect(transcript.filter((e) => e.type === 'user_message')).toHaveLength(1);
+    expect(log).toContain('message msg-1 stored as seq 2; the retry got seq 2');
+    expect(log).toContain('resumed after seq 2: 3, 4');
+  });
+});
+
+describe('replay-recording', () => {
+  let log: string[];
+  beforeEach(() => {
+    log = [];
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void log.push(args.map(String).join(' ')));
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('replays the recorded Claude session with no agent installed', async () => {
+    const turn = await replayRecording();
+    expect(turn).toMatchObject({ status: 'completed', text: 'The directory is empty.' });
+    expect(log).toContain('tool call: Bash');
+    expect(log).toContain('replayed: every host line matched the recording');
+  });
+
+  it('another prompt than the recorded one fails with REPLAY_MISMATCH', async () => {
+    await expect(replayRecording('Delete everything.')).rejects.toMatchObject({ code: 'REPLAY_MISMATCH' });
+  });
 });
 
 describe('examples under plain node', () => {
@@ -65,6 +122,9 @@ describe('examples under plain node', () => {
   it.each([
     ['basic-session.mjs', ['agent: echo: hello', 'usage: 1 turn(s), 10 in / 20 out, $0.0001']],
     ['remote-permissions.mjs', ['permission perm-1: approved', 'done: phase=stopped, 1 turn(s), $0.0042']],
+    ['replay-recording.mjs', ['turn completed: The directory is empty.', 'replayed: every host line matched the recording']],
+    ['supervisor.mjs', ['beta says: echo: hello from beta', 'a third session is refused: SUPERVISOR_FULL', 'after shutdown: 0 open']],
+    ['remote-server.mjs', ['message msg-1 stored as seq 2; the retry got seq 2', 'resumed after seq 2: 3, 4', 'user messages in the journal: 1']],
   ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {
     // Its own cwd is the repository: `agent-session-engine` resolves to the package itself (its exports → dist).
     const result = await execa(process.execPath, [path.join('examples', file)], { cwd: REPO_ROOT, reject: false, timeout: 30_000 });

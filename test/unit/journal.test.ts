@@ -12,6 +12,11 @@ function entry(seq: number, overrides: Partial<TranscriptEntry> = {}): Transcrip
   return { ts: 1000 + seq, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${seq}`, type: 'agent_message', payload: { text: `m${seq}` }, ...overrides };
 }
 
+/** `entry(n)` as the journal returns it: numbered `seq` (its place in the session's journal). */
+function at(seq: number, e: TranscriptEntry): TranscriptEntry {
+  return { ...e, seq };
+}
+
 let tmp: string;
 const journals: FileJournal[] = [];
 beforeEach(async () => {
@@ -35,9 +40,9 @@ describe('FileJournal', () => {
     expect(await journal.read('s1')).toEqual([]);
     await journal.append(entry(1));
     // Durable on resolve: the line is already in the file.
-    expect(await fs.readFile(file(), 'utf8')).toBe(`${JSON.stringify(entry(1))}\n`);
-    await journal.append(entry(2));
-    expect(await journal.read('s1')).toEqual([entry(1), entry(2)]);
+    expect(await fs.readFile(file(), 'utf8')).toBe(`${JSON.stringify(at(1, entry(1)))}\n`);
+    expect(await journal.append(entry(2))).toBe(2);
+    expect(await journal.read('s1')).toEqual([at(1, entry(1)), at(2, entry(2))]);
   });
 
   it('preserves call order under 100 concurrent appends', async () => {
@@ -49,6 +54,36 @@ describe('FileJournal', () => {
     // And on disk, for a fresh reader.
     await journal.close();
     expect((await open().read('s1')).map((e) => e.eventId)).toEqual(ids);
+  });
+
+  it('group-commits a burst: one datasync per batch, and each append resolves only after its batch was synced', async () => {
+    const journal = open();
+    await journal.append(entry(0)); // the file exists and its handle is open
+    // Count the datasyncs of Node's FileHandle (not our code): the batch's sync must finish before its appends resolve.
+    const handle = await fs.open(path.join(tmp, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(handle) as { datasync(): Promise<void> };
+    await handle.close();
+    const original = proto.datasync;
+    let synced = 0;
+    proto.datasync = async function (this: unknown) {
+      await original.call(this);
+      synced++;
+    };
+    try {
+      const seenAtResolve: number[] = [];
+      const pending = Array.from({ length: 200 }, (_, i) =>
+        journal.append(entry(i + 1)).then(() => {
+          seenAtResolve.push(synced);
+        }),
+      );
+      await Promise.all(pending);
+      expect(seenAtResolve.every((n) => n >= 1), 'no append resolved before a datasync finished').toBe(true);
+      expect(synced, `${synced} datasyncs for 200 appends`).toBeLessThanOrEqual(3);
+      const ids = (await journal.read('s1')).map((e) => e.eventId);
+      expect(ids).toEqual(Array.from({ length: 201 }, (_, i) => `1-${i}`));
+    } finally {
+      proto.datasync = original;
+    }
   });
 
   it('keeps sessions in separate files', async () => {
@@ -82,7 +117,7 @@ describe('FileJournal', () => {
     await fs.mkdir(path.dirname(file()), { recursive: true });
     const torn = JSON.stringify(entry(3)).slice(0, 20);
     await fs.writeFile(file(), `${JSON.stringify(entry(1))}\n${JSON.stringify(entry(2))}\n${torn}`);
-    expect(await open().read('s1')).toEqual([entry(1), entry(2)]);
+    expect(await open().read('s1')).toEqual([at(1, entry(1)), at(2, entry(2))]);
   });
 
   it('trims a torn last line before appending after it', async () => {
@@ -90,8 +125,9 @@ describe('FileJournal', () => {
     await fs.writeFile(file(), `${JSON.stringify(entry(1))}\n{"ts":10`);
     const journal = open();
     await journal.append(entry(2));
-    expect(await journal.read('s1')).toEqual([entry(1), entry(2)]);
-    expect(await fs.readFile(file(), 'utf8')).toBe(`${JSON.stringify(entry(1))}\n${JSON.stringify(entry(2))}\n`);
+    // The old line has no seq (written before seqs existed): it counts by position.
+    expect(await journal.read('s1')).toEqual([at(1, entry(1)), at(2, entry(2))]);
+    expect(await fs.readFile(file(), 'utf8')).toBe(`${JSON.stringify(entry(1))}\n${JSON.stringify(at(2, entry(2)))}\n`);
   });
 
   it('rejects an unparseable line in the middle with STORE_CORRUPT', async () => {
@@ -124,7 +160,7 @@ describe('FileJournal', () => {
     expect(isAseError(await rejection(journal.append(entry(1))), 'JOURNAL_IO')).toBe(true);
     await fs.rm(dir);
     await journal.append(entry(2));
-    expect(await journal.read('s1')).toEqual([entry(2)]);
+    expect(await journal.read('s1')).toEqual([at(1, entry(2))]);
   });
 
   it('delete removes one session file after the appends already called; a later append starts afresh', async () => {
@@ -140,7 +176,7 @@ describe('FileJournal', () => {
     await journal.delete('never'); // dir exists, file does not
     await new FileJournal({ dir: path.join(tmp, 'absent') }).delete('s1'); // no dir at all
     await journal.append(entry(3));
-    expect(await journal.read('s1')).toEqual([entry(3)]);
+    expect(await journal.read('s1')).toEqual([at(1, entry(3))]);
     expect(isAseError(await rejection(journal.delete('../x')), 'INVALID_INPUT')).toBe(true);
   });
 
@@ -149,7 +185,7 @@ describe('FileJournal', () => {
     await journal.append(entry(1));
     await journal.close();
     await journal.append(entry(2));
-    expect(await journal.read('s1')).toEqual([entry(1), entry(2)]);
+    expect(await journal.read('s1')).toEqual([at(1, entry(1)), at(2, entry(2))]);
   });
 });
 
@@ -159,8 +195,8 @@ describe('MemoryJournal', () => {
     expect(await journal.read('s1')).toEqual([]);
     await Promise.all([journal.append(entry(1)), journal.append(entry(2, { sessionId: 's2' })), journal.append(entry(3))]);
     await journal.flush();
-    expect(await journal.read('s1')).toEqual([entry(1), entry(3)]);
-    expect(await journal.read('s2')).toEqual([entry(2, { sessionId: 's2' })]);
+    expect(await journal.read('s1')).toEqual([at(1, entry(1)), at(2, entry(3))]);
+    expect(await journal.read('s2')).toEqual([at(1, entry(2, { sessionId: 's2' }))]);
   });
 
   it('returns copies, so callers cannot rewrite history', async () => {
@@ -171,7 +207,7 @@ describe('MemoryJournal', () => {
     const read = await journal.read('s1');
     read[0]!.type = 'mutated too';
     read.push(entry(9));
-    expect(await journal.read('s1')).toEqual([entry(1)]);
+    expect(await journal.read('s1')).toEqual([at(1, entry(1))]);
   });
 
   it('delete forgets a session', async () => {
@@ -181,5 +217,74 @@ describe('MemoryJournal', () => {
     await journal.delete('s1');
     expect(await journal.read('s1')).toEqual([]);
     expect(await journal.read('s2')).toHaveLength(1);
+  });
+});
+
+describe.each([
+  ['FileJournal', () => open()],
+  ['MemoryJournal', () => new MemoryJournal()],
+] as const)('%s seq', (_name, make) => {
+  it('numbers each session from 1, replaces a seq given, and reads ranges', async () => {
+    const journal = make();
+    for (let i = 1; i <= 10; i++) expect(await journal.append({ ...entry(i), seq: 99 })).toBe(i);
+    expect(await journal.append(entry(1, { sessionId: 's2' }))).toBe(1);
+    const seqs = async (range: Parameters<typeof journal.read>[1]) => (await journal.read('s1', range)).map((e) => e.seq);
+    expect(await seqs(undefined)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(await seqs({ afterSeq: 7 })).toEqual([8, 9, 10]);
+    expect(await seqs({ afterSeq: 2, limit: 3 })).toEqual([3, 4, 5]);
+    expect(await seqs({ beforeSeq: 4 })).toEqual([1, 2, 3]);
+    // Backward paging: the newest before the cursor, still ascending.
+    expect(await seqs({ beforeSeq: 9, limit: 2 })).toEqual([7, 8]);
+    expect(await seqs({ afterSeq: 3, beforeSeq: 6 })).toEqual([4, 5]);
+    expect(await seqs({ afterSeq: 10 })).toEqual([]);
+    expect(await journal.bounds('s1')).toEqual({ firstSeq: 1, lastSeq: 10 });
+    expect(await journal.bounds('none')).toEqual({ firstSeq: 0, lastSeq: 0 });
+  });
+
+  it('tells watchers each entry once it is durable, with its seq, per session', async () => {
+    const journal = make();
+    const heard: [string, number | undefined][] = [];
+    const stop = journal.watch('s1', (e) => heard.push([e.eventId, e.seq]));
+    await journal.append(entry(1));
+    await journal.append(entry(2, { sessionId: 's2' }));
+    await journal.append(entry(3));
+    stop();
+    await journal.append(entry(4));
+    expect(heard).toEqual([['1-1', 1], ['1-3', 2]]);
+  });
+});
+
+describe('FileJournal seq across restarts and hosts', () => {
+  it('continues after a restart, and after another writer appended to the same file', async () => {
+    const first = open();
+    await first.append(entry(1));
+    await first.append(entry(2));
+    await first.close();
+    const second = open();
+    expect(await second.append(entry(3))).toBe(3);
+    // Another host (another FileJournal on the same dir) takes over while `second` keeps its handle open.
+    const other = open();
+    expect(await other.append(entry(4))).toBe(4);
+    expect(await other.append(entry(5))).toBe(5);
+    expect(await second.append(entry(6))).toBe(6);
+    expect((await open().read('s1')).map((e) => [e.eventId, e.seq])).toEqual([1, 2, 3, 4, 5, 6].map((n) => [`1-${n}`, n]));
+  });
+
+  it('numbers a line whose seq does not grow (two writers despite the lease) after its predecessor, as the writer does', async () => {
+    await fs.mkdir(path.dirname(file()), { recursive: true });
+    await fs.writeFile(file(), `${JSON.stringify(at(2, entry(1)))}\n${JSON.stringify(at(2, entry(2)))}\n`);
+    const journal = open();
+    expect((await journal.read('s1')).map((e) => e.seq)).toEqual([2, 3]);
+    expect(await journal.append(entry(3))).toBe(4);
+  });
+});
+
+describe('MemoryJournal retention', () => {
+  it('drops the oldest beyond maxEntriesPerSession and never reuses their seqs', async () => {
+    const journal = new MemoryJournal({ maxEntriesPerSession: 3 });
+    for (let i = 1; i <= 5; i++) await journal.append(entry(i));
+    expect((await journal.read('s1')).map((e) => e.seq)).toEqual([3, 4, 5]);
+    expect(await journal.bounds('s1')).toEqual({ firstSeq: 3, lastSeq: 5 });
+    expect(await journal.append(entry(6))).toBe(6);
   });
 });

@@ -419,7 +419,7 @@ describe('permissions (remote)', () => {
   it('records the request, persists it, and only then prompts', () => {
     const [s1, fx1] = feed(remoteRunning(), permReq(1, 2_500, 'p1', 'Bash', { command: 'rm -rf build' }));
     expect(s1.context.requests).toEqual({
-      p1: { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 1, createdAt: 2_500, deadline: 2_500 + 600_000 },
+      p1: { toolName: 'Bash', input: { command: 'rm -rf build' }, gen: 1, createdAt: 2_500, deadline: 2_500 + 600_000 },
     });
     const persistAt = fx1.findIndex((e) => e.type === 'state.persist');
     const promptAt = fx1.findIndex((e) => e.type === 'ephemeral.emit' && e.kind === 'permission_prompt');
@@ -432,7 +432,7 @@ describe('permissions (remote)', () => {
         type: 'ephemeral.emit',
         kind: 'permission_prompt',
         requestId: 'p1',
-        tool: 'Bash',
+        toolName: 'Bash',
         input: { command: 'rm -rf build' },
         deadline: 602_500,
       },
@@ -442,7 +442,7 @@ describe('permissions (remote)', () => {
 
   it('records exactly {tool, input, gen, createdAt} when permissions never time out', () => {
     const [s1, fx1] = feed(remoteRunning({ permissionTimeoutMs: 0 }), permReq(1, 2_500, 'p1'));
-    expect(s1.context.requests).toEqual({ p1: { tool: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: 2_500 } });
+    expect(s1.context.requests).toEqual({ p1: { toolName: 'Bash', input: { command: 'ls' }, gen: 1, createdAt: 2_500 } });
     expect(timerSets(fx1, 'perm:p1')).toEqual([]);
   });
 
@@ -540,9 +540,9 @@ describe('permissions (remote)', () => {
 describe('permissions (local mode)', () => {
   it('a dialog shown in the terminal is in the ledger and prompted remotely, with no deadline; a remote answer goes to the engine', () => {
     const [s1, fx1] = feed(localActive({ permissionTimeoutMs: 5_000 }), permReq(1, 2_000, 'p1'));
-    expect(ephemerals(fx1, 'permission_prompt')).toEqual([expect.objectContaining({ requestId: 'p1', tool: 'Bash' })]);
+    expect(ephemerals(fx1, 'permission_prompt')).toEqual([expect.objectContaining({ requestId: 'p1', toolName: 'Bash' })]);
     expect(timerSets(fx1, 'perm:p1')).toEqual([]);
-    expect(s1.context.requests.p1).toMatchObject({ gen: 1, tool: 'Bash' });
+    expect(s1.context.requests.p1).toMatchObject({ gen: 1, toolName: 'Bash' });
     expect(transcriptOf(fx1, 'permission_request')).toEqual([expect.objectContaining({ payload: expect.objectContaining({ requestId: 'p1', local: true }) })]);
 
     const [s2, fx2] = feed(s1, allow('p1', 2_100));
@@ -662,7 +662,7 @@ describe('stale generations', () => {
     thinking(gen, at),
     identified(gen, at, 'tok-stale'),
     engineError(gen, at, false),
-    { type: 'tool_call', gen, at, callId: 'c', name: 'Bash', input: {} },
+    { type: 'tool_call', gen, at, callId: 'c', toolName: 'Bash', input: {} },
     { type: 'tool_result', gen, at, callId: 'c', status: 'completed', isError: false },
   ];
 
@@ -1030,8 +1030,8 @@ describe('presence', () => {
     expect(s3.context.online).toBe(true);
     expect(fx3).toEqual([
       { type: 'ephemeral.emit', kind: 'presence', online: true },
-      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p2', tool: 'Edit', input: { file: 'a.ts' } },
-      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p3', tool: 'Write', input: { file: 'b.ts' } },
+      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p2', toolName: 'Edit', input: { file: 'a.ts' } },
+      { type: 'ephemeral.emit', kind: 'permission_prompt', requestId: 'p3', toolName: 'Write', input: { file: 'b.ts' } },
     ]);
   });
 });
@@ -1101,7 +1101,7 @@ describe('persistence', () => {
     const [s3, fx3] = feed(s2, { type: 'persist_ok', version: 1, at: 1_500 });
     expect(timerSets(fx3, 'persist')).toEqual([]);
     expect(only(fx3, 'state.persist')).toEqual([
-      expect.objectContaining({ expectedVersion: 1, state: expect.objectContaining({ requests: { p1: expect.objectContaining({ tool: 'Bash' }) } }) }),
+      expect.objectContaining({ expectedVersion: 1, state: expect.objectContaining({ requests: { p1: expect.objectContaining({ toolName: 'Bash' }) } }) }),
     ]);
     expect(s3.context.persist).toMatchObject({ inFlight: true, dirty: false, urgent: false });
   });
@@ -1202,7 +1202,7 @@ describe('restore', () => {
       gen: 4,
       resumeToken: 'tok-4',
       queue: [{ localId: 'q1', text: textOf('q1'), queuedAt: 500 }],
-      requests: { r1: { tool: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: 400 } },
+      requests: { r1: { toolName: 'Bash', input: { command: 'rm -rf build' }, gen: 4, createdAt: 400 } },
       deliveredIds: ['d0'],
     });
     const [s0, fx0] = start({ restored: { version: 3, state } });

@@ -22,6 +22,7 @@ import { AgentError, AseError, errorMessage, isAseError, toAseError } from '../.
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
+import { engineTier } from '../core/runtime-tier.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 import { drainWithin, STDOUT_DRAIN_MS } from '../transport/drain.js';
@@ -54,6 +55,9 @@ export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   // session/set_mode, and the model config option or session/set_model, when the agent offers them.
   setModel: true,
   setPermissionMode: true,
+  // The `session/prompt` result, tool_call updates and `session/request_permission`; no price;
+  // edits show as diffs (or through our fs service when enabled), not when made through a terminal.
+  tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'absent', fileChanges: 'cooperative' }),
 });
 
 /** How long stop() lets a cancelled turn end before it closes the connection anyway. */

@@ -13,7 +13,7 @@
  *
  * Never throws; input it cannot use is recorded in `skipped`.
  */
-import type { AgentEventBody, ContentBlock } from '../../events/agent-event.js';
+import type { AgentCommand, AgentEventBody, ContentBlock, PlanEntry } from '../../events/agent-event.js';
 import { ThinkingIndicator } from '../core/thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
@@ -114,7 +114,7 @@ export class AcpTranslator {
     const out: AgentEventBody[] = [];
     if (tool.emitted === undefined) {
       const call = this.#callEvent(tool);
-      tool.emitted = JSON.stringify([call.name, call.title ?? null, call.input]);
+      tool.emitted = JSON.stringify([call.toolName, call.title ?? null, call.input]);
       out.push(call);
     }
     out.push(this.#result(tool, 'denied'));
@@ -179,15 +179,22 @@ export class AcpTranslator {
         }
         return [...this.#thinking.off(), ...this.#flushMessage(), ...this.#upsert(fields)];
       }
-      case 'plan':
-        if (Array.isArray(update['entries'])) this.info.plan = update['entries'];
-        return [];
-      case 'available_commands_update':
-        if (Array.isArray(update['availableCommands'])) this.info.availableCommands = update['availableCommands'];
-        return [];
-      case 'current_mode_update':
-        if (typeof update['currentModeId'] === 'string') this.info.currentModeId = update['currentModeId'];
-        return [];
+      case 'plan': {
+        if (!Array.isArray(update['entries'])) return this.#skipUpdate('plan without entries', update);
+        this.info.plan = update['entries'];
+        return [{ type: 'plan', entries: update['entries'].flatMap(planEntry) }];
+      }
+      case 'available_commands_update': {
+        if (!Array.isArray(update['availableCommands'])) return this.#skipUpdate('available_commands_update without availableCommands', update);
+        this.info.availableCommands = update['availableCommands'];
+        return [{ type: 'available_commands', commands: update['availableCommands'].flatMap(agentCommand) }];
+      }
+      case 'current_mode_update': {
+        const modeId = update['currentModeId'];
+        if (typeof modeId !== 'string' || modeId === '') return this.#skipUpdate('current_mode_update without currentModeId', update);
+        this.info.currentModeId = modeId;
+        return [{ type: 'agent_mode', modeId }];
+      }
       case 'config_option_update':
         if (Array.isArray(update['configOptions'])) this.info.configOptions = update['configOptions'];
         return [];
@@ -196,16 +203,21 @@ export class AcpTranslator {
         return [];
       case 'usage_update': {
         const { used, size, cost } = update;
-        if (typeof used === 'number' && typeof size === 'number') this.info.context = { used, size };
-        if (isRecord(cost) && typeof cost['amount'] === 'number' && typeof cost['currency'] === 'string') {
-          this.info.cost = { amount: cost['amount'], currency: cost['currency'] };
-        }
-        return [];
+        if (typeof used !== 'number' || typeof size !== 'number') return this.#skipUpdate('usage_update without used/size', update);
+        this.info.context = { used, size };
+        const spent = isRecord(cost) && typeof cost['amount'] === 'number' && typeof cost['currency'] === 'string' ? { amount: cost['amount'], currency: cost['currency'] } : undefined;
+        if (spent) this.info.cost = spent;
+        return [{ type: 'context_usage', usedTokens: used, windowTokens: size, ...(spent && { cost: spent }) }];
       }
       default:
         noteSkipped(this.skipped, { reason: `unknown session/update "${u.kind}"`, raw: update });
         return [];
     }
+  }
+
+  #skipUpdate(reason: string, update: unknown): AgentEventBody[] {
+    noteSkipped(this.skipped, { reason, raw: update });
+    return [];
   }
 
   #chunk(role: 'assistant' | 'user', block: 'text' | 'thinking', update: Record<string, unknown>): AgentEventBody[] {
@@ -254,7 +266,7 @@ export class AcpTranslator {
     if (fields.rawInput !== undefined && !(isEmptyObject(fields.rawInput) && tool.input !== undefined)) tool.input = fields.rawInput;
     const out: AgentEventBody[] = [];
     const call = this.#callEvent(tool);
-    const key = JSON.stringify([call.name, call.title ?? null, call.input]);
+    const key = JSON.stringify([call.toolName, call.title ?? null, call.input]);
     if (tool.emitted !== key) {
       tool.emitted = key;
       out.push(call);
@@ -269,7 +281,7 @@ export class AcpTranslator {
     return {
       type: 'tool_call',
       callId: tool.callId,
-      name: tool.name ?? tool.kind ?? 'tool',
+      toolName: tool.name ?? tool.kind ?? 'tool',
       input: tool.input ?? {},
       ...(tool.title !== undefined && { title: tool.title }),
     };
@@ -298,4 +310,24 @@ export class AcpTranslator {
 
 function isEmptyObject(value: unknown): boolean {
   return isRecord(value) && Object.keys(value).length === 0;
+}
+
+const PLAN_STATUSES = new Set(['pending', 'in_progress', 'completed']);
+const PLAN_PRIORITIES = new Set(['high', 'medium', 'low']);
+
+/** An ACP plan entry as a PlanEntry (an entry without text is dropped; an unknown status reads `pending`). */
+function planEntry(entry: unknown): PlanEntry[] {
+  if (!isRecord(entry) || typeof entry['content'] !== 'string') return [];
+  const status = PLAN_STATUSES.has(entry['status'] as string) ? (entry['status'] as PlanEntry['status']) : 'pending';
+  const priority = PLAN_PRIORITIES.has(entry['priority'] as string) ? (entry['priority'] as PlanEntry['priority']) : undefined;
+  return [{ content: entry['content'], status, ...(priority && { priority }) }];
+}
+
+/** An ACP available command as an AgentCommand (`input.hint` becomes `inputHint`). */
+function agentCommand(command: unknown): AgentCommand[] {
+  if (!isRecord(command) || typeof command['name'] !== 'string') return [];
+  const description = typeof command['description'] === 'string' ? command['description'] : undefined;
+  const input = command['input'];
+  const hint = isRecord(input) && typeof input['hint'] === 'string' ? input['hint'] : undefined;
+  return [{ name: command['name'], ...(description !== undefined && { description }), ...(hint !== undefined && { inputHint: hint }) }];
 }

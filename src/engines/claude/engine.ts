@@ -15,6 +15,7 @@ import { agentNotFound, findAgent, type AgentLocation } from '../core/agent-disc
 import { credentialHint } from '../core/agent-diagnosis.js';
 import { readAgentVersion, versionWarning } from '../core/agent-version.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec } from '../core/engine.js';
+import { engineTier } from '../core/runtime-tier.js';
 import { buildEnv } from '../transport/env.js';
 import { CLAUDE_AUTH_VARS, CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV } from './cli.js';
 import { checkClaudeSettings, claudeOptionArgs, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from './options.js';
@@ -40,6 +41,9 @@ export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   // `set_model` / `set_permission_mode` control requests, answered at once, mid-turn too.
   setModel: true,
   setPermissionMode: true,
+  // `result` ends each turn, `can_use_tool` blocks on us, `total_cost_usd` is the CLI's own count;
+  // edits show as Edit/Write tool calls, not when made through Bash.
+  tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'authoritative', fileChanges: 'cooperative' }),
 });
 
 export type { ClaudeEngineOptions, ClaudePermissionMode } from './options.js';
@@ -207,6 +211,7 @@ export class ClaudeEngine implements AgentEngine {
           toolName: ask.toolName,
           input: ask.input,
           ...(ask.callId !== undefined && { callId: ask.callId }),
+          ...(ask.callId !== undefined && this.#parentCallIdOf(ask.callId)),
           ...(ask.suggestions && { suggestions: ask.suggestions }),
         }),
       // The CLI withdrew a prompt it had asked (control_cancel_request): it is never answered
@@ -427,6 +432,12 @@ export class ClaudeEngine implements AgentEngine {
       this.#context.clearTimeout(this.#toolHeartbeat);
       this.#toolHeartbeat = undefined;
     }
+  }
+
+  /** `{parentCallId}` when a Task sub-agent made tool call `callId` (its assistant line came first). */
+  #parentCallIdOf(callId: string): { parentCallId?: string } {
+    const parentCallId = this.#translator?.parentCallIdOf(callId);
+    return parentCallId !== undefined ? { parentCallId } : {};
   }
 
   #handleMessage(value: unknown): void {

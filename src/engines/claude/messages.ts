@@ -77,6 +77,7 @@ export const UserMessageSchema = z.looseObject({
     content: z.union([z.string(), z.array(z.looseObject({ type: z.string().optional() }))]),
   }),
   tool_use_result: z.unknown().optional(),
+  parent_tool_use_id: optStr,
   tool_result_meta: z
     .array(z.looseObject({ id: z.string().optional(), non_execution_kind: z.string().nullish(), permission_decision: z.unknown().optional() }))
     .nullish(),
@@ -164,7 +165,7 @@ export function classifyClaudeMessage(value: unknown): ClaudeMessage {
     case 'system':
       return (value as Record<string, unknown>)['subtype'] === 'init' ? attempt(SystemInitSchema, 'system_init') : attempt(SystemOtherSchema, 'system');
     case 'stream_event':
-      return attempt(StreamEventSchema, 'stream_event');
+      return isStreamEvent(value) ? { kind: 'stream_event', msg: value } : attempt(StreamEventSchema, 'stream_event');
     case 'assistant':
       return attempt(AssistantMessageSchema, 'assistant');
     case 'user':
@@ -182,4 +183,32 @@ export function classifyClaudeMessage(value: unknown): ClaudeMessage {
     default:
       return unknown(`unknown message type "${type}"`);
   }
+}
+
+// ---------------------------------------------------------------- the hot path
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isOptional = (v: unknown, type: 'string' | 'number'): boolean => v === undefined || typeof v === type;
+const isNullish = (v: unknown): boolean => v === undefined || v === null || typeof v === 'string';
+const fieldsAre = (v: unknown, ...names: string[]): boolean => v === undefined || (isPlainObject(v) && names.every((n) => isOptional(v[n], 'string')));
+
+/**
+ * The same rules as {@link StreamEventSchema}, checked by hand: every streamed delta is a
+ * `stream_event`, and a zod parse (which copies the whole object) of each cost more than the rest of
+ * its translation. The message is used as it is (nothing downstream mutates it); one that fails
+ * here goes through the schema, which says what is wrong.
+ */
+function isStreamEvent(value: unknown): value is StreamEvent {
+  if (!isPlainObject(value)) return false;
+  const event = value['event'];
+  return (
+    isPlainObject(event) &&
+    typeof event['type'] === 'string' &&
+    isOptional(event['index'], 'number') &&
+    fieldsAre(event['delta'], 'type', 'text', 'thinking') &&
+    fieldsAre(event['content_block'], 'type') &&
+    fieldsAre(event['message'], 'id') &&
+    isNullish(value['api_message_id']) &&
+    isNullish(value['parent_tool_use_id'])
+  );
 }

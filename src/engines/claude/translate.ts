@@ -74,12 +74,28 @@ export function costSinceLastResult(result: ResultMessage): number | undefined {
   return sum;
 }
 
+/** `{parentCallId}` for a sub-agent's line (`parent_tool_use_id` set), else nothing. */
+function scopeOf(parentToolUseId: string | null | undefined): { parentCallId?: string } {
+  return typeof parentToolUseId === 'string' && parentToolUseId !== '' ? { parentCallId: parentToolUseId } : {};
+}
+
 function resultMessageText(result: ResultMessage): string {
   if (typeof result.result === 'string' && result.result !== '') return result.result;
   const errors = (result.errors ?? []).map((e) => (typeof e === 'string' ? e : JSON.stringify(e)));
   if (errors.length > 0) return errors.join('; ');
   return `Claude Code turn ended with ${result.subtype ?? 'an error'} (${result.terminal_reason ?? 'no terminal reason'})`;
 }
+
+/**
+ * Bounds of the per-message state (issue 11: an agent repeating one message id must not make each
+ * line cost more than the last). A message's blocks are reassembled from `message_start` on; past
+ * MAX_ASSEMBLED_BLOCKS without one, reassembly starts over (no real message has that many blocks).
+ * At most MAX_ASSEMBLED_MESSAGES messages are reassembled at once (the oldest is dropped).
+ */
+export const MAX_ASSEMBLED_BLOCKS = 64;
+export const MAX_ASSEMBLED_MESSAGES = 32;
+/** Thinking blocks remembered per turn (a `thinking` event per block, not per delta). */
+const MAX_THINKING_BLOCKS = 256;
 
 export class ClaudeTranslator {
   readonly skipped: SkippedInput[] = [];
@@ -93,6 +109,12 @@ export class ClaudeTranslator {
   readonly #denied = new Set<string>();
   /** `error` of this turn's last synthetic API-error assistant line (e.g. `authentication_failed`). */
   #assistantError: string | undefined;
+  /**
+   * Sub-agent scope: each tool call a Task sub-agent made → the Task call that started it (from
+   * the `parent_tool_use_id` of the assistant line), so its `can_use_tool`, which names only the
+   * call, is scoped too. Cleared at each `result`.
+   */
+  readonly #scopeOfCall = new Map<string, string>();
   /** Tool calls reported (`tool_call`) whose `tool_result` has not arrived yet in this turn. */
   readonly #toolsRunning = new Set<string>();
   readonly #options: ClaudeTranslatorOptions;
@@ -106,9 +128,21 @@ export class ClaudeTranslator {
     return this.#lastTotalCost;
   }
 
+  /** Content blocks held for messages being reassembled (at most MAX_ASSEMBLED_BLOCKS × MAX_ASSEMBLED_MESSAGES). */
+  get heldBlocks(): number {
+    let held = 0;
+    for (const blocks of this.#assembled.values()) held += blocks.length;
+    return held;
+  }
+
   /** Number of tool calls started and not finished in the current turn. */
   get toolsRunning(): number {
     return this.#toolsRunning.size;
+  }
+
+  /** The Task call whose sub-agent made tool call `callId`, if a sub-agent made it. */
+  parentCallIdOf(callId: string): string | undefined {
+    return this.#scopeOfCall.get(callId);
   }
 
   /** The engine denied this tool call (so an is_error tool_result for it is `denied`). */
@@ -169,13 +203,23 @@ export class ClaudeTranslator {
   #streamEvent(msg: StreamEvent): AgentEventBody[] {
     const event = msg.event;
     const messageId = msg.api_message_id ?? event.message?.id ?? 'unknown';
-    const blockKey = `${messageId}#${event.index ?? 0}`;
+    if (event.type === 'message_start') {
+      // A new message: whatever was reassembled under this id before belongs to an earlier one.
+      this.#assembled.delete(messageId);
+      return [];
+    }
+    const scope = scopeOf(msg.parent_tool_use_id);
     if (event.type === 'content_block_delta') {
       const delta = event.delta;
       if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
-        return [{ type: 'text_delta', messageId, text: delta.text }];
+        return [{ type: 'text_delta', messageId, text: delta.text, ...scope }];
       }
+    }
+    const blockKey = `${messageId}#${event.index ?? 0}`;
+    if (event.type === 'content_block_delta') {
+      const delta = event.delta;
       if (delta?.type === 'thinking_delta' && !this.#thinkingBlocks.has(blockKey)) {
+        if (this.#thinkingBlocks.size >= MAX_THINKING_BLOCKS) this.#thinkingBlocks.clear();
         this.#thinkingBlocks.add(blockKey);
         this.#thinkingActive = true;
         return [{ type: 'thinking', active: true }];
@@ -191,9 +235,15 @@ export class ClaudeTranslator {
 
   #assistant(msg: AssistantMessage): AgentEventBody[] {
     const id = msg.message.id;
+    const scope = scopeOf(msg.parent_tool_use_id);
     if (typeof msg.error === 'string') this.#assistantError = msg.error;
-    const blocks = this.#assembled.get(id) ?? [];
-    this.#assembled.set(id, blocks);
+    let blocks = this.#assembled.get(id);
+    if (!blocks || blocks.length >= MAX_ASSEMBLED_BLOCKS) {
+      blocks = [];
+      this.#assembled.delete(id);
+      if (this.#assembled.size >= MAX_ASSEMBLED_MESSAGES) this.#assembled.delete(this.#assembled.keys().next().value!);
+      this.#assembled.set(id, blocks);
+    }
     const calls: AgentEventBody[] = [];
     for (const block of msg.message.content) {
       if (block.type === 'text' && typeof block.text === 'string') blocks.push({ type: 'text', text: block.text });
@@ -202,18 +252,20 @@ export class ClaudeTranslator {
         const name = block.name ?? 'unknown';
         const input = block.input ?? {};
         blocks.push({ type: 'tool_use', callId: block.id, name, input });
-        calls.push({ type: 'tool_call', callId: block.id, name, input });
+        calls.push({ type: 'tool_call', callId: block.id, toolName: name, input, ...scope });
+        if (scope.parentCallId !== undefined) this.#scopeOfCall.set(block.id, scope.parentCallId);
         this.#toolsRunning.add(block.id);
       }
       // other block types (redacted_thinking, server tool blocks, …) are not part of our vocabulary
     }
-    return [{ type: 'message', role: 'assistant', id, blocks: [...blocks] }, ...calls];
+    return [{ type: 'message', role: 'assistant', id, blocks: [...blocks], ...scope }, ...calls];
   }
 
   #user(msg: ClaudeUserMessage): AgentEventBody[] {
     const content = msg.message.content;
     if (typeof content === 'string') return [];
     const out: AgentEventBody[] = [];
+    const scope = scopeOf(msg.parent_tool_use_id);
     for (const raw of content) {
       if (raw.type !== 'tool_result') continue;
       const block = raw as { tool_use_id?: unknown; content?: unknown; is_error?: unknown };
@@ -222,7 +274,7 @@ export class ClaudeTranslator {
       const isError = block.is_error === true;
       const meta = (msg.tool_result_meta ?? []).find((m) => m.id === callId);
       const status = meta?.non_execution_kind ? 'denied' : isError ? (this.#denied.has(callId) ? 'denied' : 'failed') : 'completed';
-      out.push({ type: 'tool_result', callId, status, output: block.content, isError });
+      out.push({ type: 'tool_result', callId, status, output: block.content, isError, ...scope });
       this.#toolsRunning.delete(callId);
     }
     return out;
@@ -254,6 +306,7 @@ export class ClaudeTranslator {
     out.push({ type: 'turn_complete', status, ...(result.stop_reason ? { stopReason: result.stop_reason } : {}), usage });
     this.#assembled.clear();
     this.#toolsRunning.clear();
+    this.#scopeOfCall.clear();
     this.#assistantError = undefined;
     this.#thinkingBlocks.clear();
     return out;

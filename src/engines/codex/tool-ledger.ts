@@ -11,6 +11,11 @@ import type { AgentEventBody } from '../../events/agent-event.js';
 type ToolCallBody = Extract<AgentEventBody, { type: 'tool_call' }>;
 type ToolResultBody = Extract<AgentEventBody, { type: 'tool_result' }>;
 
+/** A result carries the sub-agent scope of its call (a sub-agent's call is closed in its scope). */
+function scopeOf(call: ToolCallBody | undefined): { parentCallId?: string } {
+  return call?.parentCallId !== undefined ? { parentCallId: call.parentCallId } : {};
+}
+
 export class ToolCallLedger {
   readonly #called = new Map<string, ToolCallBody>();
   readonly #finished = new Set<string>();
@@ -41,17 +46,17 @@ export class ToolCallLedger {
     if (this.#finished.has(body.callId)) return [];
     this.#finished.add(body.callId);
     const out: AgentEventBody[] = [];
-    if (!this.#called.has(body.callId)) out.push(...this.call({ callId: body.callId, name: fallbackCall?.name ?? 'unknown', input: fallbackCall?.input ?? {}, ...(fallbackCall?.title !== undefined && { title: fallbackCall.title }) }));
+    if (!this.#called.has(body.callId)) out.push(...this.call({ toolName: 'unknown', input: {}, ...fallbackCall, callId: body.callId }));
     const status = body.status === 'failed' && this.#denied.has(body.callId) ? 'denied' : body.status;
-    out.push({ type: 'tool_result', ...body, status });
+    out.push({ type: 'tool_result', ...scopeOf(this.#called.get(body.callId)), ...body, status });
     return out;
   }
 
   /** Closes every call without a result as `cancelled` (the turn ended) and forgets the turn. */
   closeTurn(): AgentEventBody[] {
     const out: AgentEventBody[] = [];
-    for (const callId of this.#called.keys()) {
-      if (!this.#finished.has(callId)) out.push({ type: 'tool_result', callId, status: 'cancelled', isError: true });
+    for (const [callId, call] of this.#called) {
+      if (!this.#finished.has(callId)) out.push({ type: 'tool_result', callId, status: 'cancelled', isError: true, ...scopeOf(call) });
     }
     this.#called.clear();
     this.#finished.clear();

@@ -97,14 +97,17 @@ export class EngineEvents {
     }
     const at = this.#clock.now();
     if (body.type === 'error' && body.kind === 'auth' && this.authHint) body = { ...body, message: `${body.message} (${this.authHint})` };
-    const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#gen, at });
-    if (!parsed.success) {
-      if (this.#onInvalid === 'throw') throw parsed.error;
-      // Bounded like skipped input: a translation bug fed by a hostile agent must not grow without end.
-      noteSkipped(this.#invalid, { reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
-      return undefined;
+    let event = streamedEvent(body, this.#gen, at);
+    if (!event) {
+      const parsed = AgentEventSchema.safeParse({ ...body, gen: this.#gen, at });
+      if (!parsed.success) {
+        if (this.#onInvalid === 'throw') throw parsed.error;
+        // Bounded like skipped input: a translation bug fed by a hostile agent must not grow without end.
+        noteSkipped(this.#invalid, { reason: `invalid AgentEvent: ${parsed.error.issues[0]?.message ?? 'invalid'}`, raw: body });
+        return undefined;
+      }
+      event = parsed.data;
     }
-    const event = parsed.data;
     this.#count++;
     this.#lastAt = at;
     if (event.type === 'ready') this.#ready = true;
@@ -146,5 +149,35 @@ export class EngineEvents {
     } finally {
       if (this.#count === before) this.signOfLife();
     }
+  }
+}
+
+const validStamp = (gen: number, at: number): boolean => Number.isInteger(gen) && gen >= 0 && Number.isFinite(at) && at >= 0;
+
+/**
+ * The streamed events (most of an agent's output) checked by hand against the same rules as their
+ * schemas, and built afresh with only their own fields (what the schema parse returns): a zod parse
+ * per delta cost more than everything else the engine does with it. Anything else, or a body that
+ * fails these checks, goes through AgentEventSchema (which also says what is wrong).
+ */
+function streamedEvent(body: AgentEventBody, gen: number, at: number): AgentEvent | undefined {
+  switch (body.type) {
+    case 'text_delta': {
+      // `parentCallId` (a sub-agent's delta): absent, or a non-empty string, as in subAgentScope.
+      const parent = body.parentCallId;
+      if (typeof body.messageId !== 'string' || typeof body.text !== 'string' || !validStamp(gen, at)) return undefined;
+      if (parent === undefined) return { type: 'text_delta', gen, at, messageId: body.messageId, text: body.text };
+      return typeof parent === 'string' && parent !== '' ? { type: 'text_delta', gen, at, parentCallId: parent, messageId: body.messageId, text: body.text } : undefined;
+    }
+    case 'thinking': {
+      const parent = body.parentCallId;
+      if (typeof body.active !== 'boolean' || !validStamp(gen, at)) return undefined;
+      if (parent === undefined) return { type: 'thinking', gen, at, active: body.active };
+      return typeof parent === 'string' && parent !== '' ? { type: 'thinking', gen, at, parentCallId: parent, active: body.active } : undefined;
+    }
+    case 'activity':
+      return validStamp(gen, at) ? { type: 'activity', gen, at } : undefined;
+    default:
+      return undefined;
   }
 }

@@ -8,6 +8,7 @@ import type { ControlMode } from '../../events/session-input.js';
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type { ProcessObserver } from '../transport/process-observer.js';
 import type { AgentDiagnosis } from './agent-diagnosis.js';
+import type { EngineTier } from './runtime-tier.js';
 
 /** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */
 export interface EngineCapabilities {
@@ -32,6 +33,12 @@ export interface EngineCapabilities {
   setModel?: boolean;
   /** Can change the permission mode of a running session (`session.setPermissionMode`). Absent counts as false. */
   setPermissionMode?: boolean;
+  /**
+   * The engine's runtime tier and, per signal (turn end, tool use, permission, cost, file changes),
+   * whether it is authoritative, cooperative or absent (runtime-tier.ts). Every built-in engine
+   * declares it; absent counts as `UNDECLARED_TIER` (delegated, nothing authoritative).
+   */
+  tier?: EngineTier;
 }
 
 export interface EngineStartSpec {

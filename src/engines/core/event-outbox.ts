@@ -7,15 +7,18 @@ import type { AgentEvent } from '../../events/agent-event.js';
 import type { AgentEventListener } from './engine.js';
 
 export class EventOutbox {
-  readonly #listeners = new Set<AgentEventListener>();
+  /** Replaced (never changed in place) on subscribe and unsubscribe, so a delivery walks it without copying it per event. */
+  #listeners: readonly AgentEventListener[] = [];
   readonly #queue: AgentEvent[] = [];
   #delivering = false;
   /** Errors thrown by listeners, kept for diagnostics. */
   readonly listenerErrors: unknown[] = [];
 
   subscribe(listener: AgentEventListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    if (!this.#listeners.includes(listener)) this.#listeners = [...this.#listeners, listener];
+    return () => {
+      this.#listeners = this.#listeners.filter((l) => l !== listener);
+    };
   }
 
   push(event: AgentEvent): void {
@@ -24,7 +27,7 @@ export class EventOutbox {
     this.#delivering = true;
     try {
       for (let next = this.#queue.shift(); next; next = this.#queue.shift()) {
-        for (const listener of [...this.#listeners]) {
+        for (const listener of this.#listeners) {
           try {
             listener(next);
           } catch (error) {

@@ -15,6 +15,7 @@ import type {
   EngineContext,
   EngineStartSpec,
 } from '../core/engine.js';
+import { engineTier } from '../core/runtime-tier.js';
 import { echoTurn, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
 import { EngineEvents } from '../core/engine-events.js';
 
@@ -31,6 +32,8 @@ export const FAKE_CAPABILITIES: EngineCapabilities = Object.freeze({
   cost: true,
   setModel: true,
   setPermissionMode: true,
+  // Scripted: every signal is the script's own, reported exactly; it changes no files.
+  tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'authoritative', fileChanges: 'absent' }),
 });
 
 const DEFAULT_KILL_AFTER_MS = 50;

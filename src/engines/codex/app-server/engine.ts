@@ -13,6 +13,7 @@
  */
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
+import { engineTier } from '../../core/runtime-tier.js';
 import { CODEX_CLI } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { AseError, errorMessage } from '../../../errors.js';
@@ -37,6 +38,8 @@ export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
   // `turn/start` carries `model` and `approvalPolicy` "for this turn and subsequent turns".
   setModel: true,
   setPermissionMode: true,
+  // `turn/completed`, item events and approval requests; tokens but no price; fileChange items miss shell edits.
+  tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'absent', fileChanges: 'cooperative' }),
 });
 
 export type CodexAppServerEngineOptions = CodexEngineOptions;
@@ -316,7 +319,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       if (!parsed.success) throw rpcError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
       const p = parsed.data;
       const input = { command: p.command ?? '', cwd: p.cwd ?? this.spec.workDir, ...(p.reason && { reason: p.reason }), ...(p.commandActions && { commandActions: p.commandActions }) };
-      this.emitAll(this.#translator.callForApproval(p.itemId, 'shell', input));
+      this.emitAll(this.#translator.callForApproval(p.itemId, 'shell', input, p.threadId));
       // Held before it is reported: a listener may answer synchronously, inside the emit.
       const held = this.#hold(requestId, rpcId, kind, p.itemId);
       this.emit({
@@ -325,6 +328,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
         toolName: 'shell',
         input,
         callId: p.itemId,
+        // A sub-agent's approval is scoped to the spawn_agent call (same ledger, same answer path).
+        ...this.#translator.scopeOfThread(p.threadId),
         ...(p.availableDecisions && { suggestions: p.availableDecisions }),
       });
       return held;
@@ -333,9 +338,9 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     if (!parsed.success) throw rpcError(INVALID_PARAMS, `invalid approval params: ${parsed.error.issues[0]?.message}`);
     const p = parsed.data;
     const input = { changes: this.#translator.changesOf(p.itemId) ?? [], ...(p.reason && { reason: p.reason }), ...(p.grantRoot && { grantRoot: p.grantRoot }) };
-    this.emitAll(this.#translator.callForApproval(p.itemId, 'apply_patch', input));
+    this.emitAll(this.#translator.callForApproval(p.itemId, 'apply_patch', input, p.threadId));
     const held = this.#hold(requestId, rpcId, kind, p.itemId);
-    this.emit({ type: 'permission_request', requestId, toolName: 'apply_patch', input, callId: p.itemId });
+    this.emit({ type: 'permission_request', requestId, toolName: 'apply_patch', input, callId: p.itemId, ...this.#translator.scopeOfThread(p.threadId) });
     return held;
   }
 

@@ -22,6 +22,7 @@ import type {
   ThreadStartResponse,
   ThreadTokenUsageUpdatedNotification,
   TurnCompletedNotification,
+  TurnPlanUpdatedNotification,
   TurnStartResponse,
   TurnStartedNotification,
 } from './protocol/index.js';
@@ -43,6 +44,8 @@ export const UserMessageItemSchema = z.object({
   id: z.string(),
   content: z.array(z.object({ type: z.string(), text: z.string().optional() }).loose()),
 });
+/** A sub-agent's lifecycle on the thread that spawned it (`multi_agent_v2`): kind `started` names the new thread. */
+export const SubAgentActivityItemSchema = z.object({ type: z.literal('subAgentActivity'), id: z.string(), kind: z.string(), agentThreadId: z.string(), agentPath: z.string().nullish(), model: z.string().nullish() });
 export const AgentMessageItemSchema = z.object({ type: z.literal('agentMessage'), id: z.string(), text: z.string() });
 export const ReasoningItemSchema = z.object({ type: z.literal('reasoning'), id: z.string(), summary: z.array(z.string()), content: z.array(z.string()) });
 export const CommandExecutionItemSchema = z.object({
@@ -85,6 +88,14 @@ export const TokenUsageUpdatedSchema = z.object({
   threadId: z.string(),
   turnId: z.string(),
   tokenUsage: z.object({ last: TokenBreakdownSchema, total: TokenBreakdownSchema }),
+});
+
+/** `turn/plan/updated`: the whole plan (the `update_plan` tool), each step `pending`, `inProgress` or `completed`. */
+export const TurnPlanUpdatedSchema = z.object({
+  threadId: z.string(),
+  turnId: z.string(),
+  explanation: z.string().nullish(),
+  plan: z.array(z.object({ step: z.string(), status: z.enum(['pending', 'inProgress', 'completed']) })),
 });
 
 export const ErrorNotificationSchema = z.object({ error: TurnErrorSchema, willRetry: z.boolean(), threadId: z.string(), turnId: z.string() });
@@ -133,8 +144,9 @@ export const PROTOCOL_AGREEMENT: [
   Accepts<typeof DeltaSchema, AgentMessageDeltaNotification>,
   Accepts<typeof DeltaSchema, ReasoningSummaryTextDeltaNotification>,
   Accepts<typeof TokenUsageUpdatedSchema, ThreadTokenUsageUpdatedNotification>,
+  Accepts<typeof TurnPlanUpdatedSchema, TurnPlanUpdatedNotification>,
   Accepts<typeof ErrorNotificationSchema, ErrorNotification>,
   Accepts<typeof ServerRequestResolvedSchema, ServerRequestResolvedNotification>,
   Accepts<typeof CommandApprovalParamsSchema, CommandExecutionRequestApprovalParams>,
   Accepts<typeof FileChangeApprovalParamsSchema, FileChangeRequestApprovalParams>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

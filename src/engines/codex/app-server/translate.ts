@@ -28,7 +28,9 @@ import {
   ItemNotificationSchema,
   McpToolCallItemSchema,
   ReasoningItemSchema,
+  SubAgentActivityItemSchema,
   TokenUsageUpdatedSchema,
+  TurnPlanUpdatedSchema,
   TurnNotificationSchema,
   UserMessageItemSchema,
 } from './messages.js';
@@ -41,7 +43,6 @@ const IGNORED = new Set([
   'thread/status/changed',
   'thread/goal/cleared',
   'turn/diff/updated',
-  'turn/plan/updated',
   'item/reasoning/summaryPartAdded',
   'account/rateLimits/updated',
   'configWarning',
@@ -98,6 +99,14 @@ export class AppServerTranslator {
   #earlyUsage: { turnId: string; usage: TurnUsage }[] = [];
   /** fileChange items by id: the approval request carries only the item id. */
   readonly #changes = new Map<string, unknown>();
+  /**
+   * Sub-agent threads (`multi_agent_v2`) → the `spawn_agent` call that started each (the id of its
+   * `subAgentActivity` item). Their items are translated in that scope (`parentCallId`); their own
+   * turns never end ours. Kept for the engine's life: a sub-agent can be sent follow-ups later.
+   */
+  readonly #subAgents = new Map<string, string>();
+  /** The scope of the notification being translated: `{}` for our own thread. */
+  #scope: { parentCallId?: string } = {};
 
   get threadId(): string | undefined {
     return this.#threadId;
@@ -153,8 +162,14 @@ export class AppServerTranslator {
   }
 
   /** Ensures a tool_call for an item that is being approved (its item/started normally came first). */
-  callForApproval(callId: string, name: string, input: unknown): AgentEventBody[] {
-    return this.#ledger.call({ callId, name, input });
+  callForApproval(callId: string, name: string, input: unknown, threadId?: string): AgentEventBody[] {
+    return this.#ledger.call({ callId, toolName: name, input, ...(threadId !== undefined && this.scopeOfThread(threadId)) });
+  }
+
+  /** `{parentCallId}` when `threadId` is a sub-agent's thread (its approvals are scoped too), else `{}`. */
+  scopeOfThread(threadId: string): { parentCallId?: string } {
+    const parentCallId = this.#subAgents.get(threadId);
+    return parentCallId !== undefined ? { parentCallId } : {};
   }
 
   noteDenied(callId: string): void {
@@ -199,12 +214,15 @@ export class AppServerTranslator {
       case 'item/completed': {
         const parsed = ItemNotificationSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}: ${parsed.error.issues[0]?.message}`, method, params);
+        const translateItem = () => (method === 'item/started' ? this.#itemStarted(parsed.data.item) : this.#itemCompleted(parsed.data.item));
+        if (this.#subAgents.has(parsed.data.threadId)) return this.#inScope(parsed.data.threadId, translateItem);
         if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
-        return method === 'item/started' ? this.#itemStarted(parsed.data.item) : this.#itemCompleted(parsed.data.item);
+        return translateItem();
       }
       case 'item/agentMessage/delta': {
         const parsed = DeltaSchema.safeParse(params);
         if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (this.#subAgents.has(parsed.data.threadId)) return [{ type: 'text_delta', messageId: parsed.data.itemId, text: parsed.data.delta, ...this.scopeOfThread(parsed.data.threadId) }];
         if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
         return [...this.#thinking.off(), { type: 'text_delta', messageId: parsed.data.itemId, text: parsed.data.delta }];
       }
@@ -225,6 +243,14 @@ export class AppServerTranslator {
         if (this.#turnId === undefined) this.#earlyUsage.push({ turnId: parsed.data.turnId, usage });
         else this.#usage = addUsage(this.#usage, usage);
         return [];
+      }
+      case 'turn/plan/updated': {
+        const parsed = TurnPlanUpdatedSchema.safeParse(params);
+        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        const { plan, explanation } = parsed.data;
+        const entries = plan.map((p) => ({ content: p.step, status: p.status === 'inProgress' ? ('in_progress' as const) : p.status }));
+        return [{ type: 'plan', entries, ...(explanation ? { explanation } : {}) }];
       }
       case 'turn/started': {
         const parsed = TurnNotificationSchema.safeParse(params);
@@ -259,52 +285,85 @@ export class AppServerTranslator {
     }
   }
 
+  /** Translates a sub-agent thread's item in that sub-agent's scope. */
+  #inScope(threadId: string, translate: () => AgentEventBody[]): AgentEventBody[] {
+    const outer = this.#scope;
+    this.#scope = this.scopeOfThread(threadId);
+    try {
+      return translate();
+    } finally {
+      this.#scope = outer;
+    }
+  }
+
+  /**
+   * `subAgentActivity` of kind `started` is the `spawn_agent` call (its id is the call id): it
+   * names the new thread, whose items are then this call's scope. Other kinds (the sub-agent
+   * completed, …) are reported by the thread's own items and the `wait_agent` call.
+   */
+  #subAgentActivity(item: { type: string; id: string }, completed: boolean): AgentEventBody[] {
+    const parsed = SubAgentActivityItemSchema.safeParse(item);
+    if (!parsed.success) return this.#skip('malformed subAgentActivity', completed ? 'item/completed' : 'item/started', item);
+    const { id, kind, agentThreadId, agentPath, model } = parsed.data;
+    if (kind !== 'started') return [];
+    this.#subAgents.set(agentThreadId, id);
+    const input = { agentThreadId, ...(agentPath && { agentPath }), ...(model && { model }) };
+    if (!completed) return this.#ledger.call({ callId: id, toolName: 'spawn_agent', input, ...this.#scope });
+    return this.#ledger.result({ callId: id, status: 'completed', output: { agentThreadId }, isError: false }, { toolName: 'spawn_agent', input, ...this.#scope });
+  }
+
   #itemStarted(item: { type: string; id: string }): AgentEventBody[] {
     switch (item.type) {
+      case 'subAgentActivity':
+        return this.#subAgentActivity(item, false);
       case 'reasoning':
-        return this.#thinking.on();
+        // The indicator is the main agent's: a sub-agent's reasoning shows as its own message.
+        return this.#scope.parentCallId !== undefined ? [] : this.#thinking.on();
       case 'commandExecution': {
         const parsed = CommandExecutionItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed commandExecution', 'item/started', item);
         const { id, command, cwd, commandActions } = parsed.data;
-        return this.#ledger.call({ callId: id, name: 'shell', input: { command, cwd, commandActions }, title: command });
+        return this.#ledger.call({ callId: id, toolName: 'shell', input: { command, cwd, commandActions }, title: command, ...this.#scope });
       }
       case 'fileChange': {
         const parsed = FileChangeItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed fileChange', 'item/started', item);
         this.#changes.set(parsed.data.id, parsed.data.changes);
-        return this.#ledger.call({ callId: parsed.data.id, name: 'apply_patch', input: { changes: parsed.data.changes } });
+        return this.#ledger.call({ callId: parsed.data.id, toolName: 'apply_patch', input: { changes: parsed.data.changes }, ...this.#scope });
       }
       case 'mcpToolCall': {
         const parsed = McpToolCallItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed mcpToolCall', 'item/started', item);
-        return this.#ledger.call({ callId: parsed.data.id, name: toolNameOf(parsed.data), input: parsed.data.arguments });
+        return this.#ledger.call({ callId: parsed.data.id, toolName: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope });
       }
       default:
-        if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, name: toolNameOf(item), input: item });
+        if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, toolName: toolNameOf(item), input: item, ...this.#scope });
         return [];
     }
   }
 
   #itemCompleted(item: { type: string; id: string }): AgentEventBody[] {
     switch (item.type) {
+      case 'subAgentActivity':
+        return this.#subAgentActivity(item, true);
       case 'userMessage': {
         const parsed = UserMessageItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed userMessage', 'item/completed', item);
         const blocks: ContentBlock[] = parsed.data.content.flatMap((c) => (c.type === 'text' && typeof c.text === 'string' ? [{ type: 'text' as const, text: c.text }] : []));
-        return [{ type: 'message', role: 'user', id: parsed.data.id, blocks }];
+        return [{ type: 'message', role: 'user', id: parsed.data.id, blocks, ...this.#scope }];
       }
       case 'agentMessage': {
         const parsed = AgentMessageItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed agentMessage', 'item/completed', item);
-        return [...this.#thinking.off(), { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'text', text: parsed.data.text }] }];
+        const message: AgentEventBody = { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'text', text: parsed.data.text }], ...this.#scope };
+        return this.#scope.parentCallId !== undefined ? [message] : [...this.#thinking.off(), message];
       }
       case 'reasoning': {
         const parsed = ReasoningItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed reasoning', 'item/completed', item);
         const text = (parsed.data.summary.length > 0 ? parsed.data.summary : parsed.data.content).join('\n\n');
-        const off = this.#thinking.off();
-        return text === '' ? off : [...off, { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'thinking', text }] }];
+        const off = this.#scope.parentCallId !== undefined ? [] : this.#thinking.off();
+        return text === '' ? off : [...off, { type: 'message', role: 'assistant', id: parsed.data.id, blocks: [{ type: 'thinking', text }], ...this.#scope }];
       }
       case 'commandExecution': {
         const parsed = CommandExecutionItemSchema.safeParse(item);
@@ -313,7 +372,7 @@ export class AppServerTranslator {
         const mapped = resultStatus(status);
         return this.#ledger.result(
           { callId: id, status: mapped, output: { output: aggregatedOutput ?? '', exitCode, durationMs }, isError: mapped !== 'completed' },
-          { name: 'shell', input: { command, cwd, commandActions }, title: command },
+          { toolName: 'shell', input: { command, cwd, commandActions }, title: command, ...this.#scope },
         );
       }
       case 'fileChange': {
@@ -322,7 +381,7 @@ export class AppServerTranslator {
         const mapped = resultStatus(parsed.data.status);
         return this.#ledger.result(
           { callId: parsed.data.id, status: mapped, output: { changes: parsed.data.changes }, isError: mapped !== 'completed' },
-          { name: 'apply_patch', input: { changes: parsed.data.changes } },
+          { toolName: 'apply_patch', input: { changes: parsed.data.changes }, ...this.#scope },
         );
       }
       case 'mcpToolCall': {
@@ -331,14 +390,14 @@ export class AppServerTranslator {
         const mapped = resultStatus(parsed.data.status);
         return this.#ledger.result(
           { callId: parsed.data.id, status: mapped, output: parsed.data.error ?? parsed.data.result, isError: mapped !== 'completed' },
-          { name: toolNameOf(parsed.data), input: parsed.data.arguments },
+          { toolName: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope },
         );
       }
       default: {
         if (!TOOL_ITEMS.has(item.type)) return [];
         const rawStatus: unknown = (item as { status?: unknown }).status;
         const status = typeof rawStatus === 'string' ? resultStatus(rawStatus) : 'completed';
-        return this.#ledger.result({ callId: item.id, status, output: item, isError: status !== 'completed' }, { name: toolNameOf(item), input: item });
+        return this.#ledger.result({ callId: item.id, status, output: item, isError: status !== 'completed' }, { toolName: toolNameOf(item), input: item, ...this.#scope });
       }
     }
   }

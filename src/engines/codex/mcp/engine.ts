@@ -16,6 +16,7 @@
 import { AseError, errorMessage } from '../../../errors.js';
 import type { PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
+import { engineTier } from '../../core/runtime-tier.js';
 import { CODEX_MCP_CLI, mcpVersionProblem, probeCodexVersion } from '../binary.js';
 import { configOverrideArgs } from '../config-overrides.js';
 import { CodexEngineBase } from '../engine-base.js';
@@ -39,6 +40,8 @@ export const CODEX_MCP_CAPABILITIES: EngineCapabilities = Object.freeze({
   // thread is created (`tools/call codex`), so a running session cannot change them.
   setModel: false,
   setPermissionMode: false,
+  // The `tools/call` result, exec/patch events and elicitations; tokens but no price; patches miss shell edits.
+  tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'absent', fileChanges: 'cooperative' }),
 });
 
 export interface CodexMcpEngineOptions extends CodexEngineOptions {
@@ -117,7 +120,9 @@ export class CodexMcpEngine extends CodexEngineBase<CodexMcpEngineOptions> {
     if (this.options.approvalPolicy === 'untrusted') {
       throw new AseError('INVALID_OPTIONS', `codex-mcp engine: mcp-server accepts approvalPolicy 'on-request' or 'never', not 'untrusted'`);
     }
-    this.version = await probeCodexVersion(this.engineName, bin, env);
+    // A replay's stand-in carries the recorded version: no binary is run to ask (replay-engine.ts).
+    const replayed = (this.options.launcher as { replayedVersion?: unknown } | undefined)?.replayedVersion;
+    this.version = typeof replayed === 'string' ? replayed : await probeCodexVersion(this.engineName, bin, env);
     const problem = mcpVersionProblem(this.version, this.options.allowUntestedVersion);
     if (problem) throw new AseError('ENGINE_START_FAILED', `codex-mcp engine: ${bin}: ${problem}`);
     this.threadId = this.spec.resumeToken;

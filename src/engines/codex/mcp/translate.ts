@@ -120,7 +120,7 @@ export class McpTranslator {
   }
 
   callForApproval(callId: string, name: string, input: unknown): AgentEventBody[] {
-    return this.#ledger.call({ callId, name, input });
+    return this.#ledger.call({ callId, toolName: name, input });
   }
 
   noteDenied(callId: string): void {
@@ -194,13 +194,13 @@ export class McpTranslator {
         const parsed = ExecApprovalRequestSchema.safeParse(msg);
         if (!parsed.success) return this.#skip('malformed exec_approval_request', msg);
         const { call_id, command, cwd } = parsed.data;
-        return this.#ledger.call({ callId: call_id, name: 'shell', input: { command: shellJoin(command), cwd }, title: shellJoin(command) });
+        return this.#ledger.call({ callId: call_id, toolName: 'shell', input: { command: shellJoin(command), cwd }, title: shellJoin(command) });
       }
       case 'exec_command_begin': {
         const parsed = ExecCommandBeginSchema.safeParse(msg);
         if (!parsed.success) return this.#skip('malformed exec_command_begin', msg);
         const { call_id, command, cwd } = parsed.data;
-        return this.#ledger.call({ callId: call_id, name: 'shell', input: { command: shellJoin(command), cwd: cwdPath(cwd) }, title: shellJoin(command) });
+        return this.#ledger.call({ callId: call_id, toolName: 'shell', input: { command: shellJoin(command), cwd: cwdPath(cwd) }, title: shellJoin(command) });
       }
       case 'exec_command_end': {
         const parsed = ExecCommandEndSchema.safeParse(msg);
@@ -210,14 +210,14 @@ export class McpTranslator {
         const durationMs = duration ? Math.round(duration.secs * 1000 + duration.nanos / 1e6) : null;
         return this.#ledger.result(
           { callId: call_id, status: mapped, output: { output: aggregated_output ?? '', exitCode: exit_code, durationMs }, isError: mapped !== 'completed' },
-          { name: 'shell', input: { command: shellJoin(command), cwd: cwdPath(cwd) }, title: shellJoin(command) },
+          { toolName: 'shell', input: { command: shellJoin(command), cwd: cwdPath(cwd) }, title: shellJoin(command) },
         );
       }
       case 'patch_apply_begin':
       case 'apply_patch_approval_request': {
         const parsed = (msg.type === 'patch_apply_begin' ? PatchBeginSchema : PatchApprovalRequestSchema).safeParse(msg);
         if (!parsed.success) return this.#skip(`malformed ${msg.type}`, msg);
-        return this.#ledger.call({ callId: parsed.data.call_id, name: 'apply_patch', input: { changes: parsed.data.changes } });
+        return this.#ledger.call({ callId: parsed.data.call_id, toolName: 'apply_patch', input: { changes: parsed.data.changes } });
       }
       case 'patch_apply_end': {
         const parsed = PatchEndSchema.safeParse(msg);
@@ -226,7 +226,7 @@ export class McpTranslator {
         const mapped = resultStatus(status, success);
         return this.#ledger.result(
           { callId: call_id, status: mapped, output: { stdout: stdout ?? '', stderr: stderr ?? '' }, isError: mapped !== 'completed' },
-          { name: 'apply_patch', input: { changes: changes ?? {} } },
+          { toolName: 'apply_patch', input: { changes: changes ?? {} } },
         );
       }
       case 'token_count': {

@@ -45,7 +45,7 @@ export function toolCallFromResponseItem(payload: Json): ToolCallBody | undefine
   else if (payload.type === 'custom_tool_call') input = payload.input ?? '';
   else return undefined;
   const title = titleOf(name, input);
-  return { type: 'tool_call', callId, name, input, ...(title !== undefined ? { title } : {}) };
+  return { type: 'tool_call', callId, toolName: name, input, ...(title !== undefined ? { title } : {}) };
 }
 
 /** Status of a `*_call_output` text: Codex reports exit codes and rejections only in prose. */

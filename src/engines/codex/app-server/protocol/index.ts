@@ -25,6 +25,7 @@ export type { AgentMessageDeltaNotification } from './generated/v2/AgentMessageD
 export type { ReasoningSummaryTextDeltaNotification } from './generated/v2/ReasoningSummaryTextDeltaNotification.js';
 export type { ReasoningTextDeltaNotification } from './generated/v2/ReasoningTextDeltaNotification.js';
 export type { ThreadTokenUsageUpdatedNotification } from './generated/v2/ThreadTokenUsageUpdatedNotification.js';
+export type { TurnPlanUpdatedNotification } from './generated/v2/TurnPlanUpdatedNotification.js';
 export type { ErrorNotification } from './generated/v2/ErrorNotification.js';
 export type { ServerRequestResolvedNotification } from './generated/v2/ServerRequestResolvedNotification.js';
 export type { CommandExecutionRequestApprovalParams } from './generated/v2/CommandExecutionRequestApprovalParams.js';

@@ -1,0 +1,75 @@
+// CPU time (process.cpuUsage: user + system of this process, the consumer) per Claude turn of the
+// side-by-side stream, for the engine alone and the session with the default and the in-memory
+// store and journal: a measure that a loaded machine inflates far less than wall time. With
+// ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
+//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { claudeTurn, writeScript } from '../support/agent-streams.ts';
+
+const [lines = '50000', rounds = '3', repeated] = process.argv.slice(2);
+const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
+const STAND_IN = fileURLToPath(new URL('../support/stand-in-agent.mjs', import.meta.url));
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ase-cpu-'));
+const workDir = path.join(dir, 'work');
+fs.mkdirSync(workDir);
+const bin = path.join(dir, 'claude.mjs');
+fs.symlinkSync(STAND_IN, bin);
+const script = writeScript(dir, 'turn', claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' }), { protocol: 'claude' });
+const env = { STANDIN_SCRIPT: script };
+let n = 0;
+
+async function consumers(dist) {
+  const lib = await import(`${dist}/index.js`);
+  const { ClaudeEngine } = await import(`${dist}/claude.js`);
+  const session = (memory) => async () => {
+    const dataDir = path.join(dir, `data-${n++}`);
+    const s = await lib.createSession({ agent: 'claude', workDir, dataDir, bin, engineOptions: { env }, ...(memory && { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() }) });
+    const ended = new Promise((resolve) => s.on('agent', (notice) => notice.event.type === 'turn_complete' && resolve()));
+    void s.send('go');
+    await ended;
+    return () => s.stop();
+  };
+  return {
+    engine: async () => {
+      const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
+      const ended = new Promise((resolve) =>
+        engine.onEvent((e) => {
+          if (e.type === 'ready') void engine.send({ localId: 'l1', text: 'go' });
+          else if (e.type === 'turn_complete') resolve();
+        }),
+      );
+      await engine.start({ gen: 1, mode: 'remote', workDir, options: {} });
+      await ended;
+      return () => engine.stop();
+    },
+    session: session(false),
+    memory: session(true),
+  };
+}
+
+const sets = Object.fromEntries(await Promise.all(Object.entries(builds).map(async ([name, dist]) => [name, await consumers(dist)])));
+const results = {};
+for (let round = 0; round <= Number(rounds); round++) {
+  for (const kind of ['engine', 'session', 'memory']) {
+    for (const [build, set] of Object.entries(sets)) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      const stop = await set[kind]();
+      const wall = performance.now() - t0;
+      const { user, system } = process.cpuUsage(c0);
+      await stop();
+      if (round === 0) continue; // warm-up
+      (results[`${kind} ${build}`] ??= []).push({ cpu: (user + system) / 1000, wall });
+    }
+  }
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+console.log(`| consumer | build | CPU ms (median of ${rounds}) | wall ms (median) |\n|---|---|---:|---:|`);
+for (const [key, runs] of Object.entries(results)) {
+  const [kind, build] = key.split(' ');
+  console.log(`| ${kind} | ${build} | ${median(runs.map((r) => r.cpu)).toFixed(0)} | ${median(runs.map((r) => r.wall)).toFixed(0)} |`);
+}
+fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,52 @@
+// Profiles one consumer of the side-by-side benchmark's Claude turn under `node --cpu-prof`
+// (issue 11: profile first). Runs against the build (`npm run build` first) and the stand-in agent.
+//
+//   [ASE_DIST=<other build>] node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/run.mjs <engine|session|memory> [lines] [repeated]
+//   node bench/profile/top.mjs /tmp/prof/*.cpuprofile
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { claudeTurn, writeScript } from '../support/agent-streams.ts';
+// ASE_DIST: another build to profile (e.g. a worktree of the commit before a change), default ./dist.
+const dist = process.env.ASE_DIST ?? new URL('../../dist', import.meta.url).pathname;
+const { createSession, MemoryJournal, MemoryStore } = await import(`${dist}/index.js`);
+const { ClaudeEngine } = await import(`${dist}/claude.js`);
+
+const [consumer = 'session', lines = '50000', repeated] = process.argv.slice(2);
+const STAND_IN = fileURLToPath(new URL('../support/stand-in-agent.mjs', import.meta.url));
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ase-profile-'));
+const workDir = path.join(dir, 'work');
+fs.mkdirSync(workDir);
+const bin = path.join(dir, 'claude.mjs');
+fs.symlinkSync(STAND_IN, bin);
+const script = writeScript(dir, 'turn', claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' }), { protocol: 'claude' });
+const env = { STANDIN_SCRIPT: script };
+
+async function engineRun() {
+  const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
+  const ended = new Promise((resolve) => engine.onEvent((e) => {
+    if (e.type === 'ready') void engine.send({ localId: 'l1', text: 'go' });
+    else if (e.type === 'turn_complete') resolve();
+  }));
+  await engine.start({ gen: 1, mode: 'remote', workDir, options: {} });
+  await ended;
+  await engine.stop();
+}
+
+async function sessionRun(memory) {
+  const dataDir = fs.mkdtempSync(path.join(dir, 'data-'));
+  const session = await createSession({ agent: 'claude', workDir, dataDir, bin, engineOptions: { env }, ...(memory && { store: new MemoryStore(), journal: new MemoryJournal() }) });
+  const ended = new Promise((resolve) => session.on('agent', (n) => n.event.type === 'turn_complete' && resolve()));
+  void session.send('go');
+  await ended;
+  await session.stop();
+}
+
+const run = consumer === 'engine' ? engineRun : () => sessionRun(consumer === 'memory');
+for (let i = 0; i < 3; i++) {
+  const t0 = performance.now();
+  await run();
+  console.log(`${consumer} run ${i + 1}: ${(performance.now() - t0).toFixed(0)} ms`);
+}
+fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,464 @@
+/**
+ * The HTTP API of `ase serve`, on hono (web-standard Request/Response, so the same app runs under
+ * Node's http server here and under `app.request()` in tests). Every request is authenticated
+ * (auth.ts), state-changing ones must come from an allowed Origin, bodies are bounded and parsed
+ * with clear 400s, ids are checked before they reach a store or a file.
+ */
+import { randomUUID } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { isAseError } from '../errors.js';
+import { ControlModeSchema } from '../events/session-input.js';
+import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import type { Session } from '../session/session.js';
+import { COOKIE_NAME, PAGE_TTL_MS, type ServerAuth } from './auth.js';
+import { EventStream } from './event-stream.js';
+import { HttpError, errorBody, toHttpError } from './http-errors.js';
+import { chartAt } from '../actors/chart-replay.js';
+import { openApiDocument } from './openapi.js';
+import { renderPage } from './page.js';
+import { SessionHub } from './session-hub.js';
+import type { SessionHost } from './session-host.js';
+import { diagramSvg } from './diagram-svg.js';
+import { sessionMachine } from '../actors/session.js';
+import { toGraph } from '../actors/diagram.js';
+
+export interface ServerAppOptions {
+  host: SessionHost;
+  journal: TranscriptJournal;
+  auth: ServerAuth;
+  /** Engine names the new-session form offers. */
+  agents: string[];
+  /** Origins allowed besides the server's own (CORS is enabled for exactly these). */
+  allowedOrigins?: string[];
+  /** Largest request body in bytes. Default 1.5 MiB (a message may be 1 MiB). */
+  maxBodyBytes?: number;
+  /** Heartbeat interval of event streams; at most 10 s. Default 10000. */
+  heartbeatMs?: number;
+  /** Grace before `client_offline` once the last stream closed. Default 3000. */
+  presenceGraceMs?: number;
+  /** Unread frames before a client is cut off. Default 10000. */
+  maxQueuedFrames?: number;
+  /** How long `POST messages` waits for the message's journal entry before answering `seq: null`. Default 1000. */
+  messageSeqWaitMs?: number;
+  /** Show secrets in the inspector's context. Default false (redacted). */
+  revealSecrets?: boolean;
+}
+
+export interface ServerApp {
+  app: Hono;
+  hubs: Map<string, SessionHub>;
+  /** Closes every stream and stops the heartbeat (sessions are the host's). */
+  close(): void;
+}
+
+const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const LOCAL_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const CreateBody = z.strictObject({
+  agent: z.string().min(1).max(64),
+  workDir: z.string().min(1).max(4096),
+  mode: ControlModeSchema.optional(),
+  engineOptions: z.record(z.string(), z.unknown()).optional(),
+});
+const MessageBody = z.strictObject({
+  text: z.string().min(1),
+  localId: z.string().regex(LOCAL_ID, 'localId: 1-128 letters, digits or . _ : -'),
+});
+const DecisionBody = z.strictObject({
+  decision: z.enum(['allow', 'deny']),
+  updatedInput: z.unknown().optional(),
+  message: z.string().optional(),
+});
+const ModeBody = z.strictObject({ to: ControlModeSchema });
+const TicketBody = z.strictObject({ sessionId: z.string().regex(SESSION_ID).optional() });
+
+export function createServerApp(options: ServerAppOptions): ServerApp {
+  const { host, journal, auth } = options;
+  const heartbeatMs = Math.min(options.heartbeatMs ?? 10_000, 10_000);
+  const maxBody = options.maxBodyBytes ?? 1.5 * 1024 * 1024;
+  const hubs = new Map<string, SessionHub>();
+  const app = new Hono();
+
+  const hubFor = (id: string): SessionHub => {
+    let hub = hubs.get(id);
+    if (!hub) {
+      hub = new SessionHub({
+        sessionId: id,
+        journal,
+        presenceGraceMs: options.presenceGraceMs ?? 3000,
+        inspectorBacklog: 500,
+        revealSecrets: options.revealSecrets === true,
+      });
+      hubs.set(id, hub);
+      // Forgotten once nothing watches it and no session runs (its answers by localId are then
+      // found in the journal instead).
+      const created = hub;
+      created.onIdle = () => {
+        if (hubs.get(id) !== created) return;
+        created.close();
+        hubs.delete(id);
+      };
+      const live = host.get(id);
+      if (live) hub.attach(live);
+    }
+    return hub;
+  };
+
+  const checkId = (id: string | undefined): string => {
+    if (id === undefined || !SESSION_ID.test(id) || id === '.' || id === '..') throw new HttpError(400, 'INVALID_INPUT', `not a session id: ${JSON.stringify(id)}`);
+    return id;
+  };
+
+  /** 404 unless the session is live here, stored, or has a transcript. */
+  const assertKnown = async (id: string): Promise<void> => {
+    if (host.get(id) || hubs.get(id)?.session) return;
+    if (await host.stored(id)) return;
+    if (((await journal.bounds?.(id))?.lastSeq ?? 0) > 0) return;
+    throw new HttpError(404, 'NOT_FOUND', `no session ${id}`);
+  };
+
+  /** The live session, continuing a stored one if needed (actions need a running session). */
+  const liveSession = async (id: string): Promise<Session> => {
+    const hub = hubFor(id);
+    const running = hub.session ?? host.get(id);
+    if (running) {
+      if (!hub.session) hub.attach(running);
+      return running;
+    }
+    const opened = await host.open(id, { onNotice: hub.onNotice, inspect: hub.inspect });
+    if (!opened) throw new HttpError(404, 'NOT_FOUND', `no session ${id}`);
+    hub.attach(opened);
+    return opened;
+  };
+
+  const readJson = async <T>(c: Context, schema: z.ZodType<T>): Promise<T> => {
+    const text = await c.req.text();
+    if (Buffer.byteLength(text) > maxBody) throw new HttpError(413, 'BODY_TOO_LARGE', `request body over ${maxBody} bytes`);
+    let data: unknown;
+    try {
+      data = text === '' ? {} : JSON.parse(text);
+    } catch (error) {
+      throw new HttpError(400, 'BAD_JSON', `request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const parsed = schema.safeParse(data);
+    if (!parsed.success) {
+      throw new HttpError(400, 'INVALID_INPUT', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+    }
+    return parsed.data;
+  };
+
+  const ownOrigins = (c: Context): Set<string> => {
+    const hostHeader = c.req.header('host');
+    const set = new Set(options.allowedOrigins ?? []);
+    if (hostHeader) set.add(`${new URL(c.req.url).protocol}//${hostHeader}`);
+    return set;
+  };
+
+  app.onError((error, c) => {
+    const [status, body] = toHttpError(error);
+    return c.json(body, status as 400);
+  });
+  app.notFound((c) => c.json(errorBody('NOT_FOUND', `no route ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+
+  // Security headers on everything; CORS only for configured origins.
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('X-Frame-Options', 'DENY');
+    const origin = c.req.header('origin');
+    if (origin && options.allowedOrigins?.includes(origin)) {
+      c.header('Access-Control-Allow-Origin', origin);
+      c.header('Vary', 'Origin');
+    }
+  });
+
+  // Origin: a state-changing request from a browser page must come from this server or an allowed origin.
+  app.use('*', async (c, next) => {
+    const method = c.req.method;
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
+      const origin = c.req.header('origin');
+      if (origin !== undefined && !ownOrigins(c).has(origin)) throw new HttpError(403, 'FORBIDDEN_ORIGIN', `Origin ${origin} may not change state here`);
+      const length = Number(c.req.header('content-length') ?? 0);
+      if (length > maxBody) throw new HttpError(413, 'BODY_TOO_LARGE', `request body over ${maxBody} bytes`);
+    }
+    if (method === 'OPTIONS') {
+      const origin = c.req.header('origin');
+      if (!origin || !options.allowedOrigins?.includes(origin)) return c.body(null, 403);
+      return c.body(null, 204, {
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Methods': 'GET, POST',
+        'Access-Control-Allow-Headers': 'Authorization, Content-Type, Last-Event-ID',
+        'Access-Control-Max-Age': '600',
+      });
+    }
+    await next();
+  });
+
+  // The page: `/?token=...` (the URL `ase serve` prints) trades the token for a page cookie.
+  app.get('/', (c) => {
+    const token = c.req.query('token');
+    if (token !== undefined) {
+      if (!auth.checkToken(token)) return c.html(loginPage('That token is not this server\'s.'), 401);
+      const value = auth.openPage();
+      c.header('Set-Cookie', `${COOKIE_NAME}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${Math.floor(PAGE_TTL_MS / 1000)}`);
+      return c.redirect('/', 303);
+    }
+    const result = auth.check({ authorization: c.req.header('authorization'), cookie: c.req.header('cookie') });
+    if (!result.ok) return c.html(loginPage('Open the URL that `ase serve` printed (it carries the token).'), 401);
+    const nonce = randomUUID().replace(/-/g, '');
+    c.header('Content-Security-Policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+    c.header('Cache-Control', 'no-store');
+    return c.html(renderPage(nonce));
+  });
+
+  // Everything under /api needs the token (or the page cookie); an event stream may use a ticket.
+  app.use('/api/*', async (c, next) => {
+    const ticket = c.req.query('ticket');
+    const events = /^\/api\/sessions\/([^/]+)\/events$/.exec(new URL(c.req.url).pathname);
+    if (ticket !== undefined && events && c.req.method === 'GET') {
+      const result = auth.redeemTicket(ticket, decodeURIComponent(events[1]!));
+      if (!result.ok) throw new HttpError(401, 'UNAUTHORIZED', result.reason);
+      return next();
+    }
+    const result = auth.check({ authorization: c.req.header('authorization'), cookie: c.req.header('cookie') });
+    if (!result.ok) {
+      c.header('WWW-Authenticate', 'Bearer realm="ase"');
+      throw new HttpError(401, 'UNAUTHORIZED', result.reason);
+    }
+    // A page cookie rides along on any request the browser makes: state changes also need an Origin.
+    if (result.via === 'cookie' && c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.header('origin') === undefined) {
+      throw new HttpError(403, 'FORBIDDEN_ORIGIN', 'a cookie-authenticated change needs an Origin header');
+    }
+    return next();
+  });
+
+  app.get('/api/openapi.json', (c) => c.json(openApiDocument()));
+
+  app.post('/api/tickets', async (c) => {
+    const body = await readJson(c, TicketBody);
+    return c.json(auth.issueTicket(body.sessionId), 201);
+  });
+
+  app.get('/api/agents', (c) => c.json({ agents: options.agents }));
+
+  app.get('/api/sessions', async (c) => c.json({ sessions: await host.list() }));
+
+  app.post('/api/sessions', async (c) => {
+    const body = await readJson(c, CreateBody);
+    const sessionId = randomUUID();
+    const hub = hubFor(sessionId);
+    try {
+      const session = await host.create({ ...body, sessionId, onNotice: hub.onNotice, inspect: hub.inspect });
+      hub.attach(session);
+      return c.json({ sessionId: session.id }, 201);
+    } catch (error) {
+      hub.close();
+      hubs.delete(sessionId);
+      throw error;
+    }
+  });
+
+  app.get('/api/sessions/:id', async (c) => {
+    const id = checkId(c.req.param('id'));
+    const live = hubs.get(id)?.session ?? host.get(id);
+    if (live) return c.json({ live: true, ...live.snapshot() });
+    const stored = await host.stored(id);
+    if (!stored) throw new HttpError(404, 'NOT_FOUND', `no session ${id}`);
+    return c.json({ live: false, ...stored });
+  });
+
+  app.post('/api/sessions/:id/stop', async (c) => {
+    const id = checkId(c.req.param('id'));
+    await assertKnown(id);
+    const live = hubs.get(id)?.session ?? host.get(id);
+    if (!live) return c.json({ stopped: true, live: false });
+    const snapshot = await host.stop(id);
+    return c.json({ stopped: true, snapshot });
+  });
+
+  app.post('/api/sessions/:id/messages', async (c) => {
+    const id = checkId(c.req.param('id'));
+    const body = await readJson(c, MessageBody);
+    await assertKnown(id);
+    const hub = hubFor(id);
+    let accepted = hub.messages.get(body.localId);
+    if (!accepted) {
+      accepted = (async () => {
+        const session = await liveSession(id);
+        try {
+          await session.send(body.text, { localId: body.localId });
+        } catch (error) {
+          // Already accepted before (this server restarted, or another client sent it): the same answer.
+          if (!isAseError(error, 'DUPLICATE_SEND')) throw error;
+        }
+        return { localId: body.localId, seq: null, status: 'accepted' };
+      })();
+      hub.messages.set(body.localId, accepted);
+      accepted.catch(() => hub.messages.delete(body.localId));
+    }
+    await accepted;
+    const seq = await messageSeq(hub, body.localId, options.messageSeqWaitMs ?? 1000);
+    return c.json({ localId: body.localId, seq, status: seq === null ? 'queued' : 'delivered' });
+  });
+
+  /** The seq of the message's `user_message` entry, waiting up to `waitMs` for it to be journaled. */
+  const messageSeq = async (hub: SessionHub, localId: string, waitMs: number): Promise<number | null> => {
+    const isIt = (e: { type: string; payload: unknown }) => e.type === 'user_message' && (e.payload as { localId?: unknown } | null)?.localId === localId;
+    let heard: number | null = null;
+    let wake: (() => void) | undefined;
+    const stop = hub.watchDurable((e) => {
+      if (isIt(e)) {
+        heard = e.seq;
+        wake?.();
+      }
+    });
+    try {
+      const found = (await journal.read(hub.id)).findLast(isIt);
+      if (found?.seq !== undefined) return found.seq;
+      if (heard !== null) return heard;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, waitMs).unref?.();
+      });
+      return heard;
+    } finally {
+      stop();
+    }
+  };
+
+  app.get('/api/sessions/:id/transcript', async (c) => {
+    const id = checkId(c.req.param('id'));
+    await assertKnown(id);
+    const afterSeq = cursorParam(c.req.query('after_seq'), 'after_seq');
+    const beforeSeq = cursorParam(c.req.query('before_seq'), 'before_seq');
+    const limit = cursorParam(c.req.query('limit'), 'limit') ?? 100;
+    if (limit < 1 || limit > 500) throw new HttpError(400, 'INVALID_INPUT', 'limit: 1 to 500');
+    if (afterSeq !== undefined && beforeSeq !== undefined) throw new HttpError(400, 'INVALID_INPUT', 'after_seq and before_seq exclude each other');
+    const range = { ...(afterSeq !== undefined && { afterSeq }), ...(beforeSeq !== undefined && { beforeSeq }), limit: limit + 1 };
+    const rows = await journal.read(id, range);
+    const hasMore = rows.length > limit;
+    // Backward paging drops the oldest extra row; forward paging the newest.
+    const entries = hasMore ? (beforeSeq !== undefined && afterSeq === undefined ? rows.slice(1) : rows.slice(0, limit)) : rows;
+    return c.json({ entries, hasMore });
+  });
+
+  app.get('/api/sessions/:id/events', async (c) => {
+    const id = checkId(c.req.param('id'));
+    const header = c.req.header('last-event-id');
+    const cursor = cursorParam(header !== undefined && header !== '' ? header : c.req.query('after_seq'), 'Last-Event-ID / after_seq') ?? 0;
+    await assertKnown(id);
+    const hub = hubFor(id);
+    if (!hub.session) {
+      const running = host.get(id);
+      if (running) hub.attach(running);
+    }
+    const stream: EventStream = new EventStream({
+      sessionId: id,
+      journal,
+      cursor,
+      inspect: c.req.query('inspect') === '1',
+      maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
+      watchDurable: (listener) => hub.watchDurable(listener),
+      onClose: (s) => {
+        hub.removeStream(s);
+        clients.delete(s);
+      },
+    });
+    clients.add(stream);
+    hub.addStream(stream);
+    hub.greet(stream);
+    void stream.start();
+    c.req.raw.signal.addEventListener('abort', () => stream.close(), { once: true });
+    return new Response(stream.response, {
+      headers: {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-cache, no-transform',
+        'X-Accel-Buffering': 'no',
+        Connection: 'keep-alive',
+      },
+    });
+  });
+
+  app.post('/api/sessions/:id/permissions/:requestId', async (c) => {
+    const id = checkId(c.req.param('id'));
+    const requestId = c.req.param('requestId');
+    if (requestId.length === 0 || requestId.length > 256) throw new HttpError(400, 'INVALID_INPUT', 'requestId: 1-256 characters');
+    const body = await readJson(c, DecisionBody);
+    await assertKnown(id);
+    const session = await liveSession(id);
+    try {
+      await session.decide(requestId, body.decision, {
+        ...(body.updatedInput !== undefined && { updatedInput: body.updatedInput }),
+        ...(body.message !== undefined && { message: body.message }),
+      });
+    } catch (error) {
+      if (isAseError(error, 'PERMISSION_ALREADY_DECIDED')) {
+        throw new HttpError(409, error.code, error.message, { outcome: session.snapshot().completed[requestId] ?? null });
+      }
+      throw error;
+    }
+    return c.json({ requestId, outcome: session.snapshot().completed[requestId] ?? null });
+  });
+
+  app.post('/api/sessions/:id/abort', async (c) => {
+    const id = checkId(c.req.param('id'));
+    await readJson(c, z.strictObject({}));
+    await assertKnown(id);
+    await (await liveSession(id)).abort();
+    return c.json({ aborted: true });
+  });
+
+  app.post('/api/sessions/:id/mode', async (c) => {
+    const id = checkId(c.req.param('id'));
+    const body = await readJson(c, ModeBody);
+    await assertKnown(id);
+    await (await liveSession(id)).switchMode(body.to);
+    return c.json({ mode: body.to });
+  });
+
+  app.get('/api/sessions/:id/inspect', async (c) => {
+    const id = checkId(c.req.param('id'));
+    await assertKnown(id);
+    const atSeq = cursorParam(c.req.query('at_seq'), 'at_seq');
+    const entries = await journal.read(id, atSeq !== undefined ? { beforeSeq: atSeq + 1 } : undefined);
+    return c.json({ chart: chartAt(entries), lastSeq: entries.at(-1)?.seq ?? 0, events: hubs.get(id)?.inspections() ?? [] });
+  });
+
+  app.get('/api/diagram.svg', async (c) => {
+    c.header('Content-Type', 'image/svg+xml');
+    c.header('Cache-Control', 'no-store');
+    return c.body(await diagramSvg());
+  });
+  app.get('/api/diagram.json', (c) => c.json(toGraph(sessionMachine)));
+
+  // Heartbeats: one timer for every stream.
+  const clients = new Set<EventStream>();
+  const beat = setInterval(() => {
+    const now = Date.now();
+    for (const stream of clients) stream.ephemeral('heartbeat', { at: now });
+  }, heartbeatMs);
+  beat.unref?.();
+
+  return {
+    app,
+    hubs,
+    close() {
+      clearInterval(beat);
+      for (const hub of hubs.values()) hub.close();
+      hubs.clear();
+    },
+  };
+}
+
+function cursorParam(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d{1,15}$/.test(value)) throw new HttpError(400, 'INVALID_INPUT', `${name}: a non-negative integer, not ${JSON.stringify(value.slice(0, 40))}`);
+  return Number(value);
+}
+
+function loginPage(message: string): string {
+  const safe = message.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  return `<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>ase serve</title><p style="font:16px system-ui;margin:2em">${safe}</p>`;
+}

@@ -1,0 +1,108 @@
+/** The OpenAPI 3.1 description of `ase serve`'s HTTP API, served at `/api/openapi.json` (docs/server.md says the same in prose). */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' } };
+const errors = (...codes: number[]) =>
+  Object.fromEntries(codes.map((code) => [String(code), { description: ERROR_TEXT[code] ?? 'error', ...json(ref('Error')) }]));
+const ERROR_TEXT: Record<number, string> = {
+  400: 'bad JSON, a body that does not fit the schema, or a bad id',
+  401: 'no token, a wrong token, or a spent/expired ticket',
+  403: 'a state change from a foreign Origin',
+  404: 'no such session (or permission request)',
+  409: 'the request conflicts with the session (already decided, nothing to abort, stopped)',
+  413: 'the body is too large',
+};
+
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'agent-session-engine: ase serve', version: '1', description: 'Remote control for agent sessions. Every request needs `Authorization: Bearer <token>` (or the page cookie); an EventSource may use a single-use `?ticket=` from POST /api/tickets.' },
+    security: [{ bearer: [] }],
+    paths: {
+      '/api/sessions': {
+        get: { summary: 'List sessions (live here and stored)', responses: { 200: { description: 'sessions', ...json({ type: 'object', properties: { sessions: { type: 'array', items: ref('SessionInfo') } } }) }, ...errors(401) } },
+        post: {
+          summary: 'Start a session',
+          requestBody: { required: true, ...json(ref('CreateSession')) },
+          responses: { 201: { description: 'created', ...json({ type: 'object', required: ['sessionId'], properties: { sessionId: { type: 'string' } } }) }, ...errors(400, 401, 403, 413) },
+        },
+      },
+      '/api/sessions/{id}': {
+        get: { summary: 'A session snapshot (live) or its stored state', parameters: [idParam], responses: { 200: { description: 'snapshot', ...json({ type: 'object' }) }, ...errors(400, 401, 404) } },
+      },
+      '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } } },
+      '/api/sessions/{id}/messages': {
+        post: {
+          summary: 'Send a user message; idempotent on localId',
+          parameters: [idParam],
+          requestBody: { required: true, ...json(ref('Message')) },
+          responses: { 200: { description: 'accepted (stored); seq is its user_message entry once journaled, null while queued', ...json(ref('MessageReceipt')) }, ...errors(400, 401, 403, 404, 409, 413) },
+        },
+      },
+      '/api/sessions/{id}/events': {
+        get: {
+          summary: 'Server-Sent Events: durable entries (event: entry, id: seq) replayed from Last-Event-ID or after_seq, then live; ephemeral frames without id (agent, status, thinking, presence, permission_prompt, permission_resolved, snapshot, inspect, error, done, live, heartbeat, gap)',
+          parameters: [
+            idParam,
+            { name: 'Last-Event-ID', in: 'header', schema: { type: 'string', pattern: '^\\d+$' } },
+            { name: 'after_seq', in: 'query', schema: { type: 'integer', minimum: 0 } },
+            { name: 'inspect', in: 'query', schema: { enum: ['1'] }, description: 'also send the inspector frames (event: inspect)' },
+            { name: 'ticket', in: 'query', schema: { type: 'string' }, description: 'single-use, from POST /api/tickets (for EventSource)' },
+          ],
+          responses: { 200: { description: 'the stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(400, 401, 404) },
+        },
+      },
+      '/api/sessions/{id}/transcript': {
+        get: {
+          summary: 'A page of the durable transcript',
+          parameters: [
+            idParam,
+            { name: 'after_seq', in: 'query', schema: { type: 'integer', minimum: 0 } },
+            { name: 'before_seq', in: 'query', schema: { type: 'integer', minimum: 0 } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
+          ],
+          responses: { 200: { description: 'entries ascending by seq', ...json({ type: 'object', properties: { entries: { type: 'array', items: ref('Entry') }, hasMore: { type: 'boolean' } } }) }, ...errors(400, 401, 404) },
+        },
+      },
+      '/api/sessions/{id}/permissions/{requestId}': {
+        post: {
+          summary: 'Answer a permission request; the first answer wins',
+          parameters: [idParam, { name: 'requestId', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: { required: true, ...json(ref('Decision')) },
+          responses: { 200: { description: 'recorded', ...json({ type: 'object' }) }, 409: { description: 'already decided: the body carries the recorded outcome', ...json(ref('Error')) }, ...errors(400, 401, 403, 404) },
+        },
+      },
+      '/api/sessions/{id}/abort': { post: { summary: 'Interrupt the running turn', parameters: [idParam], responses: { 200: { description: 'aborted', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404, 409) } } },
+      '/api/sessions/{id}/mode': {
+        post: { summary: 'Switch control mode', parameters: [idParam], requestBody: { required: true, ...json({ type: 'object', required: ['to'], properties: { to: { enum: ['local', 'remote'] } } }) }, responses: { 200: { description: 'switched', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404, 409) } },
+      },
+      '/api/sessions/{id}/inspect': {
+        get: {
+          summary: 'The inspector: the chart implied by the durable log at at_seq (default: the end), and the recent XState inspection events',
+          parameters: [idParam, { name: 'at_seq', in: 'query', schema: { type: 'integer', minimum: 0 } }],
+          responses: { 200: { description: 'chart and events', ...json({ type: 'object' }) }, ...errors(400, 401, 404) },
+        },
+      },
+      '/api/tickets': {
+        post: { summary: 'A single-use ticket (30 s) for one event stream', requestBody: { ...json({ type: 'object', properties: { sessionId: { type: 'string' } } }) }, responses: { 201: { description: 'ticket', ...json({ type: 'object', properties: { ticket: { type: 'string' }, expiresAt: { type: 'integer' } } }) }, ...errors(401, 403) } },
+      },
+      '/api/agents': { get: { summary: 'Engine names a session may use', responses: { 200: { description: 'names', ...json({ type: 'object' }) }, ...errors(401) } } },
+      '/api/diagram.svg': { get: { summary: 'The SessionActor statechart as SVG (elkjs layout)', responses: { 200: { description: 'svg', content: { 'image/svg+xml': { schema: { type: 'string' } } } }, ...errors(401) } } },
+      '/api/diagram.json': { get: { summary: 'The SessionActor statechart as JSON (nested states, edges)', responses: { 200: { description: 'graph', ...json({ type: 'object' }) }, ...errors(401) } } },
+      '/api/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } } } },
+    },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } }, outcome: { type: 'object' } } },
+        SessionInfo: { type: 'object', properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' } } },
+        CreateSession: { type: 'object', required: ['agent', 'workDir'], additionalProperties: false, properties: { agent: { type: 'string' }, workDir: { type: 'string' }, mode: { enum: ['local', 'remote'] }, engineOptions: { type: 'object' } } },
+        Message: { type: 'object', required: ['text', 'localId'], additionalProperties: false, properties: { text: { type: 'string', minLength: 1 }, localId: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } } },
+        MessageReceipt: { type: 'object', properties: { localId: { type: 'string' }, seq: { type: ['integer', 'null'] }, status: { enum: ['delivered', 'queued'] } } },
+        Decision: { type: 'object', required: ['decision'], additionalProperties: false, properties: { decision: { enum: ['allow', 'deny'] }, updatedInput: {}, message: { type: 'string' } } },
+        Entry: { type: 'object', required: ['seq', 'eventId', 'type'], properties: { seq: { type: 'integer' }, ts: { type: 'integer' }, sessionId: { type: 'string' }, agent: { type: 'string' }, gen: { type: 'integer' }, eventId: { type: 'string' }, type: { type: 'string' }, payload: {} } },
+      },
+    },
+  };
+}

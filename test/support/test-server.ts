@@ -1,0 +1,59 @@
+/**
+ * `ase serve` in-process for tests: a real HTTP server on a free loopback port, sessions on the
+ * fake engine (scripted), in-memory store and journal (or file ones under a temp dir).
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fakeEngine, MemoryJournal, MemoryStore, type FakeScript, type TranscriptJournal } from '../../src/index.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
+
+export interface TestServer extends RunningServer {
+  tmp: string;
+  /** Bearer headers (JSON). */
+  headers: Record<string, string>;
+  api(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** POST /api/sessions for the fake engine; the new id. */
+  newSession(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startTestServer(script: FakeScript = {}, options: Partial<ServerOptions> & { journal?: TranscriptJournal } = {}): Promise<TestServer> {
+  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-serve-'));
+  const server = await startServer({
+    port: 0,
+    dataDir: tmp,
+    store: new MemoryStore(),
+    journal: new MemoryJournal(),
+    engines: [fakeEngine(script)],
+    heartbeatMs: 10_000,
+    presenceGraceMs: 200,
+    ...options,
+  });
+  const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+  const api: TestServer['api'] = async (method, route, body, extra = {}) => {
+    const response = await fetch(`${server.url}${route}`, { method, headers: { ...headers, ...extra }, ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON (the page)
+    }
+    return { status: response.status, body: parsed };
+  };
+  return Object.assign(server, {
+    tmp,
+    headers,
+    api,
+    async newSession() {
+      const created = await api('POST', '/api/sessions', { agent: 'fake', workDir: tmp });
+      if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
+      return created.body.sessionId as string;
+    },
+    async stop() {
+      await server.close();
+      await fs.rm(tmp, { recursive: true, force: true });
+    },
+  });
+}

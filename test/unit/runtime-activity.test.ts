@@ -1,0 +1,142 @@
+/**
+ * Text deltas on the hot path (issue 11): once the thinking indicator is on, a delta reaches the
+ * statechart only as a coalesced activity mark, never as a transition of its own. These tests hold
+ * what that must not change: every delta still reaches observers, the stall watchdog and the
+ * thinking indicator measure quiet from the last delta, and no event overtakes an earlier mark.
+ */
+import type { InspectionEvent } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import type { SessionMachineInput } from '../../src/actors/session-context.js';
+import type { EngineFactory } from '../../src/engines/core/engine.js';
+import { EngineRegistry } from '../../src/engines/core/registry.js';
+import { FakeEngine } from '../../src/engines/fake/index.js';
+import type { AgentEvent, AgentEventBody } from '../../src/events/agent-event.js';
+import { SimulatedClock } from '../../src/runtime/clock.js';
+import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
+import { SessionRuntime } from '../../src/runtime/session-runtime.js';
+import { MemoryStore } from '../../src/runtime/store/memory-store.js';
+
+const T0 = 1_700_000_000_000;
+const STALL_MS = 10_000;
+const THINKING_CLEAR_MS = 3_000;
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function runningSession() {
+  const clock = new SimulatedClock(T0);
+  const engines: FakeEngine[] = [];
+  const factory: EngineFactory = {
+    name: 'fake',
+    capabilities: FakeEngine.capabilities,
+    create: (context) => {
+      const engine = new FakeEngine(context, { manual: true });
+      engines.push(engine);
+      return engine;
+    },
+  };
+  const input: SessionMachineInput = { sessionId: 's-activity', agent: 'fake', workDir: '/work', mode: 'remote', now: T0, config: { stallTimeoutMs: STALL_MS, thinkingClearMs: THINKING_CLEAR_MS } };
+  /** Events the statechart received, by type. */
+  const received = new Map<string, number>();
+  const runtime = new SessionRuntime({
+    input,
+    registry: new EngineRegistry().register(factory),
+    clock,
+    store: new MemoryStore(),
+    journal: new MemoryJournal(),
+    inspect: (e: InspectionEvent) => {
+      if (e.type === '@xstate.event' && e.actorRef === runtime.actor) received.set(e.event.type, (received.get(e.event.type) ?? 0) + 1);
+    },
+  });
+  const seen: AgentEvent[] = [];
+  const thinking: boolean[] = [];
+  runtime.observe({
+    agentEvent: (event) => void seen.push(event),
+    effect: (effect) => {
+      if (effect.type === 'ephemeral.emit' && effect.kind === 'thinking') thinking.push(effect.active);
+    },
+  });
+  runtime.start();
+  await tick();
+  await tick();
+  const engine = engines.at(-1)!;
+  engine.inject({ type: 'ready' });
+  await tick();
+  runtime.dispatch({ type: 'send', text: 'go', localId: 'l1' });
+  for (let i = 0; i < 5; i++) await tick(); // the delivery's write, then engine.send
+  const inject = (body: AgentEventBody) => engine.inject(body);
+  return { clock, runtime, engine, inject, received, seen, thinking, context: () => runtime.actor.getSnapshot().context };
+}
+
+const delta = (text: string): AgentEventBody => ({ type: 'text_delta', messageId: 'm1', text });
+
+describe('SessionRuntime: coalesced text-delta activity', () => {
+  it('delivers every delta to observers while the statechart gets one transition for the first and marks for the rest', async () => {
+    const s = await runningSession();
+    expect(s.context().phase).toBe('running');
+    for (let i = 0; i < 1000; i++) s.inject(delta(`t${i} `));
+    await tick();
+    expect(s.seen.filter((e) => e.type === 'text_delta')).toHaveLength(1000);
+    expect(s.received.get('text_delta')).toBe(1); // the one that turned the indicator on
+    expect(s.received.get('activity') ?? 0).toBeLessThanOrEqual(1); // all others, in one mark
+    expect(s.thinking).toEqual([true]);
+  });
+
+  it('keeps the stall watchdog measuring from the last delta', async () => {
+    const s = await runningSession();
+    // A delta every 4 s for 40 s: never STALL_MS of quiet, so the turn must keep running.
+    for (let i = 0; i < 10; i++) {
+      s.clock.advance(4_000);
+      s.inject(delta(`t${i}`));
+      await tick();
+      expect(s.context().phase, `after ${(i + 1) * 4} s`).toBe('running');
+    }
+    const last = s.clock.now();
+    expect(s.context().lastActivityAt).toBe(last);
+    // Then quiet: the watchdog interrupts once STALL_MS passed since that last delta, not before.
+    s.clock.advance(STALL_MS - 1);
+    await tick();
+    expect(s.context().phase).toBe('running');
+    s.clock.advance(1);
+    await tick();
+    expect(s.context().phase).toBe('interrupting');
+  });
+
+  it('sees a mark taken in the same tick as a timer that fires right after it', async () => {
+    const s = await runningSession();
+    s.inject(delta('a')); // indicator on, thinking timer armed for +THINKING_CLEAR_MS
+    s.clock.advance(THINKING_CLEAR_MS - 1);
+    s.inject(delta('b')); // coalesced: still pending when the clock moves on synchronously
+    s.clock.advance(1); // the thinking timer fires now: it must see 'b' and re-arm, not clear
+    expect(s.thinking).toEqual([true]);
+    s.clock.advance(THINKING_CLEAR_MS - 2);
+    await tick();
+    expect(s.thinking).toEqual([true]);
+    s.clock.advance(1); // THINKING_CLEAR_MS of quiet since 'b'
+    await tick();
+    expect(s.thinking).toEqual([true, false]);
+  });
+
+  it('turns the indicator on again for a delta after it cleared', async () => {
+    const s = await runningSession();
+    s.inject(delta('a'));
+    s.clock.advance(THINKING_CLEAR_MS);
+    await tick();
+    expect(s.thinking).toEqual([true, false]);
+    s.inject(delta('b'));
+    await tick();
+    expect(s.thinking).toEqual([true, false, true]);
+    expect(s.received.get('text_delta')).toBe(2);
+  });
+
+  it('hands the mark over before any later event, so the order of activity is kept', async () => {
+    const s = await runningSession();
+    s.inject(delta('a'));
+    s.clock.advance(500);
+    s.inject(delta('b')); // pending mark at T+500
+    s.clock.advance(500);
+    s.inject({ type: 'turn_complete', status: 'completed', usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+    expect(s.context().phase).toBe('idle');
+    expect(s.context().lastActivityAt).toBe(s.clock.now());
+    // The mark went in before turn_complete: the statechart saw activity, then the turn's end.
+    expect(s.received.get('activity')).toBe(1);
+  });
+});
