@@ -239,3 +239,8 @@ export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';
 export type { JournaledEntry } from './events/transcript-entry.js';
 export { toDot, toGraph, type StateGraph, type StateGraphNode, type StateGraphEdge } from './actors/diagram.js';
 export { chartAt, type ChartAt } from './actors/chart-replay.js';
+
+// Local mode: the agent's own terminal UI (session.terminal) and the PTY runner under it
+export { SessionTerminal, type TerminalChange } from './session/session-terminal.js';
+export type { TerminalHost, TerminalPort } from './engines/core/engine.js';
+export { spawnPty, type PtyProcess, type SpawnPtyOptions } from './engines/transport/pty-process.js';

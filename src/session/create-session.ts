@@ -24,6 +24,7 @@ import { FileStore } from '../runtime/store/file-store.js';
 import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
 import type { Session } from './session.js';
 import { SessionHandle } from './session-handle.js';
+import { SessionTerminal } from './session-terminal.js';
 import { verifyTurnEntry, type TurnVerifierContext } from './turn-verifier.js';
 
 /** Default `leaseTtlMs`. */
@@ -89,6 +90,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     throw error;
   });
   let runtime: SessionRuntime;
+  const terminal = new SessionTerminal();
   try {
     const restored = await store.load(sessionId);
     if (restored && restored.state.sessionId !== sessionId) {
@@ -126,6 +128,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       ...(opts.bin !== undefined && { bin: opts.bin }),
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
+      terminal,
       ...(opts.inspect && { inspect: opts.inspect }),
     });
   } catch (error) {
@@ -133,7 +136,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     recorder?.close();
     throw error;
   }
-  const session = new SessionHandle(sessionId, runtime);
+  const session = new SessionHandle(sessionId, runtime, terminal);
   if (recorder) {
     const close = () => recorder.close();
     void session.done.then(close, close);

@@ -1,11 +1,14 @@
-/** The `claude` engine factory: the real Claude Code CLI over stream-json. */
+/** The `claude` engine factory: the real Claude Code CLI over stream-json (remote) or in its own terminal UI (local). */
 import { diagnoseAgent } from '../core/agent-diagnosis.js';
 import type { EngineFactory } from '../core/engine.js';
 import { CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS } from './cli.js';
 import { CLAUDE_CAPABILITIES, ClaudeEngine } from './engine.js';
+import { ClaudeLocalEngine } from './local/engine.js';
+import { ModeEngine } from '../core/mode-engine.js';
 import { checkClaudeSettings, parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
 import { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
 
+export { ClaudeLocalEngine } from './local/engine.js';
 export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type SetModelResult, type SetPermissionModeResult } from './engine.js';
 export { CLAUDE_CLI, CLAUDE_CODE_VERSION, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV, CLAUDE_PLATFORM_PACKAGES } from './cli.js';
 export {
@@ -33,7 +36,12 @@ export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
   return {
     name: 'claude',
     capabilities: CLAUDE_CAPABILITIES,
-    create: (context) => new ClaudeEngine(context, checked),
+    // Remote: stream-json. Local: Claude Code's own terminal UI in a PTY (local/engine.ts).
+    create: (context) =>
+      new ModeEngine(CLAUDE_CAPABILITIES, {
+        remote: () => new ClaudeEngine(context, checked),
+        local: () => new ClaudeLocalEngine(context, checked, CLAUDE_CAPABILITIES),
+      }),
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
     validateSettings: (settings) => checkClaudeSettings(settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude', select: '--agent claude', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
