@@ -31,7 +31,8 @@ function modelFor(input: SessionMachineInput) {
     events: eventsFor,
     serializeState: (s) => project(s as Snapshot),
     stopWhen: (s) => s.status === 'done',
-    limit: 200_000,
+    // Counts queue pops (states × events offered), not states: ~3,500 states × ~60 events.
+    limit: 1_000_000,
   });
 }
 

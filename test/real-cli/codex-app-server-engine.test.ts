@@ -93,7 +93,7 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     expect(ask).toMatchObject({ toolName: 'shell', requestId: expect.stringMatching(/^g1-/) });
     expect((ask.input as { command: string }).command).toContain('echo ran >');
     const call = log.of('tool_call', mark)[0]!;
-    expect(call).toMatchObject({ callId: ask.callId, name: 'shell' });
+    expect(call).toMatchObject({ callId: ask.callId, toolName: 'shell' });
     await engine.answerPermission(ask.requestId, { behavior: 'allow' });
     const tc = await log.waitFor('turn_complete', mark);
     const allowMs = Math.round(performance.now() - t);
