@@ -1,12 +1,11 @@
 /**
- * Model-based tests: xstate's graph utilities walk the SessionActor's reachable (projected) state
+ * Model-based tests: a breadth-first walk of the SessionActor's reachable (projected) state
  * space with payload events derived from each snapshot; every generated path is then replayed on
  * the real runtime (SessionActor + effect runtime + fake engine + simulated clock + store), with
  * invariants checked after every step. Fails if any transition of the machine is never taken.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createActor, initialTransition, transition } from 'xstate';
-import { createTestModel } from 'xstate/graph';
 import { sessionMachine, type SessionEvent } from '../../src/actors/session.js';
 import { keyOfDefinition, listTransitions } from '../../src/actors/transitions.js';
 import type { SessionMachineInput } from '../../src/actors/session-context.js';
@@ -25,15 +24,31 @@ function inputFor(mode: ControlMode, restored?: VersionedSession): SessionMachin
   return { sessionId: 'model', agent: 'fake', workDir: '/work', mode, now: START_TIME, config: MODEL_CONFIG, ...(restored && { restored }) };
 }
 
-function modelFor(input: SessionMachineInput) {
-  return createTestModel(sessionMachine, {
-    input,
-    events: eventsFor,
-    serializeState: (s) => project(s as Snapshot),
-    stopWhen: (s) => s.status === 'done',
-    // Counts queue pops (states × events offered), not states: ~3,500 states × ~60 events.
-    limit: 1_000_000,
-  });
+type Edge = { event: SessionEvent; state: Snapshot };
+type AdjacencyNode = { state: Snapshot; depth: number; route: SessionEvent[]; transitions: Edge[] };
+
+/**
+ * The reachable abstract state space, breadth first from `initial` (what xstate/graph's adjacency
+ * map computes, built once here so that the shortest routes come from the same walk): states are
+ * keyed by `project`, the first snapshot reaching a key represents it, and its route is a shortest
+ * event sequence to it. `maxDepth` bounds the walk for starts that differ only in their first steps.
+ */
+function adjacencyOf(initial: Snapshot, maxDepth: number): Map<string, AdjacencyNode> {
+  const nodes = new Map<string, AdjacencyNode>([[project(initial), { state: initial, depth: 0, route: [], transitions: [] }]]);
+  const queue = [project(initial)];
+  while (queue.length > 0) {
+    const node = nodes.get(queue.shift()!)!;
+    if (node.state.status === 'done' || node.depth >= maxDepth) continue;
+    for (const event of eventsFor(node.state)) {
+      const next = transition(sessionMachine, node.state, event)[0] as Snapshot;
+      node.transitions.push({ event, state: next });
+      const key = project(next);
+      if (nodes.has(key)) continue;
+      nodes.set(key, { state: next, depth: node.depth + 1, route: [...node.route, event], transitions: [] });
+      queue.push(key);
+    }
+  }
+  return nodes;
 }
 
 /** Which machine transitions one event takes from a snapshot (pure: an actor restored from it). */
@@ -54,7 +69,6 @@ function transitionsTaken(snapshot: Snapshot, event: SessionEvent): string[] {
   return keys;
 }
 
-type Model = ReturnType<typeof modelFor>;
 /** A path as the runner needs it: each event and the snapshot the model predicts after it. */
 type ModelPath = { steps: { event: SessionEvent; state: Snapshot }[] };
 
@@ -65,10 +79,10 @@ type ModelPath = { steps: { event: SessionEvent; state: Snapshot }[] };
  * concretely with `transition()` (the abstraction merges snapshots, so an event generated from one
  * representative may act differently on another), and coverage is counted on the replay.
  */
-function pathsCoveringEveryTransition(model: Model, initial: Snapshot): ModelPath[] {
-  const paths = model
-    .getShortestPaths()
-    .map((p) => replay(initial, p.steps.filter((step) => (step.event.type as string) !== 'xstate.init').map((step) => step.event as SessionEvent)));
+function pathsCoveringEveryTransition(initial: Snapshot, maxDepth: number): ModelPath[] {
+  const adjacency = adjacencyOf(initial, maxDepth);
+  // One shortest route to every abstract state.
+  const paths = [...adjacency.values()].filter((node) => node.route.length > 0).map((node) => replay(initial, node.route));
   const covered = new Set<string>();
   const coverageOf = (path: ModelPath) => {
     const keys: string[] = [];
@@ -81,26 +95,11 @@ function pathsCoveringEveryTransition(model: Model, initial: Snapshot): ModelPat
   };
   for (const path of paths) for (const key of coverageOf(path)) covered.add(key);
 
-  const adjacency = model.getAdjacencyMap() as Record<string, { state: unknown; transitions: Record<string, { event: unknown; state: unknown }> }>;
-  // Breadth-first event sequences to every abstract state.
-  const [rootKey] = Object.keys(adjacency);
-  const route = new Map<string, SessionEvent[]>([[rootKey!, []]]);
-  const queue = [rootKey!];
-  while (queue.length > 0) {
-    const key = queue.shift()!;
-    for (const edge of Object.values(adjacency[key]!.transitions)) {
-      const next = project(edge.state as Snapshot);
-      if (!route.has(next) && adjacency[next]) {
-        route.set(next, [...route.get(key)!, edge.event as SessionEvent]);
-        queue.push(next);
-      }
-    }
-  }
   const extra: ModelPath[] = [];
-  for (const [key, node] of Object.entries(adjacency)) {
-    for (const edge of Object.values(node.transitions)) {
-      if (transitionsTaken(node.state as Snapshot, edge.event as SessionEvent).every((k) => covered.has(k))) continue;
-      const candidate = replay(initial, [...route.get(key)!, edge.event as SessionEvent]);
+  for (const node of adjacency.values()) {
+    for (const edge of node.transitions) {
+      if (transitionsTaken(node.state, edge.event).every((k) => covered.has(k))) continue;
+      const candidate = replay(initial, [...node.route, edge.event]);
       const keys = coverageOf(candidate);
       if (keys.some((k) => !covered.has(k))) {
         keys.forEach((k) => covered.add(k));
@@ -169,7 +168,7 @@ const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] =
 for (const start of STARTS) {
   describe(`SessionActor paths from ${start.name}`, () => {
     const initial = initialTransition(sessionMachine, start.input)[0] as Snapshot;
-    const paths = pathsCoveringEveryTransition(modelFor(start.input), initial).filter((p) => p.steps.length <= start.maxSteps);
+    const paths = pathsCoveringEveryTransition(initial, start.maxSteps).filter((p) => p.steps.length <= start.maxSteps);
     generated.push(`${start.name}: ${paths.length} paths`);
 
     it('generates paths', () => {
