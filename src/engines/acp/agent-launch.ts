@@ -45,8 +45,6 @@ async function agentArgv(o: AcpEngineOptions, bin: string | undefined): Promise<
     if (bin !== undefined) return { argv: { file: bin, args: extra }, preset };
     throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
   }
-  // A replaced spawner starts no real agent (a replay's stand-in): nothing to look for.
-  if (o.spawn) return { argv: { file: bin ?? preset.cli.commands[0] ?? preset.name, args: [...preset.args, ...extra] }, preset };
   // A preset's agent: `bin` (or `ase --bin`) is the first of the four places, and its arguments apply.
   const location = await findAgent(preset.cli, bin !== undefined ? { bin } : {});
   return { argv: { file: location.file, args: [...location.args, ...preset.args, ...extra] }, preset, location };
