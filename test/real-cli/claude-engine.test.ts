@@ -127,7 +127,7 @@ describe('claude engine with the real CLI', () => {
     expect(existsSync(target)).toBe(true);
     const call = events.find((e) => e.type === 'tool_call');
     const result = events.find((e) => e.type === 'tool_result');
-    expect(call).toMatchObject({ name: 'Bash', callId: p.callId });
+    expect(call).toMatchObject({ toolName: 'Bash', callId: p.callId });
     expect(result).toMatchObject({ callId: p.callId, status: 'completed', isError: false });
     const costs = events.filter((e) => e.type === 'turn_complete').map((e) => (e as { usage: { costUsd?: number } }).usage.costUsd ?? 0);
     expect(costs.every((c) => c > 0)).toBe(true);
