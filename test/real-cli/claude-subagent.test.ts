@@ -92,7 +92,7 @@ describe('claude sub-agents (Task) with the real CLI', () => {
     }
 
     const task = events.find((e) => e.type === 'tool_call' && e.callId === taskId);
-    expect(task).toMatchObject({ name: 'Task' });
+    expect(task).toMatchObject({ toolName: 'Task' });
     expect(task).not.toHaveProperty('parentCallId');
     const request = events.find((e) => e.type === 'permission_request');
     expect(request).toMatchObject({ toolName: 'Bash', callId: 'toolu_sub_bash_1', parentCallId: taskId });

@@ -72,7 +72,7 @@ describe('codex sub-agents (spawn_agent) with the real codex 0.169.0 app-server'
     const request = log.of('permission_request')[0];
     expect(request).toMatchObject({ toolName: 'shell', parentCallId: spawn!.callId });
     const subCall = log.of('tool_call').find((c) => c.callId === request!.callId);
-    expect(subCall).toMatchObject({ name: 'shell', parentCallId: spawn!.callId });
+    expect(subCall).toMatchObject({ toolName: 'shell', parentCallId: spawn!.callId });
     expect(log.of('tool_result').find((r) => r.callId === request!.callId)).toMatchObject({ status: 'completed', parentCallId: spawn!.callId });
     const subText = log.of('message').find((m) => m.blocks.some((b) => b.type === 'text' && b.text === 'Sub-agent: file created.'));
     expect(subText).toMatchObject({ parentCallId: spawn!.callId });
