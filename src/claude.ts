@@ -9,6 +9,9 @@
 export {
   claudeEngine,
   ClaudeEngine,
+  claudePrintEngine,
+  ClaudePrintEngine,
+  CLAUDE_PRINT_CAPABILITIES,
   CLAUDE_CAPABILITIES,
   resolveClaudeBinary,
   CLAUDE_CLI,

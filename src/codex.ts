@@ -10,6 +10,10 @@
 export {
   codexEngine,
   codexMcpEngine,
+  codexExecEngine,
+  CodexExecEngine,
+  CODEX_EXEC_CAPABILITIES,
+  type CodexExecEngineOptions,
   CodexAppServerEngine,
   CodexMcpEngine,
   CODEX_CAPABILITIES,

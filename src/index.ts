@@ -34,6 +34,8 @@ export {
   type SessionSnapshotNotice,
   type SupervisorListOptions,
 } from './session/supervisor.js';
+// Sub-agent sessions entered without forking (issue 15)
+export { openSessionTree, type SessionTree, type SessionTreeOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
 
 // Errors
 export { AseError, AgentError, isAseError, type AseErrorOptions, type AgentErrorInit } from './errors.js';
@@ -153,6 +155,8 @@ export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runt
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
 export { EngineRegistry } from './engines/core/registry.js';
+// The completion backstop (createSession `verifyTurn`)
+export type { VerifyTurn, TurnToVerify, TurnVerdict } from './session/turn-verifier.js';
 export {
   RUNTIME_TIERS,
   SIGNAL_AUTHORITIES,
@@ -179,6 +183,9 @@ export { setHostSignalHandling } from './engines/transport/host-signals.js';
 // The built-in engines: factories and their options (engine classes and extras: the subpath entries)
 export { fakeEngine, FakeEngine, FakeScriptSchema, type FakeScript, type FakeStep, type FakeTurn, type FakeAsk } from './engines/fake/index.js';
 export { claudeEngine, type ClaudeEngineOptions } from './engines/claude/index.js';
+// Driven tier (one-shot JSON modes, one process per turn)
+export { claudePrintEngine } from './engines/claude/index.js';
+export { codexExecEngine, type CodexExecEngineOptions } from './engines/codex/index.js';
 export {
   codexEngine,
   codexMcpEngine,
@@ -232,3 +239,8 @@ export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';
 export type { JournaledEntry } from './events/transcript-entry.js';
 export { toDot, toGraph, type StateGraph, type StateGraphNode, type StateGraphEdge } from './actors/diagram.js';
 export { chartAt, type ChartAt } from './actors/chart-replay.js';
+
+// Local mode: the agent's own terminal UI (session.terminal) and the PTY runner under it
+export { SessionTerminal, type TerminalChange } from './session/session-terminal.js';
+export type { TerminalHost, TerminalPort } from './engines/core/engine.js';
+export { spawnPty, type PtyProcess, type SpawnPtyOptions } from './engines/transport/pty-process.js';

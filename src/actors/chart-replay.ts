@@ -3,7 +3,9 @@
  * any seq. Folds transcript entries (what the actor journaled on its way: deliveries, turn ends,
  * exits, mode changes, permission requests and outcomes) into the state they imply, plus the facts
  * beside it. Timers and engine readiness are not journaled, so between two entries the chart shows
- * the settled state, not each passing one (`launching`, `confirming`).
+ * the settled state, not each passing one (`launching`, `confirming`). Neither is a stop or a
+ * hibernation request: the clean exit that follows either shows as `stopped` (a hibernated session's
+ * next message then shows it running again).
  */
 import type { TranscriptEntry } from '../events/transcript-entry.js';
 

@@ -42,6 +42,11 @@ export interface SessionConfig {
   /** How many decided permission requests the ledger keeps (the newest). */
   completedLimit: number;
   /**
+   * A mode switch waits this long for a running turn (remote, or typed in the local terminal) to
+   * end before the engine is stopped anyway (stopping interrupts the turn).
+   */
+  handoffWaitMs: number;
+  /**
    * A remote session idle this long (no turn, no open request, no engine event) stops its agent and
    * is `hibernated` until the next send resumes it by its resume token. 0 = never.
    */
@@ -61,6 +66,7 @@ export const DEFAULT_SESSION_CONFIG: Readonly<SessionConfig> = Object.freeze({
   maxPersistRetries: 3,
   deliveredIdsLimit: 256,
   completedLimit: 1_000,
+  handoffWaitMs: 15_000,
   hibernateAfterMs: 0,
 });
 
@@ -142,6 +148,8 @@ export interface SessionContext {
   queue: QueuedSend[];
   deliveredIds: string[];
   turn: TurnState | null;
+  /** A turn typed in the local terminal runs (its prompt was reported, its `turn_complete` not yet). */
+  localTurn: boolean;
   /** A message a host crash left maybe-delivered: the next remote engine is asked before anything else goes out. */
   unconfirmed: UnconfirmedSend | null;
   /** The model chosen with `set_model` (null: none; the engine options' one applies). Persisted, carried by every start. */
@@ -222,6 +230,7 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     queue: restored?.queue ?? [],
     deliveredIds: restored?.deliveredIds ?? [],
     turn: null,
+    localTurn: false,
     unconfirmed: restored?.unconfirmed ?? null,
     model: restored?.model ?? null,
     permissionMode: restored?.permissionMode ?? null,

@@ -19,6 +19,7 @@ export const TIMER = {
   restart: 'restart',
   thinking: 'thinking',
   persist: 'persist',
+  handoff: 'handoff',
   hibernate: 'hibernate',
   permission: (requestId: string) => `perm:${requestId}`,
 } as const;
@@ -82,6 +83,7 @@ export function endGeneration(s: Step, reason: string, turnStatus: 'failed' | 'c
     s.ctx.thinking = false;
     s.ephemeral({ kind: 'thinking', active: false });
   }
+  s.ctx.localTurn = false;
   if (s.ctx.turn) {
     const status = s.ctx.turn.aborted || s.ctx.turn.stalled ? 'cancelled' : turnStatus;
     s.transcript('turn_ended', { localId: s.ctx.turn.localId, status, reason });
@@ -264,6 +266,7 @@ export function completeTurn(s: Step, e: AgentEventOf<'turn_complete'>): void {
     usage: e.usage,
   });
   s.ctx.turn = null;
+  s.ctx.localTurn = false;
   cancelOpenRequests(s, 'turn ended', e.gen);
   setThinking(s, false);
   s.cancelTimer(TIMER.thinking);
@@ -383,13 +386,53 @@ function promptFor(s: Step, requestId: string): void {
 }
 
 /**
- * Local mode policy: the person at the terminal answers in the agent's own UI, so no remote prompt
- * is shown; the request is recorded as `local` (decided there), and a remote decision is refused.
+ * Local mode: the dialog is on the local screen and in the durable ledger at once. Remote clients
+ * are prompted and may answer (`decide`); the person at the terminal may answer first, which the
+ * engine reports as `permission_cancelled` (closed `local`). First answer wins. No deadline: the
+ * dialog belongs to the person at the terminal, and expiring it would answer for them.
  */
-export function recordLocalPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
-  recordCompleted(s, e.requestId, { status: 'local', decidedAt: s.at, gen: e.gen, reason: 'answered in the local terminal' });
-  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }), handledLocally: true }, e.gen);
+export function openLocalPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
+  const open = {
+    toolName: e.toolName,
+    input: e.input,
+    gen: e.gen,
+    createdAt: s.at,
+    ...(e.callId !== undefined && { callId: e.callId }),
+    ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }),
+    ...(e.suggestions !== undefined && { suggestions: e.suggestions }),
+  };
+  s.ctx.requests = { ...s.ctx.requests, [e.requestId]: open };
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }), local: true }, e.gen);
   s.persist(true);
+  promptFor(s, e.requestId);
+}
+
+/** Local mode: the person at the terminal answered the dialog before any remote client did. */
+export function answeredLocally(s: Step, e: AgentEventOf<'permission_cancelled'>): void {
+  const open = s.ctx.requests[e.requestId];
+  if (!open || open.gen !== e.gen) return;
+  closeRequest(s, e.requestId, 'local', e.reason ?? 'answered in the local terminal');
+}
+
+/** A prompt typed in the local terminal reached the agent: a local turn runs until its `turn_complete`. */
+export function noteLocalPrompt(s: Step, e: AgentEventOf<'message'>): void {
+  recordOutput(s, e);
+  s.ctx.localTurn = true;
+}
+
+/** Whether a turn runs that a handoff should let finish: a remote one, or one typed locally. */
+export function agentBusy(ctx: SessionContext): boolean {
+  return ctx.turn !== null || ctx.localTurn;
+}
+
+/**
+ * A mode switch begins: with a turn running, wait (bounded by `handoffWaitMs`) for it to end, so
+ * the agent is idle when its engine stops. Stopping a busy engine interrupts the turn.
+ */
+export function beginHandoff(s: Step): void {
+  if (!agentBusy(s.ctx)) return;
+  s.setTimer(TIMER.handoff, s.at + s.ctx.config.handoffWaitMs);
+  s.transcript('handoff_waiting', { for: s.ctx.turn ? 'remote turn' : 'local turn', waitMs: s.ctx.config.handoffWaitMs });
 }
 
 /** A request arriving while its turn is being aborted or its engine stopped: refused at once. */
@@ -582,6 +625,11 @@ export function recordEngineError(s: Step, e: AgentEventOf<'error'>): void {
 /** A warning (an untested agent version) goes into the transcript and changes nothing else. */
 export function recordEngineWarning(s: Step, e: AgentEventOf<'warning'>): void {
   s.transcript('warning', { code: e.code, message: e.message }, e.gen);
+}
+
+/** The completion backstop's verdict on a finished turn: a durable transcript entry, nothing else changes. */
+export function recordVerification(s: Step, e: { localId: string; verdict: 'verified' | 'unverified'; reason: string }): void {
+  s.transcript('turn_verified', { localId: e.localId, verdict: e.verdict, reason: e.reason });
 }
 
 export function recordOutput(s: Step, e: AgentEventOf<'message' | 'tool_call' | 'tool_result'>): void {

@@ -51,6 +51,8 @@ const base = setup({
       event.type === 'switch_mode' && event.to === params.mode && context.mode !== params.mode,
     changesMode: ({ context, event }) => event.type === 'switch_mode' && event.to !== context.mode,
     inLocalMode: ({ context }) => context.mode === 'local',
+    agentIdle: ({ context }) => !policy.agentBusy(context),
+    isUserMessage: ({ event }) => event.type === 'message' && event.role === 'user',
     cleanExit: ({ event }) => event.type === 'exited' && event.code === 0 && event.signal === null,
     restartsExhausted: ({ context }) => policy.restartsExhausted(context),
     noLiveEngine: ({ context }) => context.liveGen === null,
@@ -121,6 +123,7 @@ export const sessionMachine = base.createMachine({
     set_permission_mode: { actions: act<'set_permission_mode'>((s, e) => policy.changeSettings(s, { permissionMode: e.mode })) },
     client_online: { actions: act((s) => policy.goOnline(s, true)) },
     client_offline: { actions: act((s) => policy.goOnline(s, false)) },
+    record_verification: { actions: act<'record_verification'>(policy.recordVerification) },
     stop: { target: '#session.stopping' },
 
     session_identified: { guard: 'fromLiveEngine', actions: act<'session_identified'>(policy.identifySession) },
@@ -174,13 +177,16 @@ export const sessionMachine = base.createMachine({
       ],
     },
 
-    /** The person at the terminal drives the agent's own UI; the session observes. */
+    /**
+     * The person at the terminal drives the agent's own UI; the session observes. A permission
+     * dialog shown there is in the ledger too: a remote client may answer it (first answer wins).
+     */
     local: {
       initial: 'launching',
       on: {
         send: {
           guard: 'isNewSend',
-          target: '#session.switching',
+          target: '#session.handoff',
           actions: act<'send'>((s, e) => {
             policy.enqueueSend(s, e);
             policy.setMode(s, 'remote');
@@ -188,13 +194,15 @@ export const sessionMachine = base.createMachine({
         },
         switch_mode: {
           guard: { type: 'switchesTo', params: { mode: 'remote' } },
-          target: '#session.switching',
+          target: '#session.handoff',
           actions: act<'switch_mode'>((s, e) => policy.setMode(s, e.to)),
         },
+        message: { guard: and(['fromLiveEngine', 'isUserMessage']), actions: act<'message'>(policy.noteLocalPrompt) },
         permission_request: {
           guard: and(['fromLiveEngine', 'isNewRequest']),
-          actions: act<'permission_request'>(policy.recordLocalPermission),
+          actions: act<'permission_request'>(policy.openLocalPermission),
         },
+        permission_cancelled: { guard: 'fromLiveEngine', actions: act<'permission_cancelled'>(policy.answeredLocally) },
         exited: [
           // Quitting the agent's own UI ends the session (documented policy).
           { guard: and(['fromLiveEngine', 'cleanExit']), target: '#session.stopped', actions: act<'exited'>(policy.engineGone) },
@@ -216,7 +224,7 @@ export const sessionMachine = base.createMachine({
       on: {
         switch_mode: {
           guard: { type: 'switchesTo', params: { mode: 'local' } },
-          target: '#session.switching',
+          target: '#session.handoff',
           actions: act<'switch_mode'>((s, e) => policy.setMode(s, e.to)),
         },
         permission_request: {
@@ -305,6 +313,29 @@ export const sessionMachine = base.createMachine({
             },
           },
         },
+      },
+    },
+
+    /**
+     * A mode switch, first step: let a running turn (remote, or typed in the local terminal) end,
+     * so the agent is idle when its engine stops. Idle: on at once. Bounded by `handoffWaitMs`;
+     * then the stop interrupts the turn. Sends meanwhile are queued (a send asks for remote).
+     */
+    handoff: {
+      entry: act(policy.beginHandoff),
+      exit: act((s) => s.cancelTimer(TIMER.handoff)),
+      always: { guard: 'agentIdle', target: 'switching' },
+      on: {
+        turn_complete: { guard: 'fromLiveEngine', target: 'switching', actions: act<'turn_complete'>(policy.completeTurn) },
+        timer_fired: {
+          guard: { type: 'isTimer', params: { id: TIMER.handoff } },
+          target: 'switching',
+          actions: act((s) => s.transcript('handoff_timed_out', { afterMs: s.ctx.config.handoffWaitMs })),
+        },
+        exited: [
+          { guard: and(['fromLiveEngine', 'inLocalMode']), target: 'local', actions: act<'exited'>(policy.engineGone) },
+          { guard: 'fromLiveEngine', target: 'remote', actions: act<'exited'>(policy.engineGone) },
+        ],
       },
     },
 

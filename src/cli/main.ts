@@ -11,6 +11,7 @@ import { processOutput, type Output } from './render.js';
 import { runRm } from './rm.js';
 import { runPrompt } from './run.js';
 import { runArgsOf } from './run-args.js';
+import { runLocal } from './run-local.js';
 import { runReplay } from './replay.js';
 import { runSessions } from './sessions.js';
 import { runShow } from './show.js';
@@ -20,6 +21,8 @@ const USAGE = `Usage:
           [--json] [--yes|--deny] [--env KEY=VALUE]... [--option KEY=VALUE]...
           [--data-dir DIR] [--script FILE] [--record FILE] "prompt"
   ase run --session-id ID [options] "prompt"    continue a stored session (its agent and directory)
+  ase run --mode local --agent <name> [options]  on a terminal: the agent's own UI, attached to it
+                                                 (Ctrl-] hands the session to remote control)
   ase replay FILE [--json]                       replay a --record'ed run: the real engine against a
                                                  stand-in agent answering from FILE (no agent needed)
   ase sessions [--json] [--data-dir DIR]         list stored sessions
@@ -92,11 +95,14 @@ export async function main(argv: string[], output: Output = processOutput): Prom
 }
 
 async function runCommand(argv: string[], output: Output): Promise<number> {
-  const parsed = runArgsOf(argv);
+  const terminal = Boolean(process.stdin.isTTY) && Boolean(process.stdout.isTTY);
+  const parsed = runArgsOf(argv, { terminal });
   if ('usage' in parsed) {
     output.err(`ase run: ${parsed.usage}\n\n${USAGE}`);
     return 2;
   }
+  // On a terminal, local mode attaches the agent's own UI to it (run-local.ts).
+  if (parsed.mode === 'local' && terminal && !parsed.json) return runLocal({ ...parsed, interactive: true }, output);
   return runPrompt({ ...parsed, interactive: Boolean(process.stdin.isTTY), argv: ['run', ...argv] }, output);
 }
 

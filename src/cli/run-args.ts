@@ -4,7 +4,7 @@ import { resolveDataDir } from './data-dir.js';
 import type { RunArgs } from './run.js';
 
 /** `ase run` arguments as RunArgs (without `interactive`), or the usage problem. Also reads a recording's argv for `ase replay`. */
-export function runArgsOf(argv: string[]): Omit<RunArgs, 'interactive'> | { usage: string } {
+export function runArgsOf(argv: string[], context: { terminal?: boolean } = {}): Omit<RunArgs, 'interactive'> | { usage: string } {
   let parsed: ReturnType<typeof parseRunArgs>;
   try {
     parsed = parseRunArgs(argv);
@@ -16,7 +16,9 @@ export function runArgsOf(argv: string[]): Omit<RunArgs, 'interactive'> | { usag
   const prompt = positionals.join(' ').trim();
   const problems: string[] = [];
   if (!values.agent && values['session-id'] === undefined) problems.push('--agent is required');
-  if (!prompt) problems.push('a prompt is required');
+  // Local mode on a terminal needs no prompt: the person types into the agent's own UI.
+  const attachesTerminal = values.mode === 'local' && context.terminal === true && !values.json;
+  if (!prompt && !attachesTerminal) problems.push('a prompt is required');
   if (values.mode !== 'remote' && values.mode !== 'local') problems.push('--mode must be remote or local');
   if (values.yes && values.deny) problems.push('--yes and --deny exclude each other');
   const env: Record<string, string> = {};

@@ -1,7 +1,7 @@
 /** The built-in engines, registered by name: what `createSession` and the CLI use unless given a registry. */
 import { acpEngine } from './acp/index.js';
-import { claudeEngine } from './claude/index.js';
-import { codexEngine, codexMcpEngine } from './codex/index.js';
+import { claudeEngine, claudePrintEngine } from './claude/index.js';
+import { codexEngine, codexExecEngine, codexMcpEngine } from './codex/index.js';
 import { EngineRegistry } from './core/registry.js';
 import { fakeEngine } from './fake/index.js';
 
@@ -12,5 +12,8 @@ export function defaultRegistry(): EngineRegistry {
     .register(claudeEngine())
     .register(codexEngine())
     .register(codexMcpEngine())
-    .register(acpEngine());
+    .register(acpEngine())
+    // Driven tier: one-shot JSON modes, one process per turn.
+    .register(codexExecEngine())
+    .register(claudePrintEngine());
 }

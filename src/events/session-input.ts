@@ -45,6 +45,17 @@ export const SetPermissionModeInputSchema = z.object({ type: z.literal('set_perm
 export const ClientOnlineInputSchema = z.object({ type: z.literal('client_online') });
 export const ClientOfflineInputSchema = z.object({ type: z.literal('client_offline') });
 export const StopInputSchema = z.object({ type: z.literal('stop') });
+/**
+ * The completion backstop's verdict on a turn the agent ended (createSession `verifyTurn`): recorded
+ * as a durable `turn_verified` transcript entry. `verified` only when the host's own check passed
+ * after an authoritative turn end; an agent's claim of completion never counts alone.
+ */
+export const RecordVerificationInputSchema = z.object({
+  type: z.literal('record_verification'),
+  localId: z.string().min(1),
+  verdict: z.enum(['verified', 'unverified']),
+  reason: z.string(),
+});
 
 export const SessionInputSchema = z.discriminatedUnion('type', [
   SendInputSchema,
@@ -56,6 +67,7 @@ export const SessionInputSchema = z.discriminatedUnion('type', [
   ClientOnlineInputSchema,
   ClientOfflineInputSchema,
   StopInputSchema,
+  RecordVerificationInputSchema,
 ]);
 export type SessionInput = z.infer<typeof SessionInputSchema>;
 export type SessionInputType = SessionInput['type'];

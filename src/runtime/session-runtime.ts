@@ -21,7 +21,7 @@ import type { SessionContext, SessionMachineInput } from '../actors/session-cont
 import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
-import type { AgentEngine } from '../engines/core/engine.js';
+import type { AgentEngine, TerminalHost } from '../engines/core/engine.js';
 import type { ProcessObserver } from '../engines/transport/process-observer.js';
 import { AseError, isAseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
@@ -51,6 +51,8 @@ export interface RuntimeOptions {
   bin?: string;
   /** Told about every process an engine spawns (EngineContext.processes): the process registry. */
   processes?: ProcessObserver;
+  /** Where a local-mode engine hands its terminal UI (EngineContext.terminal): the session's terminal. */
+  terminal?: TerminalHost;
   /** Largest `send` text in UTF-8 bytes; a larger one is refused with `INVALID_INPUT`. Default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
   maxMessageBytes?: number;
   /** XState inspection hook (the model-based harness uses it for transition coverage). */
@@ -432,7 +434,7 @@ export class SessionRuntime {
 
   #startEngine(effect: EffectOf<'engine.start'>): void {
     if (this.#fenced) return; // Another host drives this session now.
-    const { clock, registry, bin, processes } = this.#opts;
+    const { clock, registry, bin, processes, terminal } = this.#opts;
     let engine: AgentEngine;
     try {
       engine = registry.get(effect.agent).create({
@@ -441,6 +443,7 @@ export class SessionRuntime {
         clearTimeout: (h) => clock.clearTimeout(h),
         ...(bin !== undefined && { bin }),
         ...(processes && { processes }),
+        ...(terminal && { terminal }),
       });
     } catch (error) {
       this.#engineFailed(effect.gen, error, 'fatal', true);

@@ -131,6 +131,7 @@ export class SessionHub {
             toolName: open.toolName,
             input: open.input,
             ...(open.callId !== undefined && { callId: open.callId }),
+            ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
             ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
             ...(open.deadline !== undefined && { deadline: open.deadline }),
           });

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
+import { tierOf } from '../engines/core/runtime-tier.js';
 import { EngineRegistry } from '../engines/core/registry.js';
 import { assertRecordable, recordingFactory, TrafficRecorder } from '../engines/core/recorder.js';
 import { AseError, toAseError } from '../errors.js';
@@ -23,6 +24,8 @@ import { FileStore } from '../runtime/store/file-store.js';
 import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
 import type { Session } from './session.js';
 import { SessionHandle } from './session-handle.js';
+import { SessionTerminal } from './session-terminal.js';
+import { verifyTurnEntry, type TurnVerifierContext } from './turn-verifier.js';
 
 /** Default `leaseTtlMs`. */
 export const DEFAULT_LEASE_TTL_MS = 30_000;
@@ -87,6 +90,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     throw error;
   });
   let runtime: SessionRuntime;
+  const terminal = new SessionTerminal();
   try {
     const restored = await store.load(sessionId);
     if (restored && restored.state.sessionId !== sessionId) {
@@ -124,6 +128,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       ...(opts.bin !== undefined && { bin: opts.bin }),
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
+      terminal,
       ...(opts.inspect && { inspect: opts.inspect }),
     });
   } catch (error) {
@@ -131,12 +136,27 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     recorder?.close();
     throw error;
   }
-  const session = new SessionHandle(sessionId, runtime);
+  const session = new SessionHandle(sessionId, runtime, terminal);
   if (recorder) {
     const close = () => recorder.close();
     void session.done.then(close, close);
   }
   if (opts.onNotice) session.on('*', opts.onNotice);
+  if (opts.verifyTurn) {
+    const context: TurnVerifierContext = {
+      sessionId,
+      agent: opts.agent,
+      workDir: path.resolve(opts.workDir),
+      tier: tierOf(factory.capabilities),
+      verify: opts.verifyTurn,
+      record: async (input) => {
+        if (!runtime.isDone) await runtime.apply(input);
+      },
+    };
+    session.on('transcript', ({ entry }) => {
+      void verifyTurnEntry(entry, context).catch((error: unknown) => process.emitWarning(`agent-session-engine: recording a turn verdict failed: ${String(error)}`));
+    });
+  }
   // A journal this call created is this session's to close; a caller's journal stays open.
   if (!opts.journal) {
     void session.done

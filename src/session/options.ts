@@ -16,6 +16,7 @@ import type { EngineRegistry } from '../engines/core/registry.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
 import type { SessionNotice } from './notices.js';
+import type { VerifyTurn } from './turn-verifier.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
 const ConfigSchema = z
@@ -90,6 +91,8 @@ export const SessionOptionsSchema = z
      * `status`; for a restored session, the cancellation of its old requests), which `on()` cannot see.
      */
     onNotice: z.custom<(notice: SessionNotice) => void>((v) => typeof v === 'function', 'onNotice must be a function').optional(),
+    /** The completion backstop (turn-verifier.ts): checks each turn the agent completed; the verdict is a `turn_verified` entry. */
+    verifyTurn: z.custom<VerifyTurn>((v) => typeof v === 'function', 'verifyTurn must be a function').optional(),
     /**
      * XState's inspection hook on the SessionActor (`@xstate.snapshot`, `@xstate.event`,
      * `@xstate.action`, ...): what `ase serve`'s inspector draws. Called synchronously; keep it cheap.

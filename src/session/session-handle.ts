@@ -17,6 +17,7 @@ import type { DecideOptions, SendOptions, SendReceipt, Session } from './session
 import { toSessionSnapshot, type SessionSnapshot } from './snapshot.js';
 import { runTurn, type RunOptions, type TurnResult } from './turn-runner.js';
 import { waitForNotice, type WaitForOptions } from './wait-for.js';
+import { SessionTerminal } from './session-terminal.js';
 
 export class SessionHandle implements Session {
   readonly done: Promise<SessionSnapshot>;
@@ -29,6 +30,8 @@ export class SessionHandle implements Session {
   constructor(
     readonly id: string,
     runtime: SessionRuntime,
+    /** The agent's own terminal UI while in local mode (see SessionTerminal). */
+    readonly terminal: SessionTerminal = new SessionTerminal(),
   ) {
     this.#runtime = runtime;
     runtime.observe({

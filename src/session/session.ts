@@ -26,9 +26,15 @@ export interface DecideOptions {
   /** Allow and change the agent's permission rules (engine-specific, e.g. Claude's `{type:'addRules', …}`). */
   updatedPermissions?: unknown[];
 }
+import type { SessionTerminal } from './session-terminal.js';
 
 export interface Session {
   readonly id: string;
+  /**
+   * The agent's own terminal UI while the session is in local mode (`onData`, `write`, `resize`,
+   * `onChange`): render it in a terminal, an IDE panel or a web page. See docs/engines.md "Local mode".
+   */
+  readonly terminal: SessionTerminal;
   /**
    * Queues a user message (sent now, or when the agent is ready). Resolves with its localId once it
    * is stored; rejects with `DUPLICATE_SEND`, `SESSION_STOPPED`, `INVALID_INPUT`, `PERSIST_FAILED`

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sessionMachine } from '../../src/actors/session.js';
 import { ASE_BIN, ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 let tmp: string;
@@ -36,7 +37,7 @@ describe('ase diagram --format', () => {
     expect(dot.stdout).toContain('subgraph "cluster_session.remote"');
     expect(dot.stdout).toContain('"session.remote.idle" -> "session.remote.running" [label="send [isNewSend]"]');
     const json = JSON.parse((await spawnAse(['diagram', '--format', 'json'])).stdout);
-    expect(json.root.children.map((c: { key: string }) => c.key)).toEqual(['init', 'local', 'remote', 'switching', 'recovering', 'failed', 'stopping', 'stopped']);
+    expect(json.root.children.map((c: { key: string }) => c.key)).toEqual(Object.keys(sessionMachine.root.states));
     expect(json.edges).toContainEqual(expect.objectContaining({ source: 'session.remote.running', target: 'session.remote.interrupting', event: 'abort' }));
     const svg = (await spawnAse(['diagram', '--format', 'svg'])).stdout;
     expect(svg.startsWith('<svg')).toBe(true);

@@ -510,7 +510,7 @@ describe('ase diagram', () => {
     const result = await ase(['diagram']);
     expect(result.exitCode).toBe(0);
     expect(result.stdout.startsWith('stateDiagram-v2\n')).toBe(true);
-    const topLevel = ['init', 'local', 'remote', 'switching', 'hibernated', 'recovering', 'failed', 'stopping', 'stopped'];
+    const topLevel = ['init', 'local', 'remote', 'handoff', 'switching', 'hibernated', 'recovering', 'failed', 'stopping', 'stopped'];
     expect(Object.keys(sessionMachine.root.states)).toEqual(topLevel);
     for (const state of topLevel) expect(result.stdout).toMatch(new RegExp(`^ {2}state "${state}" as session_${state}( \\{)?$`, 'm'));
     expect(result.stdout).toContain('  [*] --> session_init\n');

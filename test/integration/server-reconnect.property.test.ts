@@ -31,7 +31,7 @@ const SCRIPT = {
   turns: [
     [
       { afterMs: 2, text: 'first part of the answer' },
-      { afterMs: 2, emit: { type: 'tool_call', callId: 'c1', name: 'Read', input: { path: 'a.txt' } } },
+      { afterMs: 2, emit: { type: 'tool_call', callId: 'c1', toolName: 'Read', input: { path: 'a.txt' } } },
       { afterMs: 2, emit: { type: 'tool_result', callId: 'c1', status: 'completed', output: 'contents', isError: false } },
       { afterMs: 2, text: 'second part' },
     ],

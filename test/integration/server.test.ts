@@ -321,7 +321,7 @@ describe('the event stream', () => {
     expect(JSON.parse(again.data).requestId).toBe(prompt.requestId);
     // A client joining while another is connected (the session stays online) gets it too.
     const third = await sse(`/api/sessions/${id}/events`);
-    expect(JSON.parse((await third.waitFor((f) => f.event === 'permission_prompt')).data)).toMatchObject({ requestId: prompt.requestId, tool: 'Bash', input: { command: 'ls' } });
+    expect(JSON.parse((await third.waitFor((f) => f.event === 'permission_prompt')).data)).toMatchObject({ requestId: prompt.requestId, toolName: 'Bash', input: { command: 'ls' } });
   });
 });
 

@@ -207,6 +207,7 @@ export class Sut {
       case 'set_permission_mode':
       case 'client_online':
       case 'client_offline':
+      case 'record_verification':
       case 'stop': {
         const { at: _at, ...input } = event;
         try {

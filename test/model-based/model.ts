@@ -14,24 +14,27 @@ const cap = (n: number, max: number) => Math.min(n, max);
 /** The finite abstraction of a snapshot: never raw generations, timestamps or ids. */
 export function project(s: Snapshot): string {
   const c = s.context;
+  // A handoff waits only for the turn to end (or its timer, or an exit straight to the next mode):
+  // persist flags, activity, thinking, open requests, restarts and errors gate nothing there.
+  const waiting = s.value === 'handoff';
   return JSON.stringify({
     v: s.value,
     st: s.status,
     mode: c.mode,
     live: c.liveGen === null ? 'none' : c.stopSentFor === c.liveGen ? 'stopping' : 'up',
     q: cap(c.queue.length, 2),
-    open: cap(Object.keys(c.requests).length, 2),
+    open: waiting ? null : cap(Object.keys(c.requests).length, 2),
     // Timers that gate transitions; `thinking` and `persist` come and go with almost every event.
-    th: c.thinking,
+    th: waiting ? null : c.thinking,
     timers: Object.keys(c.timers)
       .filter((id) => id !== 'thinking' && id !== 'persist')
       .map((id) => (id.startsWith('perm:') ? 'perm' : id))
       .sort(),
-    p: [c.persist.inFlight, c.persist.retries],
-    r: c.restartAttempts,
-    err: c.lastError ? c.lastError.retryable : null,
+    p: waiting ? null : [c.persist.inFlight, c.persist.retries],
+    r: waiting ? null : c.restartAttempts,
+    err: waiting || !c.lastError ? null : c.lastError.retryable,
     unc: c.unconfirmed !== null,
-    idle: c.now - c.lastActivityAt > 0,
+    idle: waiting ? null : c.now - c.lastActivityAt > 0,
   });
 }
 
@@ -62,6 +65,8 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
   const decided = Object.keys(c.completed)[0];
   if (decided) events.push({ type: 'decide', requestId: decided, decision: 'allow', at });
   events.push({ type: 'client_online', at }, { type: 'client_offline', at }, { type: 'stop', at });
+  // The completion backstop's verdict on a turn (issue 15): recorded, changes nothing else.
+  events.push({ type: 'record_verification', localId: knownIds[0] ?? 'm1', verdict: 'unverified', reason: 'worktree dirty', at });
   // Runtime settings: a choice, and back to the engine options' (null).
   events.push(
     { type: 'set_model', model: c.model === 'model-b' ? 'model-c' : 'model-b', at },
@@ -83,6 +88,8 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'thinking', gen, at, active: false },
       { type: 'text_delta', gen, at, messageId: 'a1', text: 'hi' },
       { type: 'message', gen, at, role: 'assistant', id: 'a1', blocks: [{ type: 'text', text: 'hi' }] },
+      // A prompt typed in the local terminal (a local turn starts).
+      { type: 'message', gen, at, role: 'user', id: 'u1', blocks: [{ type: 'text', text: 'typed at the desk' }] },
       { type: 'tool_call', gen, at, callId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
       { type: 'tool_result', gen, at, callId: 'c1', status: 'completed', output: 'ok', isError: false },
       { type: 'turn_complete', gen, at, status: 'completed', usage: USAGE },
@@ -94,7 +101,8 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'available_commands', gen, at, commands: [{ name: 'init', description: 'write AGENTS.md' }] },
       { type: 'context_usage', gen, at, usedTokens: 1_200, windowTokens: 200_000 },
     );
-    if (Object.keys(c.requests).length < 2) {
+    // Local mode: one dialog at a time is on the terminal (a second one adds states, not transitions).
+    if (Object.keys(c.requests).length < (s.value !== null && typeof s.value === 'object' && 'local' in s.value ? 1 : 2)) {
       events.push({ type: 'permission_request', gen, at, requestId: `p${requestCount + 1}`, toolName: 'Bash', input: { command: 'ls' }, callId: 'c1' });
     }
     if (open) events.push({ type: 'permission_cancelled', gen, at, requestId: open, reason: 'withdrawn' });

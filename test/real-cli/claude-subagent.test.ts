@@ -86,10 +86,6 @@ describe('claude sub-agents (Task) with the real CLI', () => {
     session = undefined;
     const path = join(fixtureDir, 'subagent-task.jsonl');
     if (process.env.UPDATE_CLAUDE_FIXTURES === '1' || !existsSync(path)) recorder.write(path);
-    if (process.env.I15_DUMP) {
-      const { writeFileSync } = await import('node:fs');
-      writeFileSync(process.env.I15_DUMP, JSON.stringify({ events, records: recorder.records }, null, 1));
-    }
 
     const task = events.find((e) => e.type === 'tool_call' && e.callId === taskId);
     expect(task).toMatchObject({ toolName: 'Task' });

@@ -7,7 +7,7 @@
  * results, messages and its permission prompt. Recorded as
  * test/fixtures/codex/app-server-subagent-spawn.jsonl (replayed by codex-replay.test.ts).
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CodexAppServerEngine } from '../../src/engines/codex/index.js';
@@ -60,7 +60,6 @@ describe('codex sub-agents (spawn_agent) with the real codex 0.169.0 app-server'
     });
     await engine.send({ localId: 'm1', text: PARENT_PROMPT });
     const end = await log.waitFor('turn_complete', 0, () => true, 60_000);
-    if (process.env.I15_DUMP) writeFileSync(process.env.I15_DUMP, JSON.stringify({ events: log.events, traffic, skipped: engine.skipped }, null, 1));
     expect(end).toMatchObject({ status: 'completed' });
     await engine.stop();
     expect(existsSync(target)).toBe(true);

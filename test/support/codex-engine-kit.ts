@@ -92,7 +92,7 @@ export function recordTraffic(into: TrafficEntry[]): TrafficTap {
 /** Header line of a traffic fixture. */
 export interface FixtureHeader {
   scenario: string;
-  engine: 'codex' | 'codex-mcp';
+  engine: 'codex' | 'codex-mcp' | 'codex-exec';
   codexVersion: string;
   /** The work dir the recording used (the engine sends it as `cwd`; replays reuse it). */
   workDir: string;

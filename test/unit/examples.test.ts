@@ -9,6 +9,7 @@ import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { main as basicSession } from '../../examples/basic-session.mjs';
 import { main as remotePermissions } from '../../examples/remote-permissions.mjs';
+import { main as verifyTurnGit } from '../../examples/verify-turn-git.mjs';
 import { main as replayRecording } from '../../examples/replay-recording.mjs';
 import { main as supervisorExample } from '../../examples/supervisor.mjs';
 import { main as remoteServer } from '../../examples/remote-server.mjs';
@@ -79,6 +80,20 @@ describe('examples', () => {
   });
 });
 
+describe('examples: verify-turn-git', () => {
+  it('a clean worktree is verified; a file left uncommitted makes the next turn unverified, naming it', async () => {
+    const log: string[] = [];
+    vi.spyOn(console, 'log').mockImplementation((...args: unknown[]) => void log.push(args.join(' ')));
+    const entries = await verifyTurnGit();
+    vi.restoreAllMocks();
+    expect(entries.map((e) => e.payload)).toEqual([
+      { localId: 'turn-1', verdict: 'verified', reason: 'git worktree clean: everything committed' },
+      { localId: 'turn-2', verdict: 'unverified', reason: 'uncommitted changes: ?? notes.txt' },
+    ]);
+    expect(log).toContain('turn turn-2: unverified (uncommitted changes: ?? notes.txt)');
+  });
+});
+
 describe('remote-server example', () => {
   let log: string[];
   beforeEach(() => {
@@ -122,6 +137,7 @@ describe('examples under plain node', () => {
   it.each([
     ['basic-session.mjs', ['agent: echo: hello', 'usage: 1 turn(s), 10 in / 20 out, $0.0001']],
     ['remote-permissions.mjs', ['permission perm-1: approved', 'done: phase=stopped, 1 turn(s), $0.0042']],
+    ['verify-turn-git.mjs', ['turn turn-1: verified (git worktree clean: everything committed)', 'turn turn-2: unverified (uncommitted changes: ?? notes.txt)']],
     ['replay-recording.mjs', ['turn completed: The directory is empty.', 'replayed: every host line matched the recording']],
     ['supervisor.mjs', ['beta says: echo: hello from beta', 'a third session is refused: SUPERVISOR_FULL', 'after shutdown: 0 open']],
     ['remote-server.mjs', ['message msg-1 stored as seq 2; the retry got seq 2', 'resumed after seq 2: 3, 4', 'user messages in the journal: 1']],

@@ -525,12 +525,12 @@ describe('fakeEngine factory and EngineRegistry', () => {
 
   it('the default registry has every built-in engine; an unknown name lists the known ones', () => {
     const registry = defaultRegistry();
-    expect(registry.names()).toEqual(['fake', 'claude', 'codex', 'codex-mcp', 'acp']);
+    expect(registry.names()).toEqual(['fake', 'claude', 'codex', 'codex-mcp', 'acp', 'codex-exec', 'claude-print']);
     expect(registry.has('fake')).toBe(true);
     expect(registry.has('claude')).toBe(true);
     expect(registry.has('codex-x')).toBe(false);
     expect(registry.get('fake').name).toBe('fake');
-    for (const name of ['claude', 'codex', 'codex-mcp', 'acp']) expect(registry.get(name).name).toBe(name);
+    for (const name of ['claude', 'codex', 'codex-mcp', 'acp', 'codex-exec', 'claude-print']) expect(registry.get(name).name).toBe(name);
     let error: unknown;
     try {
       registry.get('nope');

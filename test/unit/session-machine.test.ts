@@ -538,20 +538,80 @@ describe('permissions (remote)', () => {
 });
 
 describe('permissions (local mode)', () => {
-  it('records a local request as completed "local" without prompting; a remote decision is refused', () => {
-    const [s1, fx1] = feed(localActive(), permReq(1, 2_000, 'p1'));
-    expect(ephemerals(fx1, 'permission_prompt')).toEqual([]);
-    expect(engineFx(fx1)).toEqual([]);
+  it('a dialog shown in the terminal is in the ledger and prompted remotely, with no deadline; a remote answer goes to the engine', () => {
+    const [s1, fx1] = feed(localActive({ permissionTimeoutMs: 5_000 }), permReq(1, 2_000, 'p1'));
+    expect(ephemerals(fx1, 'permission_prompt')).toEqual([expect.objectContaining({ requestId: 'p1', toolName: 'Bash' })]);
     expect(timerSets(fx1, 'perm:p1')).toEqual([]);
-    expect(s1.context.requests).toEqual({});
-    expect(s1.context.completed.p1).toMatchObject({ status: 'local', decidedAt: 2_000, gen: 1 });
-    expect(only(fx1, 'state.persist')).toHaveLength(1);
+    expect(s1.context.requests.p1).toMatchObject({ gen: 1, toolName: 'Bash' });
+    expect(transcriptOf(fx1, 'permission_request')).toEqual([expect.objectContaining({ payload: expect.objectContaining({ requestId: 'p1', local: true }) })]);
 
     const [s2, fx2] = feed(s1, allow('p1', 2_100));
-    expect(fx2).toEqual([
-      expect.objectContaining({ type: 'client.error', code: 'PERMISSION_ALREADY_DECIDED', requestId: 'p1' }),
-    ]);
-    expect(s2.context).toEqual(s1.context);
+    expect(engineFx(fx2)).toEqual([{ type: 'engine.answer_permission', gen: 1, requestId: 'p1', decision: { behavior: 'allow' } }]);
+    expect(s2.context.completed.p1).toMatchObject({ status: 'approved', gen: 1 });
+    expect(s2.value).toEqual({ local: 'active' });
+  });
+
+  it('answered in the terminal first: closed "local", and a later remote decision is refused (first answer wins)', () => {
+    const [s1] = feed(localActive(), permReq(1, 2_000, 'p1'));
+    const [s2, fx2] = feed(s1, { type: 'permission_cancelled', gen: 1, at: 2_050, requestId: 'p1', reason: 'answered in the local terminal' });
+    expect(engineFx(fx2)).toEqual([]);
+    expect(s2.context.requests).toEqual({});
+    expect(s2.context.completed.p1).toMatchObject({ status: 'local', reason: 'answered in the local terminal' });
+
+    const [s3, fx3] = feed(s2, allow('p1', 2_100));
+    expect(fx3).toEqual([expect.objectContaining({ type: 'client.error', code: 'PERMISSION_ALREADY_DECIDED', requestId: 'p1' })]);
+    expect(s3.context).toEqual(s2.context);
+  });
+});
+
+describe('handoff (a switch waits for the running turn)', () => {
+  const userPrompt = (gen: number, at: number): SessionEvent => ({ type: 'message', gen, at, role: 'user', id: 'u1', blocks: [{ type: 'text', text: 'typed' }] });
+
+  it('local → remote with a turn typed in the terminal running: waits for its turn_complete, then stops the engine', () => {
+    const [s1] = feed(localActive(), userPrompt(1, 2_000));
+    expect(s1.context.localTurn).toBe(true);
+    const [s2, fx2] = feed(s1, send('a', 2_100));
+    expect(s2.value).toBe('handoff');
+    expect(engineFx(fx2)).toEqual([]);
+    expect(timerSets(fx2, 'handoff')).toEqual([{ type: 'timer.set', id: 'handoff', deadline: 2_100 + 15_000 }]);
+
+    const [s3, fx3] = feed(s2, send('b', 2_200), turnDone(1, 2_500));
+    expect(s3.value).toBe('switching');
+    expect(engineFx(fx3)).toEqual([{ type: 'engine.stop', gen: 1 }]);
+    expect(s3.context.localTurn).toBe(false);
+    expect(only(fx3, 'timer.cancel').map((e) => e.id)).toContain('handoff');
+
+    const [s4, fx4] = feed(s3, exited(1, 2_600, 0), ready(2, 2_700));
+    expect(engineFx(fx4)).toEqual([engineStart(2, 'remote', 'tok-1'), engineSend(2, 'a')]);
+    const [, fx5] = feed(s4, turnDone(2, 3_000));
+    expect(engineFx(fx5)).toEqual([engineSend(2, 'b')]);
+  });
+
+  it('a turn that does not end within handoffWaitMs is interrupted by the stop', () => {
+    const [s1] = feed(localActive({ handoffWaitMs: 1_000 }), userPrompt(1, 2_000), switchTo('remote', 2_100));
+    expect(s1.value).toBe('handoff');
+    const [s2, fx2] = feed(s1, fired('handoff', 3_100));
+    expect(s2.value).toBe('switching');
+    expect(engineFx(fx2)).toEqual([{ type: 'engine.stop', gen: 1 }]);
+    expect(transcriptOf(fx2, 'handoff_timed_out')).toHaveLength(1);
+  });
+
+  it('remote → local with a remote turn running: the turn completes first (not failed), then the switch', () => {
+    const [s1, fx1] = feed(remoteRunning(), switchTo('local', 2_100));
+    expect(s1.value).toBe('handoff');
+    expect(engineFx(fx1)).toEqual([]);
+    const [s2, fx2] = feed(s1, turnDone(1, 2_400));
+    expect(transcriptOf(fx2, 'turn_complete')).toEqual([expect.objectContaining({ payload: expect.objectContaining({ localId: 'a', status: 'completed' }) })]);
+    expect(s2.value).toBe('switching');
+    const [s3, fx3] = feed(s2, exited(1, 2_500, 0));
+    expect(engineFx(fx3)).toEqual([engineStart(2, 'local', 'tok-1')]);
+    expect(s3.value).toEqual({ local: 'launching' });
+  });
+
+  it('an engine that exits while the handoff waits goes straight to the next mode', () => {
+    const [s1] = feed(remoteRunning(), switchTo('local', 2_100), exited(1, 2_200, 1));
+    expect(s1.value).toEqual({ local: 'launching' });
+    expect(s1.context.turn).toBeNull();
   });
 });
 

@@ -7,7 +7,7 @@
 import { lstatSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { AseError } from '../../errors.js';
+import { AseError, isAseError } from '../../errors.js';
 import { findAgent, type AgentLocation } from '../core/agent-discovery.js';
 import { buildEnv, DEFAULT_ENV_ALLOW, NETWORK_ENV_ALLOW } from '../transport/env.js';
 import type { AcpEngineOptions } from './options.js';
@@ -46,7 +46,12 @@ async function agentArgv(o: AcpEngineOptions, bin: string | undefined): Promise<
     throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
   }
   // A preset's agent: `bin` (or `ase --bin`) is the first of the four places, and its arguments apply.
-  const location = await findAgent(preset.cli, bin !== undefined ? { bin } : {});
+  const location = await findAgent(preset.cli, bin !== undefined ? { bin } : {}).catch((error: unknown) => {
+    // A replaced spawner (a replay's stand-in) starts no real agent: one that is not installed is no failure.
+    if (o.spawn && isAseError(error, 'AGENT_NOT_FOUND')) return undefined;
+    throw error;
+  });
+  if (location === undefined) return { argv: { file: bin ?? preset.cli.commands[0] ?? preset.name, args: [...preset.args, ...extra] }, preset };
   return { argv: { file: location.file, args: [...location.args, ...preset.args, ...extra] }, preset, location };
 }
 

@@ -24,6 +24,7 @@ import type { ProcessExit, ShutdownOptions } from '../transport/process-supervis
 import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './client.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
+import { sessionArgs } from './session-file.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
 import { noteSkipped } from '../core/skipped-inputs.js';
 import { ACTIVITY_INTERVAL_MS, ZERO_USAGE } from '../../events/agent-event.js';
@@ -33,7 +34,8 @@ export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   permissions: true,
   interrupt: true,
   resume: true,
-  localMode: false,
+  // Local mode runs the terminal UI instead (local/engine.ts; the factory picks by the start's mode).
+  localMode: true,
   transcriptTail: false,
   cost: true,
   // `set_model` / `set_permission_mode` control requests, answered at once, mid-turn too.
@@ -156,13 +158,14 @@ export class ClaudeEngine implements AgentEngine {
     const options = this.#options;
     this.#events.authHint = credentialHint({ title: CLAUDE_CLI.title, lookedFor: CLAUDE_AUTH_VARS, related: CLAUDE_CREDENTIAL_VARS, env, otherwise: 'a /login under CLAUDE_CONFIG_DIR (default ~/.claude)' });
     const args = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio', '--include-partial-messages'];
-    if (spec.resumeToken) args.push('--resume', spec.resumeToken);
+    const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
+    // A token without a transcript (a local session nobody typed in yet) keeps its id with --session-id.
+    if (spec.resumeToken) args.push(...sessionArgs(configDir, spec.workDir, spec.resumeToken));
     else {
       this.sessionId = randomUUID();
       args.push('--session-id', this.sessionId);
     }
     args.push(...claudeOptionArgs(options));
-    const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
     this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir });
     const tap = options.onTraffic;
     const ctx = this.#context;

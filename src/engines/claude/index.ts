@@ -1,10 +1,14 @@
-/** The `claude` engine factory: the real Claude Code CLI over stream-json. */
+/** The `claude` engine factory: the real Claude Code CLI over stream-json (remote) or in its own terminal UI (local). */
 import { diagnoseAgent } from '../core/agent-diagnosis.js';
 import type { EngineFactory } from '../core/engine.js';
 import { CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS } from './cli.js';
 import { CLAUDE_CAPABILITIES, ClaudeEngine } from './engine.js';
+import { ClaudeLocalEngine } from './local/engine.js';
+import { ModeEngine } from '../core/mode-engine.js';
 import { checkClaudeSettings, parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
+import { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
 
+export { ClaudeLocalEngine } from './local/engine.js';
 export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type SetModelResult, type SetPermissionModeResult } from './engine.js';
 export { CLAUDE_CLI, CLAUDE_CODE_VERSION, CLAUDE_CREDENTIAL_VARS, CLAUDE_DEFAULT_PASS_ENV, CLAUDE_PLATFORM_PACKAGES } from './cli.js';
 export {
@@ -18,6 +22,7 @@ export {
   type ClaudeMcpServer,
   type ClaudePermissionMode,
 } from './options.js';
+export { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
 export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
 export { ControlClient, type PermissionAsk } from './client.js';
 export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
@@ -31,9 +36,29 @@ export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
   return {
     name: 'claude',
     capabilities: CLAUDE_CAPABILITIES,
-    create: (context) => new ClaudeEngine(context, checked),
+    // Remote: stream-json. Local: Claude Code's own terminal UI in a PTY (local/engine.ts).
+    create: (context) =>
+      new ModeEngine(CLAUDE_CAPABILITIES, {
+        remote: () => new ClaudeEngine(context, checked),
+        local: () => new ClaudeLocalEngine(context, checked, CLAUDE_CAPABILITIES),
+      }),
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
     validateSettings: (settings) => checkClaudeSettings(settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude', select: '--agent claude', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
+  };
+}
+
+/**
+ * `claudePrintEngine(options)` (driven tier): one `claude -p --output-format stream-json` process
+ * per turn, resumed by session id. Same options as `claude`; no permission prompts.
+ */
+export function claudePrintEngine(options: ClaudeEngineOptions = {}): EngineFactory {
+  const checked = parseClaudeOptions(options);
+  return {
+    name: 'claude-print',
+    capabilities: CLAUDE_PRINT_CAPABILITIES,
+    create: (context) => new ClaudePrintEngine(context, checked),
+    validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
+    diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude-print', select: '--agent claude-print', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }

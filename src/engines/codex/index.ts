@@ -10,13 +10,16 @@ import { parseEngineOptions } from '../core/engine-options.js';
 import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 import { CODEX_CLI, CODEX_MCP_CLI } from './binary.js';
 import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
-import { checkCodexSettings, CODEX_CREDENTIAL_VARS, CodexMcpOptionsSchema, CodexOptionsSchema } from './options.js';
+import { checkCodexSettings, CODEX_CREDENTIAL_VARS, CodexExecOptionsSchema, CodexMcpOptionsSchema, CodexOptionsSchema } from './options.js';
+import { CODEX_EXEC_CAPABILITIES, CodexExecEngine, type CodexExecEngineOptions } from './exec/engine.js';
 
 export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 export { AppServerTranslator, toolNameOf } from './app-server/translate.js';
 export { commandDecision, fileChangeDecision } from './app-server/decisions.js';
 export { CODEX_MCP_CAPABILITIES, CODEX_MCP_DEFAULT_SHUTDOWN, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
 export { McpTranslator } from './mcp/translate.js';
+export { CODEX_EXEC_CAPABILITIES, CodexExecEngine, type CodexExecEngineOptions } from './exec/engine.js';
+export { CodexExecTranslator, classifyExecError } from './exec/translate.js';
 export { mcpDecision, type McpReviewDecision } from './mcp/decisions.js';
 export { CODEX_APP_SERVER_PROTOCOL_VERSION } from './app-server/protocol/index.js';
 export {
@@ -72,5 +75,20 @@ export function codexMcpEngine(options: CodexMcpEngineOptions = {}): EngineFacto
     diagnose: async ({ env } = {}) => [
       await diagnoseAgent({ engine: 'codex-mcp', select: '--agent codex-mcp', spec: CODEX_MCP_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) }),
     ],
+  };
+}
+
+/**
+ * The `codex-exec` engine factory (driven tier): one `codex exec --json` process per turn, resumed
+ * with `codex exec resume <thread id>`. No approvals are asked (exec applies its policy itself).
+ */
+export function codexExecEngine(options: CodexExecEngineOptions = {}): EngineFactory {
+  parseEngineOptions('codex-exec', CodexExecOptionsSchema, options);
+  return {
+    name: 'codex-exec',
+    capabilities: CODEX_EXEC_CAPABILITIES,
+    create: (context) => new CodexExecEngine(context, options),
+    validateOptions: (engineOptions) => void parseEngineOptions('codex-exec', CodexExecOptionsSchema, engineOptions),
+    diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex-exec', select: '--agent codex-exec', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }

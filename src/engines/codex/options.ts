@@ -115,9 +115,27 @@ export const CodexMcpOptionsSchema = z.object({
   allowUntestedVersion: z.boolean().optional(),
 });
 
-/** The schema of `engine` ('codex' or 'codex-mcp'). */
-export function codexOptionsSchema(engine: string): typeof CodexOptionsSchema | typeof CodexMcpOptionsSchema {
-  return engine === 'codex-mcp' ? CodexMcpOptionsSchema : CodexOptionsSchema;
+/**
+ * The options of the `codex-exec` engine (driven tier: one `codex exec --json` per turn). The
+ * approval policy goes to `-c approval_policy=…`; exec never asks, so anything that would need an
+ * approval is refused by Codex itself. Timeouts of the JSON-RPC engines do not apply.
+ */
+export const CodexExecOptionsSchema = z.object({
+  ...COMMON_ENGINE_OPTIONS,
+  envAllow: SHARED.envAllow,
+  config: SHARED.config,
+  sandbox: SHARED.sandbox,
+  model: SHARED.model,
+  approvalPolicy: z.enum(CODEX_APPROVAL_POLICIES).optional(),
+  shutdown: SHARED.shutdown,
+  maxLineBytes: SHARED.maxLineBytes,
+  onTraffic: SHARED.onTraffic,
+  launcher: SHARED.launcher,
+});
+
+/** The schema of `engine` ('codex', 'codex-mcp' or 'codex-exec'). */
+export function codexOptionsSchema(engine: string): typeof CodexOptionsSchema | typeof CodexMcpOptionsSchema | typeof CodexExecOptionsSchema {
+  return engine === 'codex-mcp' ? CodexMcpOptionsSchema : engine === 'codex-exec' ? CodexExecOptionsSchema : CodexOptionsSchema;
 }
 
 /**

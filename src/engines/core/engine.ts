@@ -73,6 +73,30 @@ export interface EngineContext {
    * The runtime records them in the data dir so a later host can reap what a dead one left.
    */
   processes?: ProcessObserver;
+  /**
+   * Where an engine in local mode hands the agent's own terminal UI (its PTY), so the host can
+   * render it (the user's terminal, an IDE panel, a web terminal) and type into it.
+   */
+  terminal?: TerminalHost;
+}
+
+/** A terminal UI an engine runs in local mode (a PTY), as the host sees it. */
+export interface TerminalPort {
+  readonly cols: number;
+  readonly rows: number;
+  /** The terminal's output (text with escape sequences); returns the unsubscribe. */
+  onData(listener: (data: string) => void): () => void;
+  /** Keystrokes into the terminal. */
+  write(data: string): void;
+  resize(cols: number, rows: number): void;
+}
+
+/** The host's side of local mode: an engine attaches its terminal when its PTY starts and detaches it when the PTY is gone. */
+export interface TerminalHost {
+  /** The size a new terminal starts with (the host's window), if the host has one. */
+  size(): { cols: number; rows: number } | undefined;
+  attach(gen: number, port: TerminalPort): void;
+  detach(gen: number): void;
 }
 
 export type AgentEventListener = (event: AgentEvent) => void;

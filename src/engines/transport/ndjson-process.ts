@@ -21,6 +21,11 @@ export interface NdjsonProcessSpec {
   maxLineBytes?: number;
   /** Records the process for the host (EngineContext.processes). */
   observer?: ProcessObserver;
+  /**
+   * One-shot CLIs (`codex exec`, `claude -p`): this text is written to stdin, which is then ended
+   * (they read the prompt from stdin and wait for EOF). `write()` is then refused.
+   */
+  input?: string;
   /** One decoded stdout message. */
   onMessage(value: unknown): void;
   /** A stdout line that is not JSON (logged and skipped). */
@@ -92,6 +97,10 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
       }
     }
   });
+  if (spec.input !== undefined) {
+    spec.onLine?.('to_agent', spec.input);
+    proc.stdin.end(spec.input);
+  }
   // The drain's own listeners come after the one above, so the last line is delivered first.
   const exited = proc.exited.then(async (exit) => {
     await drainWithin(proc.stdout);

@@ -46,12 +46,21 @@ import { StderrTail } from './stderr-tail.js';
 const IS_LINUX = process.platform === 'linux';
 
 export interface ShutdownOptions {
-  /** How long to wait after ending stdin before SIGTERM. Default 2000 ms. Not waited when the child had already exited. */
+  /** How long to wait after ending stdin (a PTY child: after hanging up its terminal) before SIGTERM. Default 2000 ms. Not waited when the child had already exited. */
   stdinGraceMs?: number;
   /** How long to wait after SIGTERM before SIGKILL. Default 3000 ms. */
   termGraceMs?: number;
   /** How long to keep re-killing and waiting after SIGKILL before giving up. Default 2000 ms. */
   killWaitMs?: number;
+}
+
+/** What a {@link ProcessTree} needs of the spawn options. */
+export interface TreeOptions {
+  /** Aborting it runs `stop()`. */
+  signal?: AbortSignal;
+  shutdown?: ShutdownOptions;
+  /** Descendant snapshot interval while running. Default 250 ms. */
+  descendantPollMs?: number;
 }
 
 export interface SpawnSupervisedOptions {
@@ -83,8 +92,11 @@ export interface ProcessExit {
 }
 
 export interface StopResult {
-  /** The rung that ended everything: 'stdin' (no signal needed), 'term' or 'kill'. */
-  rung: 'stdin' | 'term' | 'kill';
+  /**
+   * The rung that ended everything: 'stdin' (no signal needed), 'hangup' (a PTY child after its
+   * terminal hung up: SIGHUP to its group), 'term' or 'kill'.
+   */
+  rung: 'stdin' | 'hangup' | 'term' | 'kill';
   exit: ProcessExit;
   /** Collected pids still alive after the SIGKILL wait (normally empty: e.g. stuck in D state). */
   survivors: number[];
@@ -210,7 +222,7 @@ class DescendantTracker {
 // ---------------------------------------------------------------------------------------------
 // Exit safety net
 
-const live = new Set<Supervised>();
+const live = new Set<ProcessTree>();
 let exitHookInstalled = false;
 /** Observer work still running (record removals), awaited before a host signal ends the process. */
 const observerWork = new Set<Promise<unknown>>();
@@ -240,12 +252,22 @@ function installExitHook(): void {
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-class Supervised implements SupervisedProcess {
+/** How a supervised root asks its process to finish before any signal (the ladder's first rung). */
+export interface TreeRoot {
   readonly pid: number;
-  readonly stdin: Writable;
-  readonly stdout: Readable;
-  readonly stderr: Readable;
-  readonly stderrTail: StderrTail;
+  /** The rung's name in {@link StopResult}. */
+  readonly firstRung: 'stdin' | 'hangup';
+  /** Asks the child to finish (end its stdin, hang up its terminal). */
+  endInput(): void;
+}
+
+/**
+ * One supervised process tree: descendant collection, the stop ladder, the exit safety net and the
+ * observer calls. Shared by the stdio supervisor and the PTY runner (pty-process.ts), so both stop
+ * and reap the same way.
+ */
+export class ProcessTree {
+  readonly pid: number;
   readonly exited: Promise<ProcessExit>;
   exit: ProcessExit | undefined;
 
@@ -259,20 +281,12 @@ class Supervised implements SupervisedProcess {
   private readonly onAbort = (): void => void this.stop();
 
   constructor(
-    private readonly child: ChildProcess,
+    private readonly root: TreeRoot,
     exited: Promise<ProcessExit>,
-    private readonly options: SpawnSupervisedOptions,
+    private readonly options: TreeOptions,
     private readonly watch: ProcessWatch | undefined,
   ) {
-    this.pid = child.pid!;
-    this.stdin = child.stdin!;
-    this.stdout = child.stdout!;
-    this.stderr = child.stderr!;
-    // An EPIPE on a dead child's stdin must not crash the host; users observe it via their own
-    // listeners (e.g. NdjsonWriter).
-    for (const stream of [this.stdin, this.stdout, this.stderr]) stream.on('error', () => {});
-    this.stderrTail = new StderrTail(options.stderrTailBytes);
-    this.stderrTail.attach(this.stderr);
+    this.pid = root.pid;
     this.exited = exited.then((exit) => {
       this.exit = exit;
       this.afterRootExit();
@@ -301,6 +315,11 @@ class Supervised implements SupervisedProcess {
   stop(): Promise<StopResult> {
     this.stopping ??= this.runStop();
     return this.stopping;
+  }
+
+  /** Sends `sig` to the child's process group (and nothing else). */
+  signal(sig: NodeJS.Signals): boolean {
+    return trySignal(-this.pid, sig);
   }
 
   /** Synchronous last-resort kill (exit hook). */
@@ -380,10 +399,10 @@ class Supervised implements SupervisedProcess {
       return { rung, exit: this.exit!, survivors };
     };
     this.tracker.snapshot();
-    if (!this.stdin.destroyed && !this.stdin.writableEnded) this.stdin.end();
-    // EOF asks the child itself to finish. A child that already exited (crashed) cannot: what it
-    // left behind goes straight to SIGTERM instead of waiting out the grace for nobody.
-    if (await this.waitGone(this.exit ? 0 : this.stdinGraceMs)) return finish('stdin');
+    this.root.endInput();
+    // The first rung asks the child itself to finish. A child that already exited (crashed) cannot:
+    // what it left behind goes straight to SIGTERM instead of waiting out the grace for nobody.
+    if (await this.waitGone(this.exit ? 0 : this.stdinGraceMs)) return finish(this.root.firstRung);
 
     this.tracker.snapshot();
     this.signalGroup('SIGTERM');
@@ -404,6 +423,55 @@ class Supervised implements SupervisedProcess {
     }
     if (!this.exit) await this.exited; // SIGKILL of our own child cannot fail to land.
     return finish('kill', this.tracker.alive());
+  }
+}
+
+/** A child with piped stdio, supervised as one {@link ProcessTree}. */
+class Supervised implements SupervisedProcess {
+  readonly pid: number;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  readonly stderrTail: StderrTail;
+  readonly exited: Promise<ProcessExit>;
+  private readonly tree: ProcessTree;
+
+  constructor(child: ChildProcess, exited: Promise<ProcessExit>, options: SpawnSupervisedOptions, watch: ProcessWatch | undefined) {
+    this.pid = child.pid!;
+    this.stdin = child.stdin!;
+    this.stdout = child.stdout!;
+    this.stderr = child.stderr!;
+    // An EPIPE on a dead child's stdin must not crash the host; users observe it via their own
+    // listeners (e.g. NdjsonWriter).
+    for (const stream of [this.stdin, this.stdout, this.stderr]) stream.on('error', () => {});
+    this.stderrTail = new StderrTail(options.stderrTailBytes);
+    this.stderrTail.attach(this.stderr);
+    const stdin = this.stdin;
+    this.tree = new ProcessTree(
+      {
+        pid: this.pid,
+        firstRung: 'stdin',
+        endInput: () => {
+          if (!stdin.destroyed && !stdin.writableEnded) stdin.end();
+        },
+      },
+      exited,
+      options,
+      watch,
+    );
+    this.exited = this.tree.exited;
+  }
+
+  get exit(): ProcessExit | undefined {
+    return this.tree.exit;
+  }
+
+  descendants(): number[] {
+    return this.tree.descendants();
+  }
+
+  stop(): Promise<StopResult> {
+    return this.tree.stop();
   }
 }
 

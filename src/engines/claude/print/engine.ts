@@ -1,0 +1,73 @@
+/**
+ * The `claude-print` engine (driven tier): each turn runs `claude -p --output-format stream-json
+ * --verbose` with the prompt on stdin, the first with `--session-id <a uuid we mint>`, the next
+ * ones with `--resume <that id>`. No permission prompt surface: what would ask is denied by the CLI
+ * (or allowed by `permissionMode` / `allowedTools`). `claude` (stream-json in and out, with
+ * `can_use_tool`) is the hooked alternative.
+ */
+import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { UserMessage } from '../../../events/engine-input.js';
+import { DrivenEngine, type TurnCommand, type TurnStreamTranslator } from '../../core/driven-engine.js';
+import type { EngineCapabilities, EngineContext, EngineStartSpec } from '../../core/engine.js';
+import { engineTier } from '../../core/runtime-tier.js';
+import { buildEnv } from '../../transport/env.js';
+import { CLAUDE_CLI, CLAUDE_DEFAULT_PASS_ENV } from '../cli.js';
+import { checkClaudeSettings, claudeOptionArgs, mergeClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from '../options.js';
+import { ClaudePrintTurnTranslator } from './turn-translator.js';
+
+export const CLAUDE_PRINT_CAPABILITIES: EngineCapabilities = Object.freeze({
+  streamingInput: false,
+  // Print mode has no prompt surface: "ask" becomes deny inside the CLI.
+  permissions: false,
+  // Stopping the turn's process (the turn ends `cancelled`).
+  interrupt: true,
+  resume: true,
+  localMode: false,
+  transcriptTail: false,
+  cost: true,
+  setModel: false,
+  setPermissionMode: false,
+  // `result` ends each turn (and the exit backs it); tool_use blocks; no prompts; the CLI's own cost.
+  tier: engineTier('driven', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'absent', cost: 'authoritative', fileChanges: 'cooperative' }),
+});
+
+export class ClaudePrintEngine extends DrivenEngine<ClaudeEngineOptions> {
+  readonly capabilities = CLAUDE_PRINT_CAPABILITIES;
+  protected readonly engineName = 'claude-print';
+  protected readonly cli = CLAUDE_CLI;
+  readonly #factoryOptions: ClaudeEngineOptions;
+  #env: Record<string, string> = {};
+
+  constructor(context: EngineContext, options: ClaudeEngineOptions = {}) {
+    super(context);
+    this.#factoryOptions = options;
+  }
+
+  protected resolveOptions(spec: EngineStartSpec): ClaudeEngineOptions {
+    const merged = mergeClaudeOptions(this.#factoryOptions, spec.options);
+    checkClaudeSettings({ ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode }) });
+    const options: ClaudeEngineOptions = {
+      ...merged,
+      ...(spec.model !== undefined && { model: spec.model }),
+      ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode as ClaudePermissionMode }),
+      // Stdin is closed at spawn: an abort goes straight to SIGTERM.
+      shutdown: { stdinGraceMs: 0, termGraceMs: 2_000, ...merged.shutdown },
+    };
+    this.#env = buildEnv({ allow: [...CLAUDE_DEFAULT_PASS_ENV, ...(options.passEnv ?? [])], set: options.env ?? {} });
+    return options;
+  }
+
+  protected newTranslator(): TurnStreamTranslator {
+    const configDir = this.#env['CLAUDE_CONFIG_DIR'] ?? join(this.#env['HOME'] ?? homedir(), '.claude');
+    return new ClaudePrintTurnTranslator({ configDir, cwd: this.spec.workDir });
+  }
+
+  protected turnCommand(message: UserMessage, resumeToken: string | undefined): TurnCommand {
+    // A new session gets an id we choose; a later turn (or a restarted host) resumes it.
+    const session = resumeToken !== undefined ? ['--resume', resumeToken] : ['--session-id', randomUUID()];
+    const args = ['-p', '--output-format', 'stream-json', '--verbose', ...session, ...claudeOptionArgs(this.options)];
+    return { args, env: { ...this.#env }, input: message.text };
+  }
+}

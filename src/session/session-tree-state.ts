@@ -1,0 +1,111 @@
+/**
+ * The session tree as data (pure: no I/O), so its rules can be checked by property tests and the
+ * record survives a host restart as it is. A tree is a root session and the sub-agent sessions
+ * spawned under it, each `active`, `suspended` or `completed`, and one **focus**: the session the
+ * person (the local terminal or the remote clients) drives. Entering a child moves the focus to it
+ * and suspends the session that had it, without stopping or forking it: its resume token is noted
+ * and checked when the focus comes back. A completed child's result goes to its parent exactly
+ * once (`delivered`).
+ */
+import { AseError } from '../errors.js';
+
+export type TreeNodeState = 'active' | 'suspended' | 'completed';
+
+export interface TreeNode {
+  sessionId: string;
+  parentId?: string;
+  /** The parent's tool call that started this sub-agent, when there is one (AgentEvent `parentCallId`). */
+  parentCallId?: string;
+  state: TreeNodeState;
+  /** Noted when the node was suspended: the agent session it must still be when it resumes. */
+  resumeTokenAtSuspend?: string;
+  /** A completed child's final result, to be delivered to its parent. */
+  result?: string;
+  /** The result reached the parent (as a queued message): never delivered again. */
+  delivered?: boolean;
+}
+
+export interface TreeRecord {
+  rootId: string;
+  /** The one session of the tree that is interactive now. */
+  focus: string;
+  nodes: Record<string, TreeNode>;
+}
+
+const fail = (message: string, details?: Record<string, unknown>): never => {
+  throw new AseError('INVALID_INPUT', `session tree: ${message}`, details ? { details } : {});
+};
+
+export function newTree(rootId: string): TreeRecord {
+  return { rootId, focus: rootId, nodes: { [rootId]: { sessionId: rootId, state: 'active' } } };
+}
+
+function node(tree: TreeRecord, id: string): TreeNode {
+  return tree.nodes[id] ?? fail(`no session "${id}" in the tree of "${tree.rootId}"`, { sessionId: id });
+}
+
+/** Adds a child under `parentId` (active, not focused). */
+export function addChild(tree: TreeRecord, parentId: string, childId: string, parentCallId?: string): TreeRecord {
+  const parent = node(tree, parentId);
+  if (parent.state === 'completed') fail(`"${parentId}" is completed: it spawns no more sub-agents`);
+  if (tree.nodes[childId]) fail(`"${childId}" is already in the tree`);
+  const child: TreeNode = { sessionId: childId, parentId, state: 'active', ...(parentCallId !== undefined && { parentCallId }) };
+  return { ...tree, nodes: { ...tree.nodes, [childId]: child } };
+}
+
+/**
+ * The focus moves to `childId` (a child of the focused session, not completed); the session that
+ * had it is suspended with its resume token noted. Nothing is stopped or forked.
+ */
+export function enter(tree: TreeRecord, childId: string, focusResumeToken: string | undefined): TreeRecord {
+  const child = node(tree, childId);
+  if (child.parentId !== tree.focus) fail(`"${childId}" is not a sub-agent of the focused session "${tree.focus}"`);
+  if (child.state === 'completed') fail(`"${childId}" is completed`);
+  const from = node(tree, tree.focus);
+  const suspended: TreeNode = { ...from, state: 'suspended', ...(focusResumeToken !== undefined && { resumeTokenAtSuspend: focusResumeToken }) };
+  return { ...tree, focus: childId, nodes: { ...tree.nodes, [from.sessionId]: suspended, [childId]: { ...child, state: 'active' } } };
+}
+
+/**
+ * The focus returns to the parent of the focused session. `parentResumeToken` is the parent's token
+ * now: if it was noted at suspend and differs, the parent was forked, which is an error (the
+ * focus stays).
+ */
+export function exit(tree: TreeRecord, parentResumeToken: string | undefined): TreeRecord {
+  const focused = node(tree, tree.focus);
+  if (focused.parentId === undefined) fail(`"${tree.focus}" is the root: there is nothing to exit to`);
+  const parent = node(tree, focused.parentId!);
+  const noted = parent.resumeTokenAtSuspend;
+  if (noted !== undefined && parentResumeToken !== undefined && noted !== parentResumeToken) {
+    throw new AseError('RESUME_FORKED', `session tree: "${parent.sessionId}" came back as agent session ${parentResumeToken}, not ${noted}: it was forked`, {
+      details: { sessionId: parent.sessionId, expected: noted, actual: parentResumeToken },
+    });
+  }
+  const { resumeTokenAtSuspend: _noted, ...resumed } = parent;
+  return { ...tree, focus: parent.sessionId, nodes: { ...tree.nodes, [parent.sessionId]: { ...resumed, state: 'active' } } };
+}
+
+/** A child finished with `result`; it is not focused (exit first). Completing twice keeps the first result. */
+export function complete(tree: TreeRecord, childId: string, result: string): TreeRecord {
+  const child = node(tree, childId);
+  if (child.parentId === undefined) fail('the root is not a sub-agent: it does not complete into a parent');
+  if (tree.focus === childId) fail(`"${childId}" has the focus: exit() before completing it`);
+  if (child.state === 'completed') return tree;
+  return { ...tree, nodes: { ...tree.nodes, [childId]: { ...child, state: 'completed', result } } };
+}
+
+/** Completed children whose result has not reached their parent yet. */
+export function undelivered(tree: TreeRecord): TreeNode[] {
+  return Object.values(tree.nodes).filter((n) => n.state === 'completed' && !n.delivered && n.parentId !== undefined);
+}
+
+export function markDelivered(tree: TreeRecord, childId: string): TreeRecord {
+  const child = node(tree, childId);
+  return { ...tree, nodes: { ...tree.nodes, [childId]: { ...child, delivered: true } } };
+}
+
+/** The message that carries a child's result to its parent: its `localId` makes a second send a refused duplicate. */
+export function resultMessage(child: TreeNode): { localId: string; text: string } {
+  const call = child.parentCallId !== undefined ? ` (call ${child.parentCallId})` : '';
+  return { localId: `subagent-result-${child.sessionId}`, text: `[sub-agent ${child.sessionId}${call} finished]\n${child.result ?? ''}` };
+}

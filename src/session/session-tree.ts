@@ -1,0 +1,173 @@
+/**
+ * `openSessionTree()`: sub-agent sessions entered without forking, on a supervisor. The tree
+ * (session-tree-state.ts) is kept in one JSON file, written durably on every change, so the tree,
+ * the states and the focus survive a host restart; the sessions themselves are the supervisor's
+ * (opened again on demand from its store).
+ *
+ * - `spawn(parentId, options)`: a new session under `parentId` (the supervisor creates it).
+ * - `enter(childId)`: the child becomes the interactive session; the one that had the focus is
+ *   `suspended`: not stopped, not forked. It may hibernate meanwhile (the supervisor's
+ *   `hibernateAfterMs`), and later resumes by the same token: its resume token is noted here.
+ * - `exit()`: the focus returns to the parent; its resume token is checked (a changed one is
+ *   `RESUME_FORKED`, and the focus stays).
+ * - `complete(childId, result?)`: the child is done; its result (by default its last assistant
+ *   text) is delivered to the parent exactly once, as a queued message whose `localId` is derived
+ *   from the child (a repeat after a crash is refused by the parent as a duplicate).
+ */
+import { readFile } from 'node:fs/promises';
+import { AseError, isAseError } from '../errors.js';
+import { writeFileDurable } from '../runtime/fs-durable.js';
+import type { Session } from './session.js';
+import * as tree from './session-tree-state.js';
+import type { SupervisedSessionOptions, Supervisor } from './supervisor.js';
+
+export type { TreeNode, TreeNodeState, TreeRecord } from './session-tree-state.js';
+
+export interface SessionTreeOptions {
+  supervisor: Supervisor;
+  /** The tree's file (JSON, written durably). An existing one is continued; `rootId` must match. */
+  file: string;
+  /** The root session (created by the caller, e.g. `supervisor.create`, or stored). */
+  rootId: string;
+}
+
+export interface SessionTree {
+  readonly rootId: string;
+  /** The session that is interactive now (at most one per tree). */
+  readonly focus: string;
+  /** A copy of the tree's record. */
+  record(): tree.TreeRecord;
+  /** The focused session, opened from the store when needed. */
+  focused(): Promise<Session>;
+  spawn(parentId: string, options: SupervisedSessionOptions & { parentCallId?: string }): Promise<Session>;
+  enter(childId: string): Promise<Session>;
+  exit(): Promise<Session>;
+  complete(childId: string, result?: string): Promise<void>;
+}
+
+export async function openSessionTree(options: SessionTreeOptions): Promise<SessionTree> {
+  let record: tree.TreeRecord;
+  try {
+    record = JSON.parse(await readFile(options.file, 'utf8')) as tree.TreeRecord;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new AseError('STORE_CORRUPT', `session tree ${options.file} cannot be read: ${String(error)}`, { cause: error });
+    record = tree.newTree(options.rootId);
+  }
+  if (record.rootId !== options.rootId) throw new AseError('INVALID_OPTIONS', `session tree ${options.file} belongs to root "${record.rootId}", not "${options.rootId}"`);
+  const opened = new SessionTreeHandle(options, record);
+  await opened.save();
+  // A host that died after a child completed may not have delivered its result yet.
+  await opened.deliverPending();
+  return opened;
+}
+
+class SessionTreeHandle implements SessionTree {
+  readonly #options: SessionTreeOptions;
+  #record: tree.TreeRecord;
+  /** Each child's last assistant text seen here: the default result of `complete()`. */
+  readonly #lastText = new Map<string, string>();
+  readonly #unsubscribe = new Map<string, () => void>();
+  /** Changes run one at a time: the record is read-modify-written. */
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(options: SessionTreeOptions, record: tree.TreeRecord) {
+    this.#options = options;
+    this.#record = record;
+    for (const id of Object.keys(record.nodes)) this.#watch(id);
+  }
+
+  get rootId(): string {
+    return this.#record.rootId;
+  }
+
+  get focus(): string {
+    return this.#record.focus;
+  }
+
+  record(): tree.TreeRecord {
+    return structuredClone(this.#record);
+  }
+
+  focused(): Promise<Session> {
+    return this.#open(this.#record.focus);
+  }
+
+  spawn(parentId: string, options: SupervisedSessionOptions & { parentCallId?: string }): Promise<Session> {
+    return this.#serial(async () => {
+      const { parentCallId, ...sessionOptions } = options;
+      const session = await this.#options.supervisor.create(sessionOptions);
+      this.#record = tree.addChild(this.#record, parentId, session.id, parentCallId);
+      this.#watch(session.id);
+      await this.save();
+      return session;
+    });
+  }
+
+  enter(childId: string): Promise<Session> {
+    return this.#serial(async () => {
+      const token = (await this.#open(this.#record.focus)).snapshot().resumeToken;
+      this.#record = tree.enter(this.#record, childId, token);
+      await this.save();
+      return this.#open(childId);
+    });
+  }
+
+  exit(): Promise<Session> {
+    return this.#serial(async () => {
+      const focused = this.#record.nodes[this.#record.focus];
+      if (focused?.parentId === undefined) return tree.exit(this.#record, undefined) as never; // throws: the root
+      const parent = await this.#open(focused.parentId);
+      this.#record = tree.exit(this.#record, parent.snapshot().resumeToken);
+      await this.save();
+      return parent;
+    });
+  }
+
+  complete(childId: string, result?: string): Promise<void> {
+    return this.#serial(async () => {
+      this.#record = tree.complete(this.#record, childId, result ?? this.#lastText.get(childId) ?? '');
+      await this.save();
+      await this.deliverPending();
+    });
+  }
+
+  async save(): Promise<void> {
+    await writeFileDurable(this.#options.file, `${JSON.stringify(this.#record, null, 2)}\n`);
+  }
+
+  /** Sends each completed child's result to its parent, then notes it delivered (a resend is a refused duplicate). */
+  async deliverPending(): Promise<void> {
+    for (const child of tree.undelivered(this.#record)) {
+      const parent = await this.#open(child.parentId!);
+      const { localId, text } = tree.resultMessage(child);
+      try {
+        await parent.send(text, { localId });
+      } catch (error) {
+        // Delivered before a crash, not yet noted: the parent already holds it.
+        if (!(isAseError(error) && error.code === 'DUPLICATE_SEND')) throw error;
+      }
+      this.#record = tree.markDelivered(this.#record, child.sessionId);
+      await this.save();
+    }
+  }
+
+  async #open(sessionId: string): Promise<Session> {
+    return this.#options.supervisor.get(sessionId) ?? this.#options.supervisor.open(sessionId);
+  }
+
+  #watch(sessionId: string): void {
+    if (this.#unsubscribe.has(sessionId)) return;
+    const off = this.#options.supervisor.subscribe(sessionId, (notice) => {
+      if (notice.type !== 'agent' || notice.event.type !== 'message' || notice.event.role !== 'assistant' || notice.event.parentCallId !== undefined) return;
+      const text = notice.event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      if (text !== '') this.#lastText.set(sessionId, text);
+    });
+    this.#unsubscribe.set(sessionId, off);
+  }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#chain.then(work, work);
+    this.#chain = next.catch(() => undefined);
+    return next;
+  }
+}

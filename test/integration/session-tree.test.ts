@@ -1,0 +1,119 @@
+/**
+ * The session tree on a supervisor (fake engine, file store and journal in a temp data dir):
+ * spawn, enter, exit, complete; the parent is never stopped or forked while suspended (same
+ * session, same resume token, its agent not restarted); a child's result reaches the parent
+ * exactly once, also when the host dies between the send and noting it; the tree, states and focus
+ * survive a host restart.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSupervisor, fakeEngine, FileJournal, isAseError, openSessionTree, type Supervisor } from '../../src/index.js';
+import { writeFileDurable } from '../../src/runtime/fs-durable.js';
+
+let dir: string;
+let dataDir: string;
+let workDir: string;
+let treeFile: string;
+const supervisors: Supervisor[] = [];
+
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-tree-'));
+  dataDir = path.join(dir, 'data');
+  workDir = path.join(dir, 'work');
+  treeFile = path.join(dir, 'tree.json');
+  await fs.mkdir(workDir);
+});
+afterEach(async () => {
+  await Promise.all(supervisors.splice(0).map((s) => s.shutdown()));
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+function supervisor(): Supervisor {
+  const created = createSupervisor({ dataDir, engines: [fakeEngine()] });
+  supervisors.push(created);
+  return created;
+}
+
+const userMessages = async (sessionId: string) =>
+  (await new FileJournal({ dir: path.join(dataDir, 'transcripts') }).read(sessionId)).filter((e) => e.type === 'user_message').map((e) => (e.payload as { localId: string; text: string }));
+
+describe('session tree', () => {
+  it('enter/exit moves the focus without stopping or forking the parent; the result is delivered once', async () => {
+    const sup = supervisor();
+    const root = await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    await root.run('plan', { localId: 'r1' });
+    const token = root.snapshot().resumeToken;
+    const tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    const child = await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'child', parentCallId: 'call-7' });
+    expect(tree.focus).toBe('root');
+
+    const entered = await tree.enter('child');
+    expect(entered).toBe(child);
+    expect(tree.focus).toBe('child');
+    expect(tree.record().nodes['root']).toMatchObject({ state: 'suspended', resumeTokenAtSuspend: token });
+    expect(sup.get('root')).toBe(root); // still open: not stopped
+    expect(root.snapshot().gen).toBe(1); // its agent was not restarted
+    await child.run('do the part', { localId: 'c1' });
+
+    const back = await tree.exit();
+    expect(back).toBe(root);
+    expect(tree.focus).toBe('root');
+    expect(root.snapshot().resumeToken).toBe(token);
+    expect(tree.record().nodes['root']!.state).toBe('active');
+
+    await tree.complete('child');
+    await tree.complete('child'); // a second completion changes nothing and sends nothing
+    const rec = tree.record();
+    expect(rec.nodes['child']).toMatchObject({ state: 'completed', result: 'echo: do the part', delivered: true });
+    await sup.shutdown();
+    const delivered = (await userMessages('root')).filter((m) => m.localId === 'subagent-result-child');
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]!.text).toBe('[sub-agent child (call call-7) finished]\necho: do the part');
+  });
+
+  it('refuses what would break the tree: entering a non-child, exiting the root, completing the focused child', async () => {
+    const sup = supervisor();
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
+    await tree.spawn('a', { agent: 'fake', workDir, sessionId: 'a1' });
+    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isAseError(e) ? e.code : String(e)));
+    expect(await code(tree.enter('a1'))).toBe('INVALID_INPUT'); // a grandchild: enter 'a' first
+    expect(await code(tree.exit())).toBe('INVALID_INPUT');
+    await tree.enter('a');
+    expect(await code(tree.complete('a'))).toBe('INVALID_INPUT');
+    expect(tree.focus).toBe('a');
+  });
+
+  it('the tree, states and focus survive a host restart; a result sent but not noted is not sent again', async () => {
+    let sup = supervisor();
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    let tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    const child = await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'child' });
+    await tree.enter('child');
+    await child.run('work', { localId: 'c1' });
+    await sup.shutdown();
+
+    // Host restart: a new supervisor on the same data dir, the same tree file.
+    sup = supervisor();
+    tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    expect(tree.focus).toBe('child');
+    expect(tree.record().nodes['root']!.state).toBe('suspended');
+    const parent = await tree.exit();
+    expect(parent.id).toBe('root');
+    await tree.complete('child', 'the result');
+    await sup.shutdown();
+
+    // A host that died after the send and before noting it: the record says not delivered.
+    const record = JSON.parse(await fs.readFile(treeFile, 'utf8'));
+    record.nodes.child.delivered = false;
+    await writeFileDurable(treeFile, JSON.stringify(record));
+    sup = supervisor();
+    tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    expect(tree.record().nodes['child']!.delivered).toBe(true);
+    await sup.shutdown();
+    expect((await userMessages('root')).filter((m) => m.localId === 'subagent-result-child')).toHaveLength(1);
+  });
+});

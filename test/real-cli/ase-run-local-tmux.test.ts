@@ -1,0 +1,95 @@
+/**
+ * `ase run --mode local` driven as a person would, in a real terminal (tmux on a private socket):
+ * the built CLI attaches Claude Code's own terminal UI (the real pinned CLI, mock Messages API,
+ * loopback only), we type a prompt and read the answer off the tmux screen, press Ctrl-] to hand
+ * the session to remote control, and get the shell's terminal back intact: cooked mode, echo on,
+ * no alternate screen, nothing typed during the switch leaking into the shell.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
+import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
+import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
+import { seedClaudeTuiConfig } from '../support/headless-screen.js';
+import { findProcesses } from '../support/processes.js';
+
+const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe.runIf(hasTmux)('ase run --mode local in tmux', () => {
+  let root: string;
+  let mock: AnthropicMock;
+  let socket: string;
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-S', socket, ...args], { encoding: 'utf8' });
+  const screen = () => tmux('capture-pane', '-p', '-t', 'ase');
+  async function waitScreen(pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const text = screen();
+      if (pattern.test(text)) return text;
+      if (Date.now() > deadline) throw new Error(`tmux screen never showed ${pattern}:\n${text}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  beforeAll(async () => {
+    await ensureBuiltCli();
+    root = mkdtempSync(join(tmpdir(), 'ase-tmux-local-'));
+    socket = join(root, 'tmux.sock');
+    mock = await startAnthropicMock();
+  });
+
+  afterAll(async () => {
+    try {
+      tmux('kill-server');
+    } catch {
+      // already gone
+    }
+    await mock.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('type a prompt, see the answer, Ctrl-] hands over, and the shell gets its terminal back', async () => {
+    const work = join(root, 'work');
+    mkdirSync(work);
+    const env = hermeticClaudeEnv({ port: mock.port, root });
+    seedClaudeTuiConfig(env.CLAUDE_CONFIG_DIR!, work);
+    const envArgs = Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+    const command = [process.execPath, ASE_BIN, 'run', '--mode', 'local', '--agent', 'claude', '--bin', claudeBinary(), '--data-dir', join(root, 'data'), '--cwd', work, '--option', 'permissionMode=default', ...envArgs]
+      .map(quote)
+      .join(' ');
+    const script = join(root, 'run.sh');
+    // The shell a person types in: runs ase, then reports what it got back.
+    writeFileSync(script, `cd ${quote(work)}\n${command}\necho "ase exited $?"\nstty -a | grep -o -- '-\\?icanon' | head -1\nexec sh\n`);
+    tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'ase', '-x', '100', '-y', '30', '-e', `HOME=${env.HOME}`, '-e', `ASE_TEST_ROOT=${root}`, `sh ${quote(script)}`);
+
+    await waitScreen(/❯/);
+    tmux('send-keys', '-t', 'ase', '-l', 'hello from tmux');
+    await waitScreen(/hello from tmux/);
+    tmux('send-keys', '-t', 'ase', 'Enter');
+    await waitScreen(/Echo: hello from tmux/);
+
+    // Ctrl-], then keys typed right away (during the switch): they must not reach the shell.
+    tmux('send-keys', '-t', 'ase', 'C-]');
+    tmux('send-keys', '-t', 'ase', '-l', 'typed-during-switch');
+    const after = await waitScreen(/ase exited 0[\s\S]*icanon/, 30_000);
+    expect(after).toMatch(/handed to remote control/);
+    // Cooked mode again ("icanon", not "-icanon"), and the shell prompt works: echo on.
+    expect(after).not.toMatch(/-icanon/);
+    tmux('send-keys', '-t', 'ase', '-l', 'echo shell-ok');
+    tmux('send-keys', '-t', 'ase', 'Enter');
+    const shell = await waitScreen(/^shell-ok$/m);
+    expect(shell).not.toMatch(/typed-during-switch.*\n.*not found/);
+    expect(findProcesses((p) => p.cmdline().includes(claudeBinary()) && p.environ().includes(root))).toEqual([]);
+  }, 120_000);
+});

@@ -1,0 +1,169 @@
+/**
+ * Local mode and handoff through a whole session with the REAL pinned Claude Code CLI (mock
+ * Messages API, loopback only): the terminal UI in a PTY shown on `session.terminal` (read with a
+ * headless terminal emulator), a remote client answering a dialog shown in it, and a soak of
+ * alternating switches with messages sent during the transitions.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claudeEngine } from '../../src/engines/claude/index.js';
+import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice, type TranscriptEntry } from '../../src/index.js';
+import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
+import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
+import { HeadlessScreen, seedClaudeTuiConfig } from '../support/headless-screen.js';
+import { findProcesses } from '../support/processes.js';
+
+const WAIT_MS = 60_000;
+const SWITCHES = Number(process.env.LOCAL_SOAK_SWITCHES ?? 20);
+
+function waitFor(session: Session, pred: (n: SessionNotice) => boolean, what: string, timeoutMs = WAIT_MS): Promise<SessionNotice> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`timed out waiting for ${what}`));
+    }, timeoutMs);
+    const off = session.on('*', (n) => {
+      if (!pred(n)) return;
+      clearTimeout(timer);
+      off();
+      resolve(n);
+    });
+  });
+}
+
+const phase = (name: string) => (n: SessionNotice) => n.type === 'status' && n.phase === name;
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+describe('claude local mode through a session, with the real CLI', () => {
+  let root: string;
+  let mock: AnthropicMock;
+  let session: Session | undefined;
+
+  beforeEach(async () => {
+    root = mkdtempSync(join(tmpdir(), 'ase-claude-local-session-'));
+    mock = await startAnthropicMock();
+  });
+
+  afterEach(async () => {
+    await session?.stop().catch(() => undefined);
+    session = undefined;
+    await mock.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function open(journal = new MemoryJournal()) {
+    const work = join(root, 'work');
+    mkdirSync(work, { recursive: true });
+    const env = hermeticClaudeEnv({ port: mock.port, root });
+    seedClaudeTuiConfig(env.CLAUDE_CONFIG_DIR!, work);
+    const opened = await createSession({
+      agent: 'claude',
+      engines: [claudeEngine({ bin: claudeBinary() })],
+      store: new MemoryStore(),
+      journal,
+      workDir: work,
+      mode: 'local',
+      engineOptions: { env, permissionMode: 'default' },
+      config: { restartBaseMs: 100 },
+    });
+    session = opened;
+    const screen = new HeadlessScreen();
+    opened.terminal.resize(screen.cols, screen.rows);
+    opened.terminal.onData((data) => screen.term.write(data));
+    const events: AgentEvent[] = [];
+    const errors: string[] = [];
+    if (process.env.LOCAL_SOAK_DEBUG) opened.on('*', (n) => n.type !== 'agent' || n.event.type !== 'text_delta' ? console.log(JSON.stringify(n).slice(0, 900)) : undefined);
+    opened.on('agent', (n) => events.push(n.event));
+    opened.on('error', (n) => errors.push(`${n.error.code}: ${n.error.message}`));
+    return { work, env, session: opened, screen, events, errors, journal };
+  }
+
+  it('a remote client approves a dialog shown in the local terminal UI', async () => {
+    const { work, session, screen, errors } = await open();
+    await waitFor(session, phase('local'), 'local phase');
+    await screen.waitFor(/❯/);
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo from-the-phone > phone.txt', description: 'write' } }, { kind: 'text', text: 'written' });
+    const prompt = waitFor(session, (n) => n.type === 'permission_prompt', 'permission prompt');
+    session.terminal.write('write the file please');
+    await screen.waitFor(/write the file please/);
+    session.terminal.write('\r');
+    const ask = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
+    expect(ask).toMatchObject({ toolName: 'Bash', input: { command: 'echo from-the-phone > phone.txt' } });
+    await screen.waitFor(/Do you want to proceed\?/);
+    const resolved = waitFor(session, (n) => n.type === 'permission_resolved', 'permission resolved');
+    await session.decide(ask.requestId, 'allow');
+    expect(await resolved).toMatchObject({ requestId: ask.requestId, status: 'approved' });
+    await waitFor(session, (n) => n.type === 'agent' && n.event.type === 'turn_complete', 'turn end');
+    await screen.waitFor(/written/);
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync(join(work, 'phone.txt'), 'utf8')).toBe('from-the-phone\n');
+    expect(session.snapshot().mode).toBe('local');
+    expect(errors).toEqual([]);
+  });
+
+  it(`soak: ${SWITCHES} alternating switches with messages sent during the transitions: each delivered once, in order, one session id, nothing left`, async () => {
+    const journal = new MemoryJournal();
+    const opened = await open(journal);
+    const { screen, events, errors } = opened;
+    const s = opened.session;
+    await waitFor(s, phase('local'), 'local phase');
+    await screen.waitFor(/❯/);
+    const latency = { toRemote: [] as number[], toLocal: [] as number[] };
+    const sent: string[] = [];
+    let switches = 0;
+    let round = 0;
+    while (switches < SWITCHES) {
+      // local → remote: the first send asks for remote control; the second arrives mid-switch.
+      const t0 = performance.now();
+      const remoteIdle = waitFor(s, phase('idle'), 'remote idle after the sends');
+      const firstReady = waitFor(s, (n) => n.type === 'status' && n.mode === 'remote' && (n.phase === 'running' || n.phase === 'idle'), 'remote ready');
+      const a = `r${round}-a`;
+      const b = `r${round}-b`;
+      sent.push(a, b);
+      const switching = waitFor(s, phase('switching'), 'switching');
+      void s.send(`message ${a}`, { localId: a });
+      await switching;
+      void s.send(`message ${b}`, { localId: b });
+      await firstReady;
+      latency.toRemote.push(performance.now() - t0);
+      await remoteIdle;
+      switches++;
+      if (switches >= SWITCHES) break;
+      // remote → local.
+      const t1 = performance.now();
+      const local = waitFor(s, phase('local'), 'local phase');
+      await s.switchMode('local');
+      await local;
+      latency.toLocal.push(performance.now() - t1);
+      // The resumed terminal UI shows the conversation, the turns answered remotely included.
+      await screen.waitFor(new RegExp(`Echo: message ${b}`));
+      switches++;
+      round++;
+    }
+    await s.stop();
+    session = undefined;
+
+    const entries: TranscriptEntry[] = await journal.read(s.id);
+    const delivered = entries.filter((e) => e.type === 'user_message').map((e) => (e.payload as { localId: string }).localId);
+    expect(delivered).toEqual(sent);
+    // The model saw each message exactly once (the last user text of the requests that answered it).
+    const asked = mock.requests
+      .filter((r) => r.pathname === '/v1/messages' && r.body?.stream === true)
+      .map((r) => /message (r\d+-[ab])/.exec(JSON.stringify((r.body?.messages as { role: string }[] | undefined)?.filter((m) => m.role === 'user').at(-1) ?? ''))?.[1])
+      .filter((id): id is string => id !== undefined);
+    expect(asked).toEqual(sent);
+    const ids = new Set(events.filter((e) => e.type === 'session_identified').map((e) => (e as { resumeToken: string }).resumeToken));
+    expect(ids.size).toBe(1);
+    expect(errors).toEqual([]);
+    expect(entries.filter((e) => e.type === 'turn_ended')).toEqual([]);
+    expect(findProcesses((p) => p.environ().includes(root))).toEqual([]);
+    const stats = (xs: number[]) => `median ${Math.round(percentile(xs, 50))} ms, p95 ${Math.round(percentile(xs, 95))} ms (n=${xs.length})`;
+    console.log(`[claude-local-soak] ${switches} switches; local→remote (send → remote ready): ${stats(latency.toRemote)}; remote→local (switchMode → local phase): ${stats(latency.toLocal)}`);
+  }, 600_000);
+});
