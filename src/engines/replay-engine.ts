@@ -66,7 +66,9 @@ export function replayEngine(file: string | Recording, options: ReplayEngineOpti
     const script = new ReplayScript(generation, [[header.workDir, spec.workDir]]);
     scripts.push(script);
     const launcher = Object.assign(replayLauncher(script, noteMismatch), { replayedVersion: generation.agentVersion });
-    const hook = real.name === 'acp' ? { spawn: replaySpawner(script, noteMismatch) } : { launcher };
+    // acp: `command` runs as given (the preset still lends its env and version check), so no
+    // agent is looked for; the spawner then starts the stand-in instead of it.
+    const hook = real.name === 'acp' ? { command: 'ase-replay-stand-in', spawn: replaySpawner(script, noteMismatch) } : { launcher };
     // The recorded options under the session's: the host lines depend on them. Of `env`, only the
     // values kept (places the engine derives paths from); a redacted secret means nothing here.
     const { env, ...recorded } = header.engineOptions;
