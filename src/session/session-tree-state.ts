@@ -90,6 +90,8 @@ export function complete(tree: TreeRecord, childId: string, result: string): Tre
   const child = node(tree, childId);
   if (child.parentId === undefined) fail('the root is not a sub-agent: it does not complete into a parent');
   if (tree.focus === childId) fail(`"${childId}" has the focus: exit() before completing it`);
+  // A suspended session is an ancestor of the focus: it completes only once the focus is back.
+  if (child.state === 'suspended') fail(`"${childId}" is suspended under the focus: exit() to it before completing it`);
   if (child.state === 'completed') return tree;
   return { ...tree, nodes: { ...tree.nodes, [childId]: { ...child, state: 'completed', result } } };
 }
