@@ -20,7 +20,7 @@ describe('inspection wire format', () => {
     const actorEvent = wire.find((w) => w.type === '@xstate.actor')!;
     expect(actorEvent).toMatchObject({ sessionId: 's1', seq: 7, name: 'SessionActor', _version: expect.any(String), id: expect.any(String), rootId: expect.any(String) });
     const definition = JSON.parse((actorEvent as { definition: string }).definition);
-    expect(Object.keys(definition.states)).toEqual(['init', 'local', 'remote', 'switching', 'hibernated', 'recovering', 'failed', 'stopping', 'stopped']);
+    expect(Object.keys(definition.states)).toEqual(['init', 'local', 'remote', 'handoff', 'switching', 'hibernated', 'recovering', 'failed', 'stopping', 'stopped']);
     const snapshots = wire.filter((w) => w.type === '@xstate.snapshot');
     expect(snapshots.length).toBeGreaterThan(0);
     const text = JSON.stringify(wire);
