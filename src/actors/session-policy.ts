@@ -353,6 +353,13 @@ function closeRequest(s: Step, requestId: string, status: PermissionStatus, reas
 export function openPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
   const ms = s.ctx.config.permissionTimeoutMs;
   const deadline = ms > 0 ? s.at + ms : undefined;
+  recordRequest(s, e, { deadline });
+  if (deadline !== undefined) s.setTimer(TIMER.permission(e.requestId), deadline);
+  promptFor(s, e.requestId);
+}
+
+/** The request into the ledger and the transcript, written ahead of any prompt. */
+function recordRequest(s: Step, e: AgentEventOf<'permission_request'>, how: { deadline?: number | undefined; local?: true }): void {
   const open = {
     toolName: e.toolName,
     input: e.input,
@@ -361,13 +368,11 @@ export function openPermission(s: Step, e: AgentEventOf<'permission_request'>): 
     ...(e.callId !== undefined && { callId: e.callId }),
     ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }),
     ...(e.suggestions !== undefined && { suggestions: e.suggestions }),
-    ...(deadline !== undefined && { deadline }),
+    ...(how.deadline !== undefined && { deadline: how.deadline }),
   };
   s.ctx.requests = { ...s.ctx.requests, [e.requestId]: open };
-  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }) }, e.gen);
+  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }), ...(how.local && { local: true }) }, e.gen);
   s.persist(true);
-  if (deadline !== undefined) s.setTimer(TIMER.permission(e.requestId), deadline);
-  promptFor(s, e.requestId);
 }
 
 function promptFor(s: Step, requestId: string): void {
@@ -392,18 +397,7 @@ function promptFor(s: Step, requestId: string): void {
  * dialog belongs to the person at the terminal, and expiring it would answer for them.
  */
 export function openLocalPermission(s: Step, e: AgentEventOf<'permission_request'>): void {
-  const open = {
-    toolName: e.toolName,
-    input: e.input,
-    gen: e.gen,
-    createdAt: s.at,
-    ...(e.callId !== undefined && { callId: e.callId }),
-    ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }),
-    ...(e.suggestions !== undefined && { suggestions: e.suggestions }),
-  };
-  s.ctx.requests = { ...s.ctx.requests, [e.requestId]: open };
-  s.transcript('permission_request', { requestId: e.requestId, toolName: e.toolName, input: e.input, callId: e.callId, ...(e.parentCallId !== undefined && { parentCallId: e.parentCallId }), local: true }, e.gen);
-  s.persist(true);
+  recordRequest(s, e, { local: true });
   promptFor(s, e.requestId);
 }
 
