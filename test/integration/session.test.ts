@@ -880,7 +880,7 @@ describe('invalid options', () => {
     ['a negative config value', { config: { maxRestarts: -1 } }, 'INVALID_OPTIONS', 'createSession: config.maxRestarts: Too small: expected number to be >=0'],
     ['an unknown option', { agnet: 'fake' }, 'INVALID_OPTIONS', 'createSession: options: Unrecognized key: "agnet"'],
     ['a store without save', { store: { load: async () => undefined } }, 'INVALID_OPTIONS', 'createSession: store: store must implement SessionStore (load, save, acquire, renew, release)'],
-    ['an unknown engine', { agent: 'claude-x' }, 'UNKNOWN_ENGINE', 'Unknown engine "claude-x"; known engines: fake, claude, codex, codex-mcp, acp'],
+    ['an unknown engine', { agent: 'claude-x' }, 'UNKNOWN_ENGINE', 'Unknown engine "claude-x"; known engines: fake, claude, codex, codex-mcp, acp, codex-exec, claude-print'],
   ])('rejects %s', async (_what, override, code, message) => {
     const error = await rejection(createSession({ ...base(), ...override } as SessionOptions));
     expect(error.code).toBe(code);
