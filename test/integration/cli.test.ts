@@ -288,7 +288,7 @@ describe('ase run', () => {
     const result = await ase(['run', '--agent', 'nope', '--data-dir', dataDir, 'x']);
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toBe('ase: UNKNOWN_ENGINE: Unknown engine "nope"; known engines: fake, claude, codex, codex-mcp, acp\n');
+    expect(result.stderr).toBe('ase: UNKNOWN_ENGINE: Unknown engine "nope"; known engines: fake, claude, codex, codex-mcp, acp, codex-exec, claude-print\n');
     await expect(fs.stat(dataDir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
