@@ -118,7 +118,7 @@ describe('ClaudeEngine (scripted CLI stand-in)', () => {
   it('declares its capabilities', () => {
     const f = claudeEngine();
     expect(f.name).toBe('claude');
-    expect(f.capabilities).toMatchObject({ streamingInput: true, permissions: true, interrupt: true, resume: true, cost: true, localMode: false, transcriptTail: false, setModel: true, setPermissionMode: true });
+    expect(f.capabilities).toMatchObject({ streamingInput: true, permissions: true, interrupt: true, resume: true, cost: true, localMode: true, transcriptTail: false, setModel: true, setPermissionMode: true });
   });
 
   it('runs a turn: ready, session_identified, skips junk, answers unsupported control requests, stops', async () => {
