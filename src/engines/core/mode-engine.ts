@@ -26,6 +26,12 @@ export class ModeEngine implements AgentEngine {
     return this.#engine;
   }
 
+  /** The running engine's agent CLI version, where it reports one (a recording's `exit` names it). */
+  get version(): string | undefined {
+    const version = (this.#engine as { version?: unknown } | undefined)?.version;
+    return typeof version === 'string' ? version : undefined;
+  }
+
   onEvent(listener: AgentEventListener): () => void {
     this.#listeners.add(listener);
     const unsubscribe = this.#engine?.onEvent(listener);
