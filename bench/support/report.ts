@@ -157,6 +157,7 @@ export function sig(value: number): string {
 
 /** A duration given in microseconds, in the most readable unit. */
 export function duration(us: number): string {
+  if (us < 0) return `-${duration(-us)}`;
   if (us >= 1e6) return `${sig(us / 1e6)} s`;
   if (us >= 1e3) return `${sig(us / 1e3)} ms`;
   if (us >= 1) return `${sig(us)} µs`;

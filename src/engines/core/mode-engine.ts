@@ -26,6 +26,12 @@ export class ModeEngine implements AgentEngine {
     return this.#engine;
   }
 
+  /** The running engine's agent process, where it has one. */
+  get pid(): number | undefined {
+    const pid = (this.#engine as { pid?: unknown } | undefined)?.pid;
+    return typeof pid === 'number' ? pid : undefined;
+  }
+
   /** The running engine's agent CLI version, where it reports one (a recording's `exit` names it). */
   get version(): string | undefined {
     const version = (this.#engine as { version?: unknown } | undefined)?.version;
