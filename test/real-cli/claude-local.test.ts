@@ -72,7 +72,8 @@ describe('claude local mode (terminal UI in a PTY) with the real CLI', () => {
     await until((e) => e.type === 'turn_complete', 'turn_complete');
     await screen.waitFor(/Echo: hello from the desk/);
 
-    const user = events.find((e) => e.type === 'message' && e.role === 'user');
+    // The prompt comes from the transcript tail, which may trail the Stop hook's turn end.
+    const user = await until((e) => e.type === 'message' && e.role === 'user', 'the typed prompt as a user message');
     expect(user).toMatchObject({ blocks: [{ type: 'text', text: 'hello from the desk' }] });
     const assistant = events.filter((e): e is Extract<AgentEvent, { type: 'message' }> => e.type === 'message' && e.role === 'assistant');
     expect(assistant.at(-1)?.blocks).toEqual([{ type: 'text', text: 'Echo: hello from the desk' }]);
