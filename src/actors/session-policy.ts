@@ -4,6 +4,7 @@
  */
 import type { AgentEventOf, TurnUsage } from '../events/agent-event.js';
 import type { RuntimeEvent } from '../events/runtime-event.js';
+import { permissionPromptOf } from '../events/ephemeral.js';
 import type { CompletedPermission, PersistedSession, PermissionStatus, SessionPhase } from '../events/session-state.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
 import type { EngineSettings } from '../events/engine-input.js';
@@ -378,16 +379,7 @@ function recordRequest(s: Step, e: AgentEventOf<'permission_request'>, how: { de
 function promptFor(s: Step, requestId: string): void {
   const open = s.ctx.requests[requestId];
   if (!open) return;
-  s.ephemeral({
-    kind: 'permission_prompt',
-    requestId,
-    toolName: open.toolName,
-    input: open.input,
-    ...(open.callId !== undefined && { callId: open.callId }),
-    ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
-    ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
-    ...(open.deadline !== undefined && { deadline: open.deadline }),
-  });
+  s.ephemeral({ kind: 'permission_prompt', ...permissionPromptOf(requestId, open) });
 }
 
 /**

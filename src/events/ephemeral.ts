@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ControlModeSchema } from './session-input.js';
-import { PermissionStatusSchema, SessionPhaseSchema } from './session-state.js';
+import { PermissionStatusSchema, SessionPhaseSchema, type OpenPermission } from './session-state.js';
 
 export const EphemeralSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('thinking'), active: z.boolean() }),
@@ -30,3 +30,16 @@ export const EphemeralSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 export type Ephemeral = z.infer<typeof EphemeralSchema>;
+
+/** The prompt for an open request, as the session first sends it and as it is re-sent to a client that joins later. */
+export function permissionPromptOf(requestId: string, open: OpenPermission): Omit<Extract<Ephemeral, { kind: 'permission_prompt' }>, 'kind'> {
+  return {
+    requestId,
+    toolName: open.toolName,
+    input: open.input,
+    ...(open.callId !== undefined && { callId: open.callId }),
+    ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
+    ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
+    ...(open.deadline !== undefined && { deadline: open.deadline }),
+  };
+}

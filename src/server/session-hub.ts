@@ -5,6 +5,7 @@
  */
 import type { InspectionEvent } from 'xstate';
 import { sessionMachine } from '../actors/session.js';
+import { permissionPromptOf } from '../events/ephemeral.js';
 import type { JournaledEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import type { Session } from '../session/session.js';
@@ -126,15 +127,7 @@ export class SessionHub {
       stream.ephemeral('snapshot', snapshot);
       if (this.streams.size > 1 || !this.streams.has(stream)) {
         for (const [requestId, open] of Object.entries(snapshot.requests)) {
-          stream.ephemeral('permission_prompt', {
-            requestId,
-            toolName: open.toolName,
-            input: open.input,
-            ...(open.callId !== undefined && { callId: open.callId }),
-            ...(open.parentCallId !== undefined && { parentCallId: open.parentCallId }),
-            ...(open.suggestions !== undefined && { suggestions: open.suggestions }),
-            ...(open.deadline !== undefined && { deadline: open.deadline }),
-          });
+          stream.ephemeral('permission_prompt', permissionPromptOf(requestId, open));
         }
       }
     }
