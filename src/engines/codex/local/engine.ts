@@ -336,7 +336,8 @@ export class CodexLocalEngine implements AgentEngine {
     this.#pending.set(requestId, call);
     // Codex ended the hook (the turn was interrupted with Esc, or the process is going away).
     call.onHangUp(() => {
-      if (this.#pending.delete(requestId)) this.#emit({ type: 'permission_cancelled', requestId, reason: 'the turn was interrupted in the local terminal' });
+      const reason = this.#stopRequested ? 'the terminal UI is stopping' : 'the turn was interrupted in the local terminal';
+      if (this.#pending.delete(requestId)) this.#emit({ type: 'permission_cancelled', requestId, reason });
     });
     this.#emit({
       type: 'permission_request',
