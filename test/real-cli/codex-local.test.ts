@@ -147,7 +147,7 @@ describe('codex local mode (terminal UI in a PTY) with the real CLI', () => {
     await until((e) => e.type === 'turn_complete', 'turn_complete');
     expect(readFileSync(target, 'utf8')).toBe('local\n');
     // A late remote answer changes nothing (the first answer won).
-    await expect(engine.answerPermission(ask.requestId, { behavior: 'deny' })).resolves.toBeUndefined();
+    await expect(engine.answerPermission(ask.requestId, { behavior: 'deny', interrupt: false })).resolves.toBeUndefined();
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
   });
 });
