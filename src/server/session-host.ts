@@ -38,6 +38,8 @@ export interface HostSessionInfo {
   status: string;
   lastActivityAt?: number;
   costUsd?: number;
+  /** The session that started this one (a sub-agent session). */
+  parentId?: string;
 }
 
 export interface SessionHost {
@@ -48,7 +50,7 @@ export interface SessionHost {
   open(id: string, options: Pick<HostCreateOptions, 'onNotice' | 'inspect'>): Promise<Session | undefined>;
   list(): Promise<HostSessionInfo[]>;
   /** The stored state of a session that is not live (undefined: unknown). */
-  stored(id: string): Promise<{ sessionId: string; agent: string; workDir: string; phase: string } | undefined>;
+  stored(id: string): Promise<{ sessionId: string; agent: string; workDir: string; phase: string; parentId?: string } | undefined>;
   stop(id: string): Promise<unknown>;
   shutdown(): Promise<void>;
 }
@@ -107,7 +109,8 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore): Ses
     async stored(id) {
       const saved = await store.load(id);
       if (!saved) return undefined;
-      return { sessionId: id, agent: saved.state.agent, workDir: saved.state.workDir, phase: saved.state.phase };
+      const { agent, workDir, phase, parentId } = saved.state;
+      return { sessionId: id, agent, workDir, phase, ...(parentId !== undefined && { parentId }) };
     },
     async list() {
       return (await supervisor.list()).map((info) => ({
@@ -118,6 +121,7 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore): Ses
         status: info.status,
         lastActivityAt: info.lastActivityAt,
         costUsd: info.costUsd,
+        ...(info.parentId !== undefined && { parentId: info.parentId }),
       }));
     },
     stop: (id) => supervisor.stop(id),

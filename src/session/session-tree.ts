@@ -14,6 +14,7 @@
  *   text) is delivered to the parent exactly once, as a queued message whose `localId` is derived
  *   from the child (a repeat after a crash is refused by the parent as a duplicate).
  */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { AseError, isAseError } from '../errors.js';
 import { writeFileDurable } from '../runtime/fs-durable.js';
@@ -31,6 +32,9 @@ export interface SessionTreeOptions {
   rootId: string;
 }
 
+/** `spawn()`'s options: the supervisor's, the parent named by `spawn` itself. */
+export type SpawnSessionOptions = Omit<SupervisedSessionOptions, 'parentId'> & { parentCallId?: string };
+
 export interface SessionTree {
   readonly rootId: string;
   /** The session that is interactive now (at most one per tree). */
@@ -39,7 +43,12 @@ export interface SessionTree {
   record(): tree.TreeRecord;
   /** The focused session, opened from the store when needed. */
   focused(): Promise<Session>;
-  spawn(parentId: string, options: SupervisedSessionOptions & { parentCallId?: string }): Promise<Session>;
+  /**
+   * Creates a session under `parentId` (the supervisor's `create`, with `parentId` and
+   * `parentCallId` set, so the child's own stored state names its parent). Refused with
+   * `INVALID_INPUT`, before anything is created, when the parent is not in the tree or is completed.
+   */
+  spawn(parentId: string, options: SpawnSessionOptions): Promise<Session>;
   enter(childId: string): Promise<Session>;
   exit(): Promise<Session>;
   complete(childId: string, result?: string): Promise<void>;
@@ -92,11 +101,13 @@ class SessionTreeHandle implements SessionTree {
     return this.#open(this.#record.focus);
   }
 
-  spawn(parentId: string, options: SupervisedSessionOptions & { parentCallId?: string }): Promise<Session> {
+  spawn(parentId: string, options: SpawnSessionOptions): Promise<Session> {
     return this.#serial(async () => {
-      const { parentCallId, ...sessionOptions } = options;
-      const session = await this.#options.supervisor.create(sessionOptions);
-      this.#record = tree.addChild(this.#record, parentId, session.id, parentCallId);
+      const sessionId = options.sessionId ?? randomUUID();
+      // The tree's rules are checked first: a refused spawn leaves no session behind.
+      const next = tree.addChild(this.#record, parentId, sessionId, options.parentCallId);
+      const session = await this.#options.supervisor.create({ ...options, sessionId, parentId });
+      this.#record = next;
       this.#watch(session.id);
       await this.save();
       return session;
