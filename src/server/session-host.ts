@@ -13,6 +13,8 @@ import { isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
+import { findSessionTree } from '../session/session-tree-file.js';
+import type { TreeRecord } from '../session/session-tree-state.js';
 
 /** What `POST /api/sessions` asks for. */
 export interface HostCreateOptions {
@@ -52,6 +54,12 @@ export interface SessionHost {
   /** The stored state of a session that is not live (undefined: unknown). */
   stored(id: string): Promise<{ sessionId: string; agent: string; workDir: string; phase: string; parentId?: string } | undefined>;
   stop(id: string): Promise<unknown>;
+  /**
+   * The session tree (`openSessionTree`) that holds this session, if the host can find one
+   * (`GET /api/sessions/:id/tree`: remote clients follow its focus). Optional: a host without it
+   * knows no trees.
+   */
+  tree?(id: string): Promise<TreeRecord | undefined>;
   shutdown(): Promise<void>;
 }
 
@@ -81,11 +89,15 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
     ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
   });
-  return supervisorHost(supervisor, store);
+  return supervisorHost(supervisor, store, { dataDir: options.dataDir });
 }
 
-/** A SessionHost on a supervisor you made (its store is where `stored()` looks). */
-export function supervisorHost(supervisor: Supervisor, store: SessionStore): SessionHost {
+/**
+ * A SessionHost on a supervisor you made (its store is where `stored()` looks). With `dataDir`,
+ * `tree()` finds the trees kept under it (`sessionTreeFile(dataDir, rootId)`).
+ */
+export function supervisorHost(supervisor: Supervisor, store: SessionStore, options: { dataDir?: string } = {}): SessionHost {
+  const { dataDir } = options;
   return {
     create: (o) =>
       supervisor.create({
@@ -125,6 +137,7 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore): Ses
       }));
     },
     stop: (id) => supervisor.stop(id),
+    ...(dataDir !== undefined && { tree: (sessionId: string) => findSessionTree({ dataDir, store, sessionId }) }),
     shutdown: () => supervisor.shutdown(),
   };
 }

@@ -15,18 +15,24 @@
  *   from the child (a repeat after a crash is refused by the parent as a duplicate).
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { AseError, isAseError } from '../errors.js';
 import { writeFileDurable } from '../runtime/fs-durable.js';
 import type { Session } from './session.js';
 import * as tree from './session-tree-state.js';
+import { readSessionTree } from './session-tree-file.js';
 import type { SupervisedSessionOptions, Supervisor } from './supervisor.js';
 
 export type { TreeNode, TreeNodeState, TreeRecord } from './session-tree-state.js';
 
 export interface SessionTreeOptions {
   supervisor: Supervisor;
-  /** The tree's file (JSON, written durably). An existing one is continued; `rootId` must match. */
+  /**
+   * The tree's file (JSON, written durably). An existing one is continued; `rootId` must match.
+   * At `sessionTreeFile(dataDir, rootId)` others on the data dir find it (`ase serve` shows remote
+   * clients its focus: `GET /api/sessions/:id/tree`).
+   */
   file: string;
   /** The root session (created by the caller, e.g. `supervisor.create`, or stored). */
   rootId: string;
@@ -55,13 +61,8 @@ export interface SessionTree {
 }
 
 export async function openSessionTree(options: SessionTreeOptions): Promise<SessionTree> {
-  let record: tree.TreeRecord;
-  try {
-    record = JSON.parse(await readFile(options.file, 'utf8')) as tree.TreeRecord;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new AseError('STORE_CORRUPT', `session tree ${options.file} cannot be read: ${String(error)}`, { cause: error });
-    record = tree.newTree(options.rootId);
-  }
+  const record = (await readSessionTree(options.file)) ?? tree.newTree(options.rootId);
+  await mkdir(path.dirname(options.file), { recursive: true });
   if (record.rootId !== options.rootId) throw new AseError('INVALID_OPTIONS', `session tree ${options.file} belongs to root "${record.rootId}", not "${options.rootId}"`);
   const opened = new SessionTreeHandle(options, record);
   await opened.save();
