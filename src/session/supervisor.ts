@@ -54,8 +54,8 @@ export interface SupervisorOptions {
   hibernateAfterMs?: number;
   /** Every session's ownership lease (createSession's `leaseTtlMs`). */
   leaseTtlMs?: number;
-  /** Options every `create()` and `open()` starts from (its own options win; `config` is merged key by key). */
-  defaults?: Partial<SupervisedSessionOptions>;
+  /** Options every `create()` and `open()` starts from (its own options win; `config` is merged key by key). A parent is each session's own: not here. */
+  defaults?: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
   /** Aborting it shuts the supervisor down (`shutdown()`). */
   signal?: AbortSignal;
 }
@@ -140,7 +140,7 @@ class SessionSupervisor implements Supervisor {
   readonly #maxSessions: number;
   readonly #hibernateAfterMs: number | undefined;
   readonly #leaseTtlMs: number | undefined;
-  readonly #defaults: Partial<SupervisedSessionOptions>;
+  readonly #defaults: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
   readonly #open = new Map<string, Entry>();
   /** Ids being created or opened (they count against `maxSessions`). */
   readonly #opening = new Map<string, Promise<Session>>();
@@ -154,6 +154,10 @@ class SessionSupervisor implements Supervisor {
     const hibernate = options.hibernateAfterMs;
     if (hibernate !== undefined && !(Number.isInteger(hibernate) && hibernate >= 0)) {
       throw new AseError('INVALID_OPTIONS', `createSupervisor: hibernateAfterMs must be a whole number of ms >= 0, got ${String(hibernate)}`);
+    }
+    // A default parent would be every session's, and would refuse to open any stored one with another.
+    for (const key of ['parentId', 'parentCallId']) {
+      if (options.defaults && key in options.defaults) throw new AseError('INVALID_OPTIONS', `createSupervisor: defaults.${key}: a parent is given per session (create({${key}}))`);
     }
     this.#dataDir = path.resolve(options.dataDir ?? defaultDataDir());
     this.#store = options.store ?? new FileStore({ dir: path.join(this.#dataDir, 'sessions') });

@@ -98,6 +98,11 @@ describe('parentId on sessions', () => {
     expect(await storedIds()).toEqual([]);
   });
 
+  it('is no supervisor default: defaults.parentId is refused', () => {
+    // Not in the type: a JavaScript caller could still pass it.
+    expect(() => createSupervisor({ dataDir, defaults: { parentId: 'p1' } as never })).toThrow(/defaults\.parentId: a parent is given per session/);
+  });
+
   it('is fixed at creation: continuing a stored session under another parent is refused, the state unchanged', async () => {
     const sup = supervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'child', parentId: 'p1' });
