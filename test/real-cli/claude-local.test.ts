@@ -4,7 +4,7 @@
  * hermetic HOME/CLAUDE_CONFIG_DIR). What the engine reports comes from the hooks and the
  * transcript, never from the screen.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { realEngineContext } from '../support/engine-context.js';
 import { HeadlessScreen, seedClaudeTuiConfig } from '../support/headless-screen.js';
-import { findProcesses } from '../support/processes.js';
+import { findProcesses, hookDirOf } from '../support/processes.js';
 
 const WAIT_MS = 30_000;
 
@@ -83,12 +83,14 @@ describe('claude local mode (terminal UI in a PTY) with the real CLI', () => {
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
 
     const pid = (engine as unknown as { engine: { terminal: { pid: number } } }).engine.terminal.pid;
+    const hookDir = hookDirOf(pid, 'ase-cl-');
+    expect(existsSync(join(hookDir, 'hooks.sock'))).toBe(true);
     await engine.stop();
     expect(events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
     expect(screen.detached).toEqual([1]);
     expect(findProcesses((p) => p.environ().includes(root) || p.pid === pid)).toEqual([]);
     // The private hook directory is gone with it.
-    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('ase-cl-') && existsSync(join(tmpdir(), name, 'hooks.sock')))).toEqual([]);
+    expect(existsSync(hookDir)).toBe(false);
   });
 
   it('a remote answer approves the dialog shown in the terminal UI (first answer wins)', async () => {

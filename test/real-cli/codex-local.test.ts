@@ -4,7 +4,7 @@
  * hermetic HOME/CODEX_HOME). What the engine reports comes from the hooks and the rollout, never
  * from the screen.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } f
 import { findRollouts, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
 import { realEngineContext } from '../support/engine-context.js';
 import { CODEX_TUI_SEEN_TOML, HeadlessScreen } from '../support/headless-screen.js';
-import { findProcesses } from '../support/processes.js';
+import { findProcesses, hookDirOf } from '../support/processes.js';
 
 const WAIT_MS = 30_000;
 const ESCALATED = { sandbox_permissions: 'require_escalated', justification: 'need it' };
@@ -86,11 +86,13 @@ describe('codex local mode (terminal UI in a PTY) with the real CLI', () => {
     await first.screen.waitFor(/Echo: hello from the desk/);
     expect(first.events.filter((e) => e.type === 'error')).toEqual([]);
     const pid = (first.engine as unknown as { pid: number }).pid;
+    const hookDir = hookDirOf(pid, 'ase-cx-');
+    expect(existsSync(join(hookDir, 'hooks.sock'))).toBe(true);
     await first.engine.stop();
     expect(first.events.at(-1)).toMatchObject({ type: 'exited', reason: 'stopped' });
     expect(first.screen.detached).toEqual([1]);
     expect(findProcesses((p) => p.environ().includes(root) || p.pid === pid)).toEqual([]);
-    expect(readdirSync(tmpdir()).filter((name) => name.startsWith('ase-cx-') && existsSync(join(tmpdir(), name, 'hooks.sock')))).toEqual([]);
+    expect(existsSync(hookDir)).toBe(false);
 
     // The next generation resumes the thread: the same id and rollout, and only the new turn is reported.
     const second = setUp(h);

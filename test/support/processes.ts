@@ -64,3 +64,15 @@ export async function waitUntilNone(scan: () => number[], ms: number, everyMs: n
 export function waitNoProcessesUnder(marker: string, ms = 3_000): Promise<number[]> {
   return waitUntilNone(() => processesUnder(marker), ms, 50);
 }
+
+/**
+ * The private hook directory (`<tmp>/<prefix>XXXXXX`) a local-mode engine gave the process `pid`:
+ * read off its command line, so a test checks its own directory and not one a test running in
+ * parallel created.
+ */
+export function hookDirOf(pid: number, prefix: string): string {
+  const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  const found = new RegExp(`(/[^\\0'"]*/${prefix}[A-Za-z0-9]+)/`).exec(cmdline);
+  if (!found) throw new Error(`no ${prefix} directory on the command line of ${pid}: ${cmdline.replace(/\0/g, ' ')}`);
+  return found[1]!;
+}

@@ -195,8 +195,37 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
   }
 
   /** A request id unique to this generation: `<prefix>-<gen>-<n>`. */
-  protected nextRequestId(prefix: string): string {
+  #nextRequestId(prefix: string): string {
     return `${prefix}-${this.spec?.gen ?? 0}-${++this.#asks}`;
+  }
+
+  /**
+   * A permission hook waits: reported as a `permission_request` until answered (`answerPermission`),
+   * withdrawn, or hung up by the CLI (then `permission_cancelled` with `hangUpReason()`).
+   */
+  protected raisePrompt(call: HookCall, prefix: string, hangUpReason: () => string, extra: { suggestions?: unknown[] } = {}): void {
+    const requestId = this.#nextRequestId(prefix);
+    this.pending.set(requestId, call);
+    call.onHangUp(() => {
+      if (this.pending.delete(requestId)) this.emit({ type: 'permission_cancelled', requestId, reason: hangUpReason() });
+    });
+    const input = call.input;
+    this.emit({
+      type: 'permission_request',
+      requestId,
+      toolName: typeof input['tool_name'] === 'string' ? input['tool_name'] : 'unknown',
+      input: input['tool_input'] ?? {},
+      ...extra,
+    });
+  }
+
+  /** Every prompt still waiting: its hook returns no decision, and the request is `permission_cancelled` with `reason`. */
+  protected withdrawPrompts(reason: string): void {
+    for (const [requestId, call] of this.pending) {
+      this.pending.delete(requestId);
+      call.reply();
+      this.emit({ type: 'permission_cancelled', requestId, reason });
+    }
   }
 
   /** Ends a turn the transcript did not end (the PTY went away mid-turn). */

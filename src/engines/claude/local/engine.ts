@@ -36,6 +36,14 @@ import { sessionArgs } from '../session-file.js';
 import { writeHookFiles, type HookFiles } from './hook-settings.js';
 import { TranscriptTranslator } from './transcript-translate.js';
 
+/**
+ * Claude Code may append the turn's last message to its transcript after it ran the Stop hook: the
+ * hook names that message (`last_assistant_message`), and the engine reads until it has reported it,
+ * this long at most, so the message comes before `turn_complete`.
+ */
+const STOP_TRANSCRIPT_WAIT_MS = 3_000;
+const STOP_TRANSCRIPT_POLL_MS = 25;
+
 export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   protected readonly label = 'claude local engine';
   protected readonly submitDelayMs = 60;
@@ -43,6 +51,8 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   #tail: JsonlTail | undefined;
   #translator = new TranscriptTranslator();
   #ready = false;
+  /** The texts of the assistant messages reported in this turn. */
+  #turnTexts = new Set<string>();
   /** The session id asked for (`--session-id` / `--resume`), then the one the CLI reported. */
   sessionId: string | undefined;
 
@@ -111,11 +121,12 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
         await this.#identify(input);
         return call.reply();
       case 'UserPromptSubmit':
+        this.#turnTexts.clear();
         this.busy = true;
         this.emit({ type: 'thinking', active: true });
         return call.reply();
       case 'Stop':
-        await this.#tail?.catchUp();
+        await this.#readUntilReported(input['last_assistant_message']);
         this.endTurn('completed', this.#translator.takeTurnUsage());
         return call.reply();
       case 'Notification':
@@ -156,43 +167,35 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
     }
   }
 
+  async #readUntilReported(lastText: unknown): Promise<void> {
+    const deadline = this.context.now() + STOP_TRANSCRIPT_WAIT_MS;
+    for (;;) {
+      await this.#tail?.catchUp();
+      if (typeof lastText !== 'string' || lastText === '' || this.#turnTexts.has(lastText) || this.context.now() >= deadline) return;
+      await new Promise((resolve) => this.context.setTimeout(() => resolve(undefined), STOP_TRANSCRIPT_POLL_MS));
+    }
+  }
+
   #onTranscriptLine(value: unknown): void {
     for (const body of this.#translator.translate(value)) {
+      if (body.type === 'message' && body.role === 'assistant') {
+        this.#turnTexts.add(body.blocks.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(''));
+      }
       // A tool ran while its dialog's hook still waited: the person at the terminal answered it.
-      if (body.type === 'tool_result') this.#answeredLocally();
+      if (body.type === 'tool_result') this.withdrawPrompts('answered in the local terminal');
       this.emit(body);
     }
   }
 
   #ask(call: HookCall): void {
-    const input = call.input;
-    const requestId = this.nextRequestId('claude-local');
-    this.pending.set(requestId, call);
-    call.onHangUp(() => {
-      if (this.pending.delete(requestId)) this.emit({ type: 'permission_cancelled', requestId, reason: 'answered in the local terminal' });
-    });
-    const suggestions = input['permission_suggestions'];
-    this.emit({
-      type: 'permission_request',
-      requestId,
-      toolName: typeof input['tool_name'] === 'string' ? input['tool_name'] : 'unknown',
-      input: input['tool_input'] ?? {},
-      ...(Array.isArray(suggestions) && { suggestions }),
-    });
-  }
-
-  /** Every dialog still waiting on a remote answer was answered in the terminal. */
-  #answeredLocally(): void {
-    for (const [requestId, call] of this.pending) {
-      this.pending.delete(requestId);
-      call.reply();
-      this.emit({ type: 'permission_cancelled', requestId, reason: 'answered in the local terminal' });
-    }
+    // Claude Code ends the hook when the person answers the dialog in the terminal first.
+    const suggestions = call.input['permission_suggestions'];
+    this.raisePrompt(call, 'claude-local', () => 'answered in the local terminal', Array.isArray(suggestions) ? { suggestions } : {});
   }
 
   protected async onTerminalExit(): Promise<void> {
     await this.#tail?.close().catch(() => undefined);
-    this.#answeredLocally();
+    this.withdrawPrompts('answered in the local terminal');
     if (this.busy) this.endTurn('cancelled', this.#translator.takeTurnUsage());
   }
 }

@@ -157,7 +157,8 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
       onData: (listener) => pty.onData(listener),
       resize: (cols, rows) => pty.resize(cols, rows),
       write: (data) => {
-        if (this.pending.size > 0) this.#handToTerminal();
+        // Codex shows its own dialog once the hook returns no decision.
+        if (this.pending.size > 0) this.withdrawPrompts('answered in the local terminal');
         else pty.write(data);
       },
     };
@@ -217,39 +218,14 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
   }
 
   #ask(call: HookCall): void {
-    const input = call.input;
-    const requestId = this.nextRequestId('codex-local');
-    this.pending.set(requestId, call);
     // Codex ended the hook: the turn was interrupted with Esc, or the process is going away.
-    call.onHangUp(() => {
-      const reason = this.stopRequested ? 'the terminal UI is stopping' : 'the turn was interrupted in the local terminal';
-      if (this.pending.delete(requestId)) this.emit({ type: 'permission_cancelled', requestId, reason });
-    });
-    this.emit({
-      type: 'permission_request',
-      requestId,
-      toolName: typeof input['tool_name'] === 'string' ? input['tool_name'] : 'unknown',
-      input: input['tool_input'] ?? {},
-    });
-  }
-
-  /** Every prompt still waiting on a remote answer goes to Codex's own dialog. */
-  #handToTerminal(): void {
-    for (const [requestId, call] of this.pending) {
-      this.pending.delete(requestId);
-      call.reply();
-      this.emit({ type: 'permission_cancelled', requestId, reason: 'answered in the local terminal' });
-    }
+    this.raisePrompt(call, 'codex-local', () => (this.stopRequested ? 'the terminal UI is stopping' : 'the turn was interrupted in the local terminal'));
   }
 
   protected async onTerminalExit(): Promise<void> {
     await this.#tail?.catchUp().catch(() => undefined);
     await this.#tail?.close().catch(() => undefined);
-    for (const [requestId, call] of this.pending) {
-      this.pending.delete(requestId);
-      call.reply();
-      this.emit({ type: 'permission_cancelled', requestId, reason: 'the terminal UI exited' });
-    }
+    this.withdrawPrompts('the terminal UI exited');
     if (this.busy) this.endTurn('cancelled', UNKNOWN_USAGE);
   }
 }
