@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnPty, type PtyProcess } from '../../src/engines/transport/pty-process.js';
-import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { execCommandCall, lastUserText, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { findRollouts, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
 import { HeadlessScreen } from '../support/headless-screen.js';
 import { findProcesses, waitUntilNone } from '../support/processes.js';
@@ -465,8 +465,15 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
     console.log(`[probe] turn started by our client shown in the attached TUI: ${oursShown}${oursShown ? '' : `\n${oursShownScreen}`}`);
     console.log(`[probe] after the TUI exit: loaded ${JSON.stringify(loaded)}; live processes under the test root: ${JSON.stringify(left.map((pid) => `${pid}:${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').slice(0, 120)}`))}; daemon processes: ${JSON.stringify(daemonDirs)}; rollouts: ${findRollouts(h.codexHome).length}`);
 
+    const others = client.notifications('thread/started').map((m) => m.params?.thread).filter((t) => t?.id !== threadId);
+    console.log(`[probe] other threads started on the server: ${JSON.stringify(others.map((t) => ({ id: t.id, source: t.source, ephemeral: t.ephemeral, path: t.path, preview: t.preview })))}`);
+    console.log(`[probe] model requests: ${JSON.stringify(mock.responsesRequests().map((r) => ({ user: lastUserText(r.body).slice(0, 60), instr: String(r.body?.instructions ?? '').slice(0, 80), tools: (r.body?.tools ?? []).length })))}`);
     expect(completed?.params?.turn?.status).toBe('completed');
-    expect(loaded).toEqual([threadId]);
+    expect(oursShown).toBe(true);
+    // Besides ours, the attached TUI's title generation leaves ephemeral threads loaded (source "vscode", no rollout).
+    expect(loaded).toContain(threadId);
+    expect(others.every((t) => t.ephemeral === true && t.path === null)).toBe(true);
+    expect(loaded.length).toBe(1 + others.length);
     expect(left).toEqual([server.pid]);
     expect(left).not.toContain(tuiPid);
     expect(daemonDirs).toEqual([]);
@@ -484,7 +491,16 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
       local.push(performance.now() - tui.t0);
       await tui.pty.stop();
     }
-    console.log(`[probe] baseline local \`codex resume <id>\` (no server) spawn → "Ask Codex": ${stats(local)}`);
+    // Does the local TUI generate a title too (the extra model request seen above)?
+    const titleRequests = () => mock.responsesRequests().filter((r) => /^Generate a concise, single-line task title/.test(lastUserText(r.body))).length;
+    const titlesBefore = titleRequests();
+    const tui = await spawnTui(h, ['resume', threadId, '-c', 'features.daemon_auto_start=false']);
+    await tui.screen.waitFor(/Ask Codex/);
+    await typeLine(tui.pty, tui.screen, 'typed in the local tui');
+    await tui.screen.waitFor(/Echo: typed in the local tui/);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await tui.pty.stop();
+    console.log(`[probe] baseline local \`codex resume <id>\` (no server) spawn → "Ask Codex": ${stats(local)}; title requests by a local TUI turn: ${titleRequests() - titlesBefore}`);
     expect(await waitUntilNone(() => ours(root), 3_000, 50)).toEqual([]);
   }, 240_000);
 
