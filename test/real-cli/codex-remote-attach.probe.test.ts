@@ -521,15 +521,16 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
       (m) => m,
       () => undefined,
     );
-    const dialog = await screen.waitFor(/Would you like to run|echo ours/, 15_000).then(
+    const dialog = await screen.waitFor(/Would you like to run/, 10_000).then(
       (s) => s,
       () => screen.text(),
     );
+    const completedBefore = client.notifications('turn/completed').length;
     if (ask) client.respond(ask.id!, { decision: 'accept' });
     const resolvedOnOurs = ask ? await client.waitFor((m) => m.method === 'serverRequest/resolved', 'serverRequest/resolved', 10_000).then(() => true, () => false) : false;
-    await screen.waitFor(/written by ours/, 20_000).catch(() => undefined);
+    const dialogGone = await screen.waitFor(/^(?![\s\S]*Would you like to run)/, 10_000).then(() => true, () => false);
+    await client.waitFor(() => client.notifications('turn/completed').length > completedBefore, 'turn/completed after our answer');
     const oursWritten = existsSync(target) ? readFileSync(target, 'utf8') : undefined;
-    const dialogGone = !/Would you like to run/.test(screen.text());
     console.log(
       `[probe] approval (a): our client got ${ask ? `${ask.method} (id ${JSON.stringify(ask.id)})` : 'NOTHING'}; the TUI showed a dialog: ${/Would you like to run/.test(dialog)}; ` +
         `after ours answered accept: serverRequest/resolved on ours ${resolvedOnOurs}, file ${JSON.stringify(oursWritten)}, TUI dialog gone ${dialogGone}`,
@@ -545,8 +546,9 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
       () => undefined,
     );
     await screen.waitFor(/Would you like to run/, 15_000);
+    const completedBefore2 = client.notifications('turn/completed').length;
     pty.write('y');
-    await screen.waitFor(/written by the tui/, 20_000);
+    await client.waitFor(() => client.notifications('turn/completed').length > completedBefore2, 'turn/completed after the TUI answered');
     const resolved2 = client.received.slice(before).find((m) => m.method === 'serverRequest/resolved');
     const tuiWritten = existsSync(target2) ? readFileSync(target2, 'utf8') : undefined;
     // A late answer of ours to a request the TUI already answered.
@@ -556,7 +558,28 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
       `[probe] approval (b): our client got ${ask2 ? ask2.method : 'NOTHING'}; after the TUI answered 'y': serverRequest/resolved on ours ${resolved2 ? JSON.stringify(resolved2.params) : 'NO'}, file ${JSON.stringify(tuiWritten)}; server alive after our late answer ${server.exitCode === null}`,
     );
 
+    // (c) a turn started by OUR client asks: does the attached TUI show the dialog too, and answer it?
+    const target3 = join(h.workDir, 'ourturn.txt');
+    mock.enqueue(execCommandCall(`echo ourturn > ${target3}`, ESCALATED));
+    const before3 = client.received.length;
+    const completedBefore3 = client.notifications('turn/completed').length;
+    await client.request('turn/start', { threadId, input: [{ type: 'text', text: 'our turn asks', text_elements: [] }] });
+    const ask3 = await client.waitFor((m) => client.received.indexOf(m) >= before3 && m.id !== undefined && /requestApproval/.test(m.method ?? ''), 'third approval request', 15_000);
+    const dialog3 = await screen.waitFor(/Would you like to run/, 10_000).then(() => true, () => false);
+    if (dialog3) pty.write('y');
+    else client.respond(ask3.id!, { decision: 'accept' });
+    await client.waitFor(() => client.notifications('turn/completed').length > completedBefore3, 'turn/completed of our asking turn');
+    const resolved3 = client.received.slice(before3).find((m) => m.method === 'serverRequest/resolved');
+    console.log(
+      `[probe] approval (c) in a turn started by our client: ours got ${ask3.method}; the attached TUI showed the dialog ${dialog3}${dialog3 ? ", answered there with 'y'" : ''}; serverRequest/resolved on ours ${resolved3 !== undefined}; file ${JSON.stringify(existsSync(target3) ? readFileSync(target3, 'utf8') : undefined)}`,
+    );
+
     expect(ask?.method).toBe('item/commandExecution/requestApproval');
+    expect(dialog).toMatch(/Would you like to run/);
+    expect(resolvedOnOurs).toBe(true);
+    expect(dialogGone).toBe(true);
+    expect(ask2?.method).toBe('item/commandExecution/requestApproval');
+    expect(resolved2).toBeDefined();
     expect(oursWritten).toBe('ours\n');
     expect(tuiWritten).toBe('tui\n');
     await pty.stop();
