@@ -10,14 +10,24 @@
  * prints a `[probe] …` line with what it found; the expectations pin down what was observed, so a
  * new CLI version that behaves differently fails here instead of silently changing the numbers.
  *
- * Found on 0.169.0 (see the report in the commit message):
- * - `--listen unix://PATH` speaks WebSocket (HTTP/1.1 Upgrade, then one JSON-RPC message per text
- *   frame) over the unix socket, not JSON lines; PATH becomes a symlink to
- *   `/tmp/codex-daemon-<uid>/<sha256(PATH)>` (outside TMPDIR and CODEX_HOME).
+ * Found on 0.169.0 (2 cores, shared; ROUNDS=5):
+ * - `--listen unix://PATH` speaks WebSocket (HTTP/1.1 Upgrade → 101, then one JSON-RPC message per
+ *   text frame) over the unix socket; a plain JSON line is dropped (connection closed, no answer).
+ *   PATH becomes a symlink to `/tmp/codex-daemon-<uid>/<sha256(PATH)>` (outside TMPDIR and
+ *   CODEX_HOME); SIGTERM removes both, SIGKILL leaves the socket (a new server replaces it).
+ * - Several clients per server: ours and the TUI (or two of ours) share a thread; each sees the
+ *   other's turns (turn/started, item/*, agentMessage deltas live, turn/completed), and the TUI
+ *   shows turns our client started.
+ * - Approvals go to every client subscribed to the thread (ours AND the TUI's dialog); the first
+ *   answer wins, everyone gets `serverRequest/resolved`, a late answer is ignored.
+ * - TUI exit: the thread stays loaded, the server keeps serving, no daemon is started (`--remote`).
+ *   Server death under the TUI: it stays up ("Reconnecting to server…") and re-attaches to a new
+ *   server on the same PATH by itself (~2 s).
+ * - spawn → "Ask Codex" is the same as the local `codex resume <id>` (~320 ms either way).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -246,6 +256,11 @@ class AppServerClient {
 
 // ---------------------------------------------------------------------------------------------
 
+/** Where `--listen unix://PATH` really puts its socket (PATH is a symlink to it). */
+function daemonSocketOf(socketPath: string): string {
+  return join('/tmp', `codex-daemon-${process.getuid!()}`, createHash('sha256').update(socketPath).digest('hex'));
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
@@ -268,6 +283,7 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
   let servers: ChildProcess[] = [];
   let ptys: PtyProcess[] = [];
   let clients: AppServerClient[] = [];
+  let socketPaths: string[] = [];
 
   beforeEach(async () => {
     root = mkdtempSync(join(tmpdir(), 'ase-codex-remote-'));
@@ -277,7 +293,10 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
   afterEach(async () => {
     for (const client of clients) client.close();
     for (const pty of ptys) await pty.stop().catch(() => undefined);
-    for (const server of servers) if (server.exitCode === null && server.signalCode === null) process.kill(-server.pid!, 'SIGKILL');
+    for (const server of servers) await stopAppServer(server);
+    // A server that died by SIGKILL leaves its socket in the shared per-uid directory.
+    for (const path of socketPaths) for (const file of [daemonSocketOf(path), `${daemonSocketOf(path)}.lock`]) rmSync(file, { force: true });
+    socketPaths = [];
     clients = [];
     ptys = [];
     servers = [];
@@ -292,6 +311,7 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
   /** Spawns `codex app-server --listen unix://<tmp>/app.sock`; resolves once the socket upgrades a connection. */
   async function startAppServer(h: HermeticCodex): Promise<{ server: ChildProcess; socketPath: string; readyMs: number; stderr: () => string }> {
     const socketPath = join(h.tmp, 'app.sock');
+    socketPaths.push(socketPath);
     const t0 = performance.now();
     const server = spawn(h.bin, ['app-server', '-c', 'features.daemon_auto_start=false', '--listen', `unix://${socketPath}`], {
       cwd: h.workDir,
@@ -319,11 +339,14 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
     return { server, socketPath, readyMs: performance.now() - t0, stderr: () => stderr };
   }
 
+  /** SIGTERM to its process group (a clean stop removes the socket), SIGKILL after 3 s. */
   async function stopAppServer(server: ChildProcess): Promise<void> {
     if (server.exitCode !== null || server.signalCode !== null) return;
     const exited = new Promise((resolve) => server.once('exit', resolve));
     process.kill(-server.pid!, 'SIGTERM');
+    const timer = setTimeout(() => process.kill(-server.pid!, 'SIGKILL'), 3_000);
     await exited;
+    clearTimeout(timer);
   }
 
   /** The terminal UI in a PTY, read by a headless emulator. */
@@ -352,7 +375,7 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
     const { server, socketPath, readyMs } = await startAppServer(h);
     // PATH is a symlink into a shared per-uid directory, named by the hash of PATH.
     const link = lstatSync(socketPath).isSymbolicLink() ? readlinkSync(socketPath) : undefined;
-    const expectedTarget = join('/tmp', `codex-daemon-${process.getuid!()}`, createHash('sha256').update(socketPath).digest('hex'));
+    const expectedTarget = daemonSocketOf(socketPath);
 
     // Plain JSON lines are not the framing: the server closes the connection without answering.
     const plain = net.connect(socketPath);
@@ -584,5 +607,61 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
     expect(tuiWritten).toBe('tui\n');
     await pty.stop();
     await stopAppServer(server);
+  }, 120_000);
+  it('6. live streaming of a slow TUI turn to our client; the server dying under an attached TUI', async () => {
+    const h = hermetic();
+    const { server, socketPath } = await startAppServer(h);
+    const client = await AppServerClient.connect('probe', socketPath);
+    clients.push(client);
+    const threadId = await seedThread(client, h);
+    const { pty, screen } = await spawnTui(h, ['resume', threadId, '--remote', `unix://${socketPath}`]);
+    await screen.waitFor(/Ask Codex/);
+
+    // A slow stream (10 text deltas, 150 ms after every SSE event): do the deltas reach our client as they come?
+    const text = 'one two three four five six seven eight nine ten';
+    mock.enqueue({ kind: 'text', text, chunks: 10, delayMs: 150 });
+    const before = client.received.length;
+    const completedBefore = client.notifications('turn/completed').length;
+    await typeLine(pty, screen, 'stream slowly');
+    await client.waitFor(() => client.notifications('turn/completed').length > completedBefore, 'turn/completed of the slow turn');
+    const deltas = client.received.slice(before).filter((m) => m.method === 'item/agentMessage/delta');
+    const completed = client.received.slice(before).find((m) => m.method === 'item/completed' && m.params?.item?.type === 'agentMessage');
+    const spreadMs = deltas.length > 1 ? deltas.at(-1)!.at - deltas[0]!.at : 0;
+    const gaps = deltas.slice(1).map((d, i) => Math.round(d.at - deltas[i]!.at));
+    console.log(
+      `[probe] slow TUI turn seen by our client: ${deltas.length} deltas spread over ${ms(spreadMs)} (gaps ${JSON.stringify(gaps)}), joined ${JSON.stringify(deltas.map((d) => d.params?.delta).join(''))}; ` +
+        `last delta → item/completed ${completed && deltas.length ? ms(completed.at - deltas.at(-1)!.at) : 'n/a'}`,
+    );
+
+    // The server goes away under the attached TUI.
+    const stale = daemonSocketOf(socketPath);
+    const t0 = performance.now();
+    process.kill(-server.pid!, 'SIGKILL');
+    const tuiExit = await Promise.race([pty.exited.then((e) => ({ ...e, afterMs: Math.round(performance.now() - t0) })), new Promise((resolve) => setTimeout(() => resolve('still running after 5 s'), 5_000))]);
+    const screenAfter = screen.text();
+    console.log(`[probe] app-server SIGKILLed under the attached TUI: TUI ${JSON.stringify(tuiExit)}; stale socket left in /tmp/codex-daemon-<uid>: ${existsSync(stale)}; screen:\n${screenAfter}`);
+
+    // A new server on the same path (stale socket still there): does the TUI reconnect and go on with the thread?
+    const t1 = performance.now();
+    const second = await startAppServer(h).then(
+      (s) => s,
+      (error: Error) => error,
+    );
+    const restartMs = performance.now() - t1;
+    let reconnect = 'no second server';
+    if (!(second instanceof Error)) {
+      const reconnected = await screen.waitFor(/^(?![\s\S]*Reconnecting to server)/, 20_000).then(() => performance.now() - t1, () => undefined);
+      const observer = await AppServerClient.connect('probe-2', second.socketPath);
+      clients.push(observer);
+      await observer.request('thread/resume', { threadId, excludeTurns: true });
+      const completedBefore2 = observer.notifications('turn/completed').length;
+      await typeLine(pty, screen, 'after the restart');
+      const echoed = await screen.waitFor(/Echo: after the restart/, 15_000).then(() => true, () => false);
+      const seenByNew = await observer.waitFor(() => observer.notifications('turn/completed').length > completedBefore2, 'turn/completed on the new server', 5_000).then(() => true, () => false);
+      reconnect = `second server listening after ${ms(second.readyMs)} (stale socket replaced); TUI "Reconnecting" gone after ${reconnected === undefined ? 'NEVER (20 s)' : ms(reconnected)}; a turn typed then: echoed ${echoed}, seen by a client of the new server ${seenByNew}; rollouts ${findRollouts(h.codexHome).length}`;
+      if (!echoed) reconnect += `\n${screen.text()}`;
+    } else reconnect = `second server failed after ${ms(restartMs)}: ${second.message}`;
+    console.log(`[probe] restart under the attached TUI: ${reconnect}`);
+    expect(deltas.map((d) => d.params?.delta).join('')).toBe(text);
   }, 120_000);
 });
