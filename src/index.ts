@@ -35,7 +35,8 @@ export {
   type SupervisorListOptions,
 } from './session/supervisor.js';
 // Sub-agent sessions entered without forking (issue 15)
-export { openSessionTree, type SessionTree, type SessionTreeOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
+export { openSessionTree, type SessionTree, type SessionTreeOptions, type SpawnSessionOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
+export { findSessionTree, sessionTreeFile } from './session/session-tree-file.js';
 
 // Errors
 export { AseError, AgentError, isAseError, type AseErrorOptions, type AgentErrorInit } from './errors.js';

@@ -129,6 +129,10 @@ export interface SessionContext {
   sessionId: string;
   agent: string;
   workDir: string;
+  /** The session that started this one (sub-agent sessions): fixed at creation, persisted, never changed. */
+  parentId?: string;
+  /** The parent's tool call that started it (AgentEvent `parentCallId`). */
+  parentCallId?: string;
   /** Passed through to the engine in `engine.start`. */
   options: Record<string, unknown>;
   config: SessionConfig;
@@ -187,6 +191,9 @@ export interface SessionMachineInput {
   sessionId: string;
   agent: string;
   workDir: string;
+  /** A new session's parent (sub-agent sessions); a restored one keeps its stored parent. */
+  parentId?: string;
+  parentCallId?: string;
   mode: ControlMode;
   now: number;
   options?: Record<string, unknown>;
@@ -217,6 +224,7 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     sessionId: input.sessionId,
     agent: input.agent,
     workDir: input.workDir,
+    ...parentOf(input),
     options: input.options ?? {},
     config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
     mode: input.mode,
@@ -252,12 +260,23 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
   };
 }
 
+/** The stored parent wins (it is fixed at creation); a new session takes the input's. */
+function parentOf(input: SessionMachineInput): Pick<SessionContext, 'parentId' | 'parentCallId'> {
+  const from = input.restored ? input.restored.state : input;
+  return {
+    ...(from.parentId !== undefined && { parentId: from.parentId }),
+    ...(from.parentCallId !== undefined && { parentCallId: from.parentCallId }),
+  };
+}
+
 export function toPersisted(context: SessionContext, now: number): PersistedSession {
   return {
     schemaVersion: 1,
     sessionId: context.sessionId,
     agent: context.agent,
     workDir: context.workDir,
+    ...(context.parentId !== undefined && { parentId: context.parentId }),
+    ...(context.parentCallId !== undefined && { parentCallId: context.parentCallId }),
     mode: context.mode,
     phase: context.phase,
     gen: context.gen,

@@ -1,13 +1,16 @@
 /**
  * `ase sessions`: the sessions stored under the data directory, newest activity first, with their
  * agent, phase, last activity, turns, cost and working directory (`--json`: one object per line,
- * exact numbers). Listed by a supervisor over the data dir, as a server lists its sessions (this
- * one opens none, so every session is `stored`).
+ * exact numbers, `parentId` on sub-agent sessions). The table shows the session tree: a sub-agent
+ * session is indented under its parent; one whose parent is not listed stands at the top level,
+ * marked. Listed by a supervisor over the data dir, as a server lists its sessions (this one opens
+ * none, so every session is `stored`).
  */
 import { createSupervisor, type SupervisedSessionInfo } from '../index.js';
 import { openData } from './data-dir.js';
 import { formatTime, formatUsd } from './format.js';
 import type { Output } from './render.js';
+import { treeOrder, type TreeRow } from './session-tree-order.js';
 
 export interface SessionRow {
   sessionId: string;
@@ -27,6 +30,10 @@ export interface SessionRow {
   queued: number;
   openRequests: number;
   resumeToken?: string;
+  /** The session that started this one (a sub-agent session). */
+  parentId?: string;
+  /** The parent's tool call that started it. */
+  parentCallId?: string;
 }
 
 export async function runSessions(options: { dataDir: string; json: boolean }, output: Output): Promise<number> {
@@ -44,7 +51,7 @@ export async function runSessions(options: { dataDir: string; json: boolean }, o
   } else if (rows.length > 0) {
     const table = [
       ['ID', 'AGENT', 'PHASE', 'LAST ACTIVITY', 'TURNS', 'COST', 'WORKDIR'],
-      ...rows.map((r) => [r.sessionId, r.agent, r.phase, formatTime(r.updatedAt), String(r.turns), formatUsd(r.costUsd), r.workDir]),
+      ...treeOrder(rows).map((t) => [idCell(t), t.row.agent, t.row.phase, formatTime(t.row.updatedAt), String(t.row.turns), formatUsd(t.row.costUsd), t.row.workDir]),
     ];
     const widths = table[0]!.map((_, col) => Math.max(...table.map((line) => line[col]!.length)));
     for (const line of table) output.out(`${line.map((cell, col) => (col === line.length - 1 ? cell : cell.padEnd(widths[col]!))).join('  ')}\n`);
@@ -52,6 +59,12 @@ export async function runSessions(options: { dataDir: string; json: boolean }, o
   if (!options.json) for (const b of broken) output.err(`ase sessions: ${b.sessionId}: ${b.code}: ${b.message}\n`);
   if (rows.length === 0 && broken.length === 0 && !options.json) output.err(`no sessions under ${options.dataDir}\n`);
   return broken.length > 0 ? 1 : 0;
+}
+
+/** The ID column: a child indented under its parent, an orphan marked with the parent it names. */
+function idCell({ row, depth, orphanOf }: TreeRow<SessionRow>): string {
+  const indent = depth === 0 ? '' : `${'  '.repeat(depth - 1)}└ `;
+  return `${indent}${row.sessionId}${orphanOf !== undefined ? ` (orphan of ${orphanOf})` : ''}`;
 }
 
 function toRow(info: SupervisedSessionInfo): SessionRow {
@@ -70,5 +83,7 @@ function toRow(info: SupervisedSessionInfo): SessionRow {
     queued: info.queued,
     openRequests: info.openRequests,
     ...(info.resumeToken !== undefined && { resumeToken: info.resumeToken }),
+    ...(info.parentId !== undefined && { parentId: info.parentId }),
+    ...(info.parentCallId !== undefined && { parentCallId: info.parentCallId }),
   };
 }

@@ -125,6 +125,13 @@ export const PersistedSessionSchema = z.object({
   model: z.string().optional(),
   /** The permission mode chosen with `setPermissionMode`, in the engine's own words (absent: none). */
   permissionMode: z.string().optional(),
+  /**
+   * The session that started this one (a sub-agent session), fixed when it is created. Optional,
+   * so state files written before it existed load as "no parent".
+   */
+  parentId: z.string().min(1).optional(),
+  /** The parent's tool call that started it, when there is one (AgentEvent `parentCallId`). */
+  parentCallId: z.string().min(1).optional(),
   updatedAt: z.number(),
 });
 export type PersistedSession = z.infer<typeof PersistedSessionSchema>;

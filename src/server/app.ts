@@ -269,6 +269,16 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     return c.json({ live: false, ...stored });
   });
 
+  // The tree that holds the session, with its focus: what a remote client follows (polling it) to
+  // show the session the person drives now. Sessions of no tree known here: 404.
+  app.get('/api/sessions/:id/tree', async (c) => {
+    const id = checkId(c.req.param('id'));
+    await assertKnown(id);
+    const tree = await host.tree?.(id);
+    if (!tree) throw new HttpError(404, 'NOT_FOUND', `no session tree known here holds ${id}`);
+    return c.json({ sessionId: id, ...tree });
+  });
+
   app.post('/api/sessions/:id/stop', async (c) => {
     const id = checkId(c.req.param('id'));
     await assertKnown(id);

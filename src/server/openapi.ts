@@ -31,6 +31,13 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/sessions/{id}': {
         get: { summary: 'A session snapshot (live) or its stored state', parameters: [idParam], responses: { 200: { description: 'snapshot', ...json({ type: 'object' }) }, ...errors(400, 401, 404) } },
       },
+      '/api/sessions/{id}/tree': {
+        get: {
+          summary: 'The session tree (openSessionTree) that holds this session, with its focus: poll it to follow enter/exit. Found under the data dir (trees/<rootId>.json) by the stored parents',
+          parameters: [idParam],
+          responses: { 200: { description: 'the tree', ...json(ref('SessionTree')) }, ...errors(400, 401, 404) },
+        },
+      },
       '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } } },
       '/api/sessions/{id}/messages': {
         post: {
@@ -96,7 +103,24 @@ export function openApiDocument(): Record<string, unknown> {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: {
         Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } }, outcome: { type: 'object' } } },
-        SessionInfo: { type: 'object', properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' } } },
+        SessionInfo: { type: 'object', properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' }, parentId: { type: 'string', description: 'the session that started this one (a sub-agent session); absent: none' } } },
+        SessionTree: {
+          type: 'object',
+          required: ['sessionId', 'rootId', 'focus', 'nodes'],
+          properties: {
+            sessionId: { type: 'string', description: 'the session asked about' },
+            rootId: { type: 'string' },
+            focus: { type: 'string', description: 'the session the person drives now (local terminal or remote clients)' },
+            nodes: {
+              type: 'object',
+              additionalProperties: {
+                type: 'object',
+                required: ['sessionId', 'state'],
+                properties: { sessionId: { type: 'string' }, parentId: { type: 'string' }, parentCallId: { type: 'string' }, state: { enum: ['active', 'suspended', 'completed'] }, resumeTokenAtSuspend: { type: 'string' }, result: { type: 'string' }, delivered: { type: 'boolean' } },
+              },
+            },
+          },
+        },
         CreateSession: { type: 'object', required: ['agent', 'workDir'], additionalProperties: false, properties: { agent: { type: 'string' }, workDir: { type: 'string' }, mode: { enum: ['local', 'remote'] }, engineOptions: { type: 'object' } } },
         Message: { type: 'object', required: ['text', 'localId'], additionalProperties: false, properties: { text: { type: 'string', minLength: 1 }, localId: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } } },
         MessageReceipt: { type: 'object', properties: { localId: { type: 'string' }, seq: { type: ['integer', 'null'] }, status: { enum: ['delivered', 'queued'] } } },

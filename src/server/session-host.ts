@@ -13,6 +13,8 @@ import { isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
+import { findSessionTree } from '../session/session-tree-file.js';
+import type { TreeRecord } from '../session/session-tree-state.js';
 
 /** What `POST /api/sessions` asks for. */
 export interface HostCreateOptions {
@@ -38,6 +40,8 @@ export interface HostSessionInfo {
   status: string;
   lastActivityAt?: number;
   costUsd?: number;
+  /** The session that started this one (a sub-agent session). */
+  parentId?: string;
 }
 
 export interface SessionHost {
@@ -48,8 +52,14 @@ export interface SessionHost {
   open(id: string, options: Pick<HostCreateOptions, 'onNotice' | 'inspect'>): Promise<Session | undefined>;
   list(): Promise<HostSessionInfo[]>;
   /** The stored state of a session that is not live (undefined: unknown). */
-  stored(id: string): Promise<{ sessionId: string; agent: string; workDir: string; phase: string } | undefined>;
+  stored(id: string): Promise<{ sessionId: string; agent: string; workDir: string; phase: string; parentId?: string } | undefined>;
   stop(id: string): Promise<unknown>;
+  /**
+   * The session tree (`openSessionTree`) that holds this session, if the host can find one
+   * (`GET /api/sessions/:id/tree`: remote clients follow its focus). Optional: a host without it
+   * knows no trees.
+   */
+  tree?(id: string): Promise<TreeRecord | undefined>;
   shutdown(): Promise<void>;
 }
 
@@ -79,11 +89,15 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
     ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
   });
-  return supervisorHost(supervisor, store);
+  return supervisorHost(supervisor, store, { dataDir: options.dataDir });
 }
 
-/** A SessionHost on a supervisor you made (its store is where `stored()` looks). */
-export function supervisorHost(supervisor: Supervisor, store: SessionStore): SessionHost {
+/**
+ * A SessionHost on a supervisor you made (its store is where `stored()` looks). With `dataDir`,
+ * `tree()` finds the trees kept under it (`sessionTreeFile(dataDir, rootId)`).
+ */
+export function supervisorHost(supervisor: Supervisor, store: SessionStore, options: { dataDir?: string } = {}): SessionHost {
+  const { dataDir } = options;
   return {
     create: (o) =>
       supervisor.create({
@@ -107,7 +121,8 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore): Ses
     async stored(id) {
       const saved = await store.load(id);
       if (!saved) return undefined;
-      return { sessionId: id, agent: saved.state.agent, workDir: saved.state.workDir, phase: saved.state.phase };
+      const { agent, workDir, phase, parentId } = saved.state;
+      return { sessionId: id, agent, workDir, phase, ...(parentId !== undefined && { parentId }) };
     },
     async list() {
       return (await supervisor.list()).map((info) => ({
@@ -118,9 +133,11 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore): Ses
         status: info.status,
         lastActivityAt: info.lastActivityAt,
         costUsd: info.costUsd,
+        ...(info.parentId !== undefined && { parentId: info.parentId }),
       }));
     },
     stop: (id) => supervisor.stop(id),
+    ...(dataDir !== undefined && { tree: (sessionId: string) => findSessionTree({ dataDir, store, sessionId }) }),
     shutdown: () => supervisor.shutdown(),
   };
 }

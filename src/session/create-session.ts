@@ -104,6 +104,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
         `createSession: session "${sessionId}" belongs to agent "${restored.state.agent}" in ${restored.state.workDir}, not "${opts.agent}" in ${path.resolve(opts.workDir)}`,
       );
     }
+    if (restored) assertSameParent(sessionId, restored.state, opts);
     const facts = restored ? await crashFacts(journal, restored.state) : undefined;
     // Aborted while loading: the 'abort' event has fired already, so a listener added below would never run.
     if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was aborted while the session was loading');
@@ -113,6 +114,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
         instance: randomUUID().slice(0, 8),
         agent: opts.agent,
         workDir: path.resolve(opts.workDir),
+        ...(opts.parentId !== undefined && { parentId: opts.parentId }),
+        ...(opts.parentCallId !== undefined && { parentCallId: opts.parentCallId }),
         mode: opts.mode,
         now: clock.now(),
         ...(opts.engineOptions && { options: opts.engineOptions }),
@@ -184,6 +187,20 @@ async function crashFacts(journal: TranscriptJournal, state: PersistedSession): 
   } catch (error) {
     process.emitWarning(`agent-session-engine: reading the transcript of ${state.sessionId} for recovery failed: ${String(error)}`);
     return undefined;
+  }
+}
+
+/**
+ * A session's parent is fixed when it is created: continuing it may leave `parentId` out (the stored
+ * one stays) or repeat it, but not name another (that would move it to another tree).
+ */
+function assertSameParent(sessionId: string, state: PersistedSession, opts: { parentId?: string; parentCallId?: string }): void {
+  const differs = (asked: string | undefined, stored: string | undefined) => asked !== undefined && asked !== stored;
+  if (differs(opts.parentId, state.parentId) || differs(opts.parentCallId, state.parentCallId)) {
+    const was = state.parentId === undefined ? 'no parent' : `parent "${state.parentId}"${state.parentCallId !== undefined ? ` (call ${state.parentCallId})` : ''}`;
+    throw new AseError('INVALID_OPTIONS', `createSession: session "${sessionId}" was created with ${was}; its parent cannot change`, {
+      details: { sessionId, parentId: state.parentId ?? null, askedParentId: opts.parentId ?? null },
+    });
   }
 }
 

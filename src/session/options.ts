@@ -26,6 +26,12 @@ const ConfigSchema = z
 const isObjectWith = (...methods: string[]) => (v: unknown) =>
   typeof v === 'object' && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function');
 
+const SessionIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,128}$/, 'use letters, digits, ".", "_" or "-" (max 128)')
+  // Ids name files (`<id>.json`): "." and ".." would point at directories, and the stores refuse them.
+  .refine((id) => id !== '.' && id !== '..', '"." and ".." are not session ids');
+
 export const SessionOptionsSchema = z
   .object({
     /** Engine name in the registry: 'fake' (built in), later 'claude', 'codex', 'codex-mcp', 'acp'. */
@@ -34,12 +40,15 @@ export const SessionOptionsSchema = z
     workDir: z.string().min(1),
     mode: ControlModeSchema.default('remote'),
     /** Stable id; reusing one continues that stored session. Default: a new UUID. */
-    sessionId: z
-      .string()
-      .regex(/^[A-Za-z0-9._-]{1,128}$/, 'use letters, digits, ".", "_" or "-" (max 128)')
-      // Ids name files (`<id>.json`): "." and ".." would point at directories, and the stores refuse them.
-      .refine((id) => id !== '.' && id !== '..', '"." and ".." are not session ids')
-      .optional(),
+    sessionId: SessionIdSchema.optional(),
+    /**
+     * The session that started this one (a sub-agent session; `openSessionTree().spawn()` sets it).
+     * Stored with the session and fixed at creation: continuing a stored session may repeat it or
+     * leave it out, not change it. It need not be open or stored (a parent removed later leaves an orphan).
+     */
+    parentId: SessionIdSchema.optional(),
+    /** The parent's tool call that started this session (AgentEvent `parentCallId`); needs `parentId`. */
+    parentCallId: z.string().min(1).max(256).optional(),
     /** Where the default file store and journal live. Default: $ASE_DATA_DIR or ~/.agent-session-engine. */
     dataDir: z.string().min(1).optional(),
     store: z
@@ -99,7 +108,11 @@ export const SessionOptionsSchema = z
      */
     inspect: z.custom<(event: InspectionEvent) => void>((v) => typeof v === 'function', 'inspect must be a function').optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((o, ctx) => {
+    if (o.parentId !== undefined && o.parentId === o.sessionId) ctx.addIssue({ code: 'custom', path: ['parentId'], message: 'a session is not its own parent' });
+    if (o.parentCallId !== undefined && o.parentId === undefined) ctx.addIssue({ code: 'custom', path: ['parentCallId'], message: 'needs parentId (the session whose call it is)' });
+  });
 
 export type SessionOptions = z.input<typeof SessionOptionsSchema>;
 export type ResolvedSessionOptions = z.output<typeof SessionOptionsSchema>;

@@ -7,6 +7,7 @@
  * and checked when the focus comes back. A completed child's result goes to its parent exactly
  * once (`delivered`).
  */
+import { z } from 'zod';
 import { AseError } from '../errors.js';
 
 export type TreeNodeState = 'active' | 'suspended' | 'completed';
@@ -31,6 +32,21 @@ export interface TreeRecord {
   focus: string;
   nodes: Record<string, TreeNode>;
 }
+
+const TreeNodeSchema = z.object({
+  sessionId: z.string().min(1),
+  parentId: z.string().min(1).optional(),
+  parentCallId: z.string().optional(),
+  state: z.enum(['active', 'suspended', 'completed']),
+  resumeTokenAtSuspend: z.string().optional(),
+  result: z.string().optional(),
+  delivered: z.boolean().optional(),
+});
+
+/** A tree record as read back from its file: the shape, and the root and focus among its nodes. */
+export const TreeRecordSchema: z.ZodType<TreeRecord> = z
+  .object({ rootId: z.string().min(1), focus: z.string().min(1), nodes: z.record(z.string(), TreeNodeSchema) })
+  .refine((t) => t.rootId in t.nodes && t.focus in t.nodes, 'the root and the focus must be nodes of the tree');
 
 const fail = (message: string, details?: Record<string, unknown>): never => {
   throw new AseError('INVALID_INPUT', `session tree: ${message}`, details ? { details } : {});

@@ -14,22 +14,32 @@
  *   text) is delivered to the parent exactly once, as a queued message whose `localId` is derived
  *   from the child (a repeat after a crash is refused by the parent as a duplicate).
  */
-import { readFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { AseError, isAseError } from '../errors.js';
 import { writeFileDurable } from '../runtime/fs-durable.js';
 import type { Session } from './session.js';
 import * as tree from './session-tree-state.js';
+import { readSessionTree } from './session-tree-file.js';
 import type { SupervisedSessionOptions, Supervisor } from './supervisor.js';
 
 export type { TreeNode, TreeNodeState, TreeRecord } from './session-tree-state.js';
 
 export interface SessionTreeOptions {
   supervisor: Supervisor;
-  /** The tree's file (JSON, written durably). An existing one is continued; `rootId` must match. */
+  /**
+   * The tree's file (JSON, written durably). An existing one is continued; `rootId` must match.
+   * At `sessionTreeFile(dataDir, rootId)` others on the data dir find it (`ase serve` shows remote
+   * clients its focus: `GET /api/sessions/:id/tree`).
+   */
   file: string;
   /** The root session (created by the caller, e.g. `supervisor.create`, or stored). */
   rootId: string;
 }
+
+/** `spawn()`'s options: the supervisor's, the parent named by `spawn` itself. */
+export type SpawnSessionOptions = Omit<SupervisedSessionOptions, 'parentId'> & { parentCallId?: string };
 
 export interface SessionTree {
   readonly rootId: string;
@@ -39,20 +49,20 @@ export interface SessionTree {
   record(): tree.TreeRecord;
   /** The focused session, opened from the store when needed. */
   focused(): Promise<Session>;
-  spawn(parentId: string, options: SupervisedSessionOptions & { parentCallId?: string }): Promise<Session>;
+  /**
+   * Creates a session under `parentId` (the supervisor's `create`, with `parentId` and
+   * `parentCallId` set, so the child's own stored state names its parent). Refused with
+   * `INVALID_INPUT`, before anything is created, when the parent is not in the tree or is completed.
+   */
+  spawn(parentId: string, options: SpawnSessionOptions): Promise<Session>;
   enter(childId: string): Promise<Session>;
   exit(): Promise<Session>;
   complete(childId: string, result?: string): Promise<void>;
 }
 
 export async function openSessionTree(options: SessionTreeOptions): Promise<SessionTree> {
-  let record: tree.TreeRecord;
-  try {
-    record = JSON.parse(await readFile(options.file, 'utf8')) as tree.TreeRecord;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new AseError('STORE_CORRUPT', `session tree ${options.file} cannot be read: ${String(error)}`, { cause: error });
-    record = tree.newTree(options.rootId);
-  }
+  const record = (await readSessionTree(options.file)) ?? tree.newTree(options.rootId);
+  await mkdir(path.dirname(options.file), { recursive: true });
   if (record.rootId !== options.rootId) throw new AseError('INVALID_OPTIONS', `session tree ${options.file} belongs to root "${record.rootId}", not "${options.rootId}"`);
   const opened = new SessionTreeHandle(options, record);
   await opened.save();
@@ -92,11 +102,13 @@ class SessionTreeHandle implements SessionTree {
     return this.#open(this.#record.focus);
   }
 
-  spawn(parentId: string, options: SupervisedSessionOptions & { parentCallId?: string }): Promise<Session> {
+  spawn(parentId: string, options: SpawnSessionOptions): Promise<Session> {
     return this.#serial(async () => {
-      const { parentCallId, ...sessionOptions } = options;
-      const session = await this.#options.supervisor.create(sessionOptions);
-      this.#record = tree.addChild(this.#record, parentId, session.id, parentCallId);
+      const sessionId = options.sessionId ?? randomUUID();
+      // The tree's rules are checked first: a refused spawn leaves no session behind.
+      const next = tree.addChild(this.#record, parentId, sessionId, options.parentCallId);
+      const session = await this.#options.supervisor.create({ ...options, sessionId, parentId });
+      this.#record = next;
       this.#watch(session.id);
       await this.save();
       return session;

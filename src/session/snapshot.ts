@@ -7,6 +7,10 @@ import type { CompletedPermission, OpenPermission, QueuedSend, SessionPhase, Ses
 export interface SessionSnapshot {
   sessionId: string;
   agent: string;
+  /** The session that started this one (sub-agent sessions; absent: none). */
+  parentId?: string;
+  /** The parent's tool call that started it. */
+  parentCallId?: string;
   phase: SessionPhase;
   /** The statechart state, e.g. `{ remote: 'running' }`. */
   state: unknown;
@@ -35,6 +39,8 @@ export function toSessionSnapshot(snap: { context: SessionContext; value: unknow
   return {
     sessionId: c.sessionId,
     agent: c.agent,
+    ...(c.parentId !== undefined && { parentId: c.parentId }),
+    ...(c.parentCallId !== undefined && { parentCallId: c.parentCallId }),
     phase: c.phase,
     state: snap.value,
     mode: c.mode,

@@ -28,8 +28,8 @@ import type { SessionSnapshot } from './snapshot.js';
 /** What `create()` takes: `createSession`'s options but those the supervisor owns. */
 export type SupervisedSessionOptions = Omit<SessionOptions, 'store' | 'journal' | 'dataDir' | 'registry' | 'engines' | 'leaseTtlMs'>;
 
-/** What `open()` takes: the stored session names its agent, directory and id. */
-export type OpenSessionOptions = Omit<SupervisedSessionOptions, 'agent' | 'workDir' | 'sessionId'>;
+/** What `open()` takes: the stored session names its agent, directory, id and parent. */
+export type OpenSessionOptions = Omit<SupervisedSessionOptions, 'agent' | 'workDir' | 'sessionId' | 'parentId' | 'parentCallId'>;
 
 export interface SupervisorOptions {
   /**
@@ -54,8 +54,8 @@ export interface SupervisorOptions {
   hibernateAfterMs?: number;
   /** Every session's ownership lease (createSession's `leaseTtlMs`). */
   leaseTtlMs?: number;
-  /** Options every `create()` and `open()` starts from (its own options win; `config` is merged key by key). */
-  defaults?: Partial<SupervisedSessionOptions>;
+  /** Options every `create()` and `open()` starts from (its own options win; `config` is merged key by key). A parent is each session's own: not here. */
+  defaults?: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
   /** Aborting it shuts the supervisor down (`shutdown()`). */
   signal?: AbortSignal;
 }
@@ -77,8 +77,10 @@ export interface SupervisedSessionInfo {
   queued: number;
   openRequests: number;
   resumeToken?: string;
-  /** The session that started this one (sub-agent sessions); reserved, not set yet. */
+  /** The session that started this one (sub-agent sessions: `create({parentId})`, `openSessionTree().spawn()`); stored with it. */
   parentId?: string;
+  /** The parent's tool call that started it, when there is one. */
+  parentCallId?: string;
 }
 
 /** The first thing a subscriber gets per session: where it stands now. */
@@ -138,7 +140,7 @@ class SessionSupervisor implements Supervisor {
   readonly #maxSessions: number;
   readonly #hibernateAfterMs: number | undefined;
   readonly #leaseTtlMs: number | undefined;
-  readonly #defaults: Partial<SupervisedSessionOptions>;
+  readonly #defaults: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
   readonly #open = new Map<string, Entry>();
   /** Ids being created or opened (they count against `maxSessions`). */
   readonly #opening = new Map<string, Promise<Session>>();
@@ -152,6 +154,10 @@ class SessionSupervisor implements Supervisor {
     const hibernate = options.hibernateAfterMs;
     if (hibernate !== undefined && !(Number.isInteger(hibernate) && hibernate >= 0)) {
       throw new AseError('INVALID_OPTIONS', `createSupervisor: hibernateAfterMs must be a whole number of ms >= 0, got ${String(hibernate)}`);
+    }
+    // A default parent would be every session's, and would refuse to open any stored one with another.
+    for (const key of ['parentId', 'parentCallId']) {
+      if (options.defaults && key in options.defaults) throw new AseError('INVALID_OPTIONS', `createSupervisor: defaults.${key}: a parent is given per session (create({${key}}))`);
     }
     this.#dataDir = path.resolve(options.dataDir ?? defaultDataDir());
     this.#store = options.store ?? new FileStore({ dir: path.join(this.#dataDir, 'sessions') });
@@ -186,6 +192,7 @@ class SessionSupervisor implements Supervisor {
     return this.#start(sessionId, async () => {
       const stored = await this.#store.load(sessionId);
       if (!stored) throw new AseError('SESSION_NOT_FOUND', `no stored session "${sessionId}"`, { details: { sessionId } });
+      // Its parent comes from the store too (createSession keeps the stored one).
       const { agent, workDir } = stored.state;
       // A supervisor's sessions are driven by remote clients: a stored `local` session comes back remote unless asked.
       return { mode: 'remote' as const, ...this.#merged(options), agent, workDir, sessionId };
@@ -332,6 +339,8 @@ class SessionSupervisor implements Supervisor {
       queued: snap.queue.length,
       openRequests: Object.keys(snap.requests).length,
       ...(snap.resumeToken !== undefined && { resumeToken: snap.resumeToken }),
+      ...(snap.parentId !== undefined && { parentId: snap.parentId }),
+      ...(snap.parentCallId !== undefined && { parentCallId: snap.parentCallId }),
     };
   }
 }
@@ -364,6 +373,8 @@ function storedInfo(state: PersistedSession): SupervisedSessionInfo {
     queued: state.queue.length,
     openRequests: Object.keys(state.requests).length,
     ...(state.resumeToken !== undefined && { resumeToken: state.resumeToken }),
+    ...(state.parentId !== undefined && { parentId: state.parentId }),
+    ...(state.parentCallId !== undefined && { parentCallId: state.parentCallId }),
   };
 }
 

@@ -79,3 +79,20 @@ export function seedClaudeTuiConfig(configDir: string, workDir: string, apiKey =
     }),
   );
 }
+
+/**
+ * What the Codex terminal UI (0.169.0) asks a person once, answered ahead: the screen-reader check,
+ * the new-model announcement and the model migration notice (without them it opens a dialog, or
+ * moves the session to another model). Append to a hermetic config.toml (`extraToml`).
+ */
+export const CODEX_TUI_SEEN_TOML = [
+  '[tui]',
+  'screen_reader_detection_done = true',
+  '',
+  '[tui.model_availability_nux]',
+  '"gpt-6.1-sol" = 1',
+  '',
+  '[notice.model_migrations]',
+  '"gpt-5.5" = "gpt-6-sol"',
+  '',
+].join('\n');

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HookServer, type HookCall } from '../../src/engines/claude/local/hook-server.js';
+import { HookServer, type HookCall } from '../../src/engines/transport/hook-server.js';
 import { hookSettings, writeHookFiles, type HookFiles } from '../../src/engines/claude/local/hook-settings.js';
 
 const files: HookFiles[] = [];

@@ -13,6 +13,7 @@ import { main as verifyTurnGit } from '../../examples/verify-turn-git.mjs';
 import { main as replayRecording } from '../../examples/replay-recording.mjs';
 import { main as supervisorExample } from '../../examples/supervisor.mjs';
 import { main as remoteServer } from '../../examples/remote-server.mjs';
+import { main as sessionTreeExample } from '../../examples/session-tree.mjs';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 describe('examples', () => {
@@ -78,6 +79,15 @@ describe('examples', () => {
     expect(log).toContain('a third session is refused: SUPERVISOR_FULL');
     expect(log).toContain('after shutdown: 0 open');
   });
+
+  it('session-tree: the child records its parent, the focus moves there and back, the list shows the tree', async () => {
+    const sessions = await sessionTreeExample();
+    expect(sessions.map((s) => [s.sessionId, s.parentId ?? null, s.parentCallId ?? null]).sort()).toEqual([
+      ['parent', null, null],
+      ['tests', 'parent', 'call-1'],
+    ]);
+    expect(log).toEqual(['spawned tests under parent', 'focus: tests, parent suspended', 'focus: parent', 'parent: running', 'tests (child of parent): running']);
+  });
 });
 
 describe('examples: verify-turn-git', () => {
@@ -140,6 +150,7 @@ describe('examples under plain node', () => {
     ['verify-turn-git.mjs', ['turn turn-1: verified (git worktree clean: everything committed)', 'turn turn-2: unverified (uncommitted changes: ?? notes.txt)']],
     ['replay-recording.mjs', ['turn completed: The directory is empty.', 'replayed: every host line matched the recording']],
     ['supervisor.mjs', ['beta says: echo: hello from beta', 'a third session is refused: SUPERVISOR_FULL', 'after shutdown: 0 open']],
+    ['session-tree.mjs', ['spawned tests under parent', 'focus: tests, parent suspended', 'tests (child of parent): running']],
     ['remote-server.mjs', ['message msg-1 stored as seq 2; the retry got seq 2', 'resumed after seq 2: 3, 4', 'user messages in the journal: 1']],
   ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {
     // Its own cwd is the repository: `agent-session-engine` resolves to the package itself (its exports → dist).

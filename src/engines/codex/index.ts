@@ -9,11 +9,14 @@ import type { EngineFactory } from '../core/engine.js';
 import { parseEngineOptions } from '../core/engine-options.js';
 import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 import { CODEX_CLI, CODEX_MCP_CLI } from './binary.js';
+import { ModeEngine } from '../core/mode-engine.js';
+import { CodexLocalEngine } from './local/engine.js';
 import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
 import { checkCodexSettings, CODEX_CREDENTIAL_VARS, CodexExecOptionsSchema, CodexMcpOptionsSchema, CodexOptionsSchema } from './options.js';
 import { CODEX_EXEC_CAPABILITIES, CodexExecEngine, type CodexExecEngineOptions } from './exec/engine.js';
 
 export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
+export { CodexLocalEngine } from './local/engine.js';
 export { AppServerTranslator, toolNameOf } from './app-server/translate.js';
 export { commandDecision, fileChangeDecision } from './app-server/decisions.js';
 export { CODEX_MCP_CAPABILITIES, CODEX_MCP_DEFAULT_SHUTDOWN, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
@@ -57,7 +60,12 @@ export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFa
   return {
     name: 'codex',
     capabilities: CODEX_CAPABILITIES,
-    create: (context) => new CodexAppServerEngine(context, options),
+    // Remote: app-server. Local: Codex's own terminal UI in a PTY (local/engine.ts).
+    create: (context) =>
+      new ModeEngine(CODEX_CAPABILITIES, {
+        remote: () => new CodexAppServerEngine(context, options),
+        local: () => new CodexLocalEngine(context, options, CODEX_CAPABILITIES),
+      }),
     validateOptions: (engineOptions) => void parseEngineOptions('codex', CodexOptionsSchema, engineOptions),
     validateSettings: (settings) => checkCodexSettings('codex', settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex', select: '--agent codex', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],

@@ -36,7 +36,7 @@ import { spawnPty, type PtyProcess } from '../../transport/pty-process.js';
 import { CLAUDE_CLI, CLAUDE_DEFAULT_PASS_ENV } from '../cli.js';
 import { checkClaudeSettings, claudeOptionArgs, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from '../options.js';
 import { sessionArgs } from '../session-file.js';
-import { HookServer, type HookCall } from './hook-server.js';
+import { HookServer, type HookCall } from '../../transport/hook-server.js';
 import { writeHookFiles, type HookFiles } from './hook-settings.js';
 import { TranscriptTranslator } from './transcript-translate.js';
 

@@ -11,10 +11,9 @@
  * - `PermissionRequest`: the dialog is on screen; the hook waits (up to a day) for a remote answer
  *   while the person at the terminal may answer first.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { HOOK_SCRIPT } from './hook-script.js';
+import { createHookDir } from '../../transport/hook-dir.js';
 
 /** A hook waiting on a remote answer gives up after this long (Claude Code's `timeout`, seconds). */
 const PERMISSION_HOOK_TIMEOUT_S = 24 * 60 * 60;
@@ -27,11 +26,6 @@ export interface HookFiles {
   socketPath: string;
   settingsPath: string;
   remove(): Promise<void>;
-}
-
-/** POSIX shell single quoting (Claude Code runs a hook `command` through the shell). */
-function quote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 export function hookSettings(command: string): Record<string, unknown> {
@@ -47,19 +41,10 @@ export function hookSettings(command: string): Record<string, unknown> {
   };
 }
 
-/**
- * Creates the private directory with the hook script and the settings file. The socket path is
- * kept short (unix socket paths are limited to ~104 bytes), so the directory is under the OS temp
- * dir, not the session's data dir.
- */
+/** Creates the private hook directory (transport/hook-dir.ts) with the settings file beside the script. */
 export async function writeHookFiles(nodePath: string = process.execPath): Promise<HookFiles> {
-  const dir = await mkdtemp(join(tmpdir(), 'ase-cl-'));
-  await chmod(dir, 0o700);
-  const socketPath = join(dir, 'hooks.sock');
-  const scriptPath = join(dir, 'hook.cjs');
-  const settingsPath = join(dir, 'settings.json');
-  await writeFile(scriptPath, HOOK_SCRIPT, { mode: 0o600 });
-  const command = `${quote(nodePath)} ${quote(scriptPath)} ${quote(socketPath)}`;
-  await writeFile(settingsPath, JSON.stringify(hookSettings(command), null, 2), { mode: 0o600 });
-  return { dir, socketPath, settingsPath, remove: () => rm(dir, { recursive: true, force: true }) };
+  const hooks = await createHookDir('ase-cl-', nodePath);
+  const settingsPath = join(hooks.dir, 'settings.json');
+  await writeFile(settingsPath, JSON.stringify(hookSettings(hooks.command), null, 2), { mode: 0o600 });
+  return { dir: hooks.dir, socketPath: hooks.socketPath, settingsPath, remove: hooks.remove };
 }

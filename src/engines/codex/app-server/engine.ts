@@ -32,7 +32,8 @@ export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
   permissions: true,
   interrupt: true,
   resume: true,
-  localMode: false,
+  // Local mode is Codex's own terminal UI (local/engine.ts), chosen per start by the factory.
+  localMode: true,
   transcriptTail: false,
   cost: false,
   // `turn/start` carries `model` and `approvalPolicy` "for this turn and subsequent turns".

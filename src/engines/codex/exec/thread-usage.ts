@@ -5,8 +5,8 @@
  * it saw, and a new engine resuming a thread reads the baseline from the thread's rollout file
  * (its last `token_count` event's `total_token_usage`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { findRollout } from '../rollout/find-rollout.js';
 
 export type UsageCounts = Record<string, number>;
 
@@ -22,28 +22,6 @@ export function usageSince(total: UsageCounts, baseline: UsageCounts | undefined
   if (!baseline) return total;
   if (COUNTED.some((k) => (total[k] ?? 0) < (baseline[k] ?? 0))) return total;
   return Object.fromEntries(COUNTED.map((k) => [k, (total[k] ?? 0) - (baseline[k] ?? 0)]));
-}
-
-/** The rollout file of `threadId` under `<codexHome>/sessions` (date folders), if there is one. */
-function findRollout(codexHome: string, threadId: string): string | undefined {
-  const suffix = `-${threadId}.jsonl`;
-  const walk = (dir: string, depth: number): string | undefined => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return undefined;
-    }
-    for (const entry of entries) {
-      if (entry.isFile() && entry.name.startsWith('rollout-') && entry.name.endsWith(suffix)) return join(dir, entry.name);
-      if (entry.isDirectory() && depth < 4) {
-        const hit = walk(join(dir, entry.name), depth + 1);
-        if (hit) return hit;
-      }
-    }
-    return undefined;
-  };
-  return walk(join(codexHome, 'sessions'), 0);
 }
 
 /** The thread's token totals so far, from its rollout's last `token_count`; undefined when not found. */

@@ -1,11 +1,12 @@
 /**
- * The hook command Claude Code runs in local mode (registered by hook-settings.ts), shipped as
- * source text so the package carries it and no build step or file layout can lose it: the engine
- * writes it into its private temp directory (0700) at start, next to the settings file.
+ * The hook command a local-mode CLI runs (Claude Code and Codex share the hook contract: JSON on
+ * stdin, `hookSpecificOutput` on stdout), shipped as source text so the package carries it and no
+ * build step or file layout can lose it: the engine writes it into its private temp directory
+ * (0700) at start (hook-dir.ts).
  *
  * What it does: reads the hook's JSON from stdin, sends `{"hook": <that JSON>}` as one line over
  * the engine's unix socket (argv[2]) and waits for one reply line. For `PermissionRequest` the
- * reply is the hook output Claude Code reads from stdout (allow/deny); for every other hook an
+ * reply is the hook output the CLI reads from stdout (allow/deny); for every other hook an
  * acknowledgement, printed as nothing.
  *
  * Fail closed and fast: when the engine is gone (no socket, a refused or dropped connection, no
@@ -14,7 +15,7 @@
  * No dependencies beyond Node's standard library (it runs with the host's own `node`).
  */
 export const HOOK_SCRIPT = String.raw`'use strict';
-// agent-session-engine: Claude Code local-mode hook (see hook-script.ts in the package).
+// agent-session-engine: local-mode hook of Claude Code / Codex (see hook-script.ts in the package).
 const net = require('node:net');
 const socketPath = process.argv[2];
 const CONNECT_MS = 2000;

@@ -1,17 +1,17 @@
 /**
  * The engine's end of the hooks: a unix socket in the engine's private temp directory (0700, so
  * only this user reaches it) where the hook script (hook-script.ts) sends one `{"hook": …}` line per
- * hook Claude Code runs, and waits for one reply line: `{"output": <hook stdout JSON>}` or `{}`.
- * A hook whose connection closes before the reply (Claude Code killed it: the person answered the
- * dialog in the terminal first) is reported through `onHangUp`.
+ * hook the CLI runs, and waits for one reply line: `{"output": <hook stdout JSON>}` or `{}`.
+ * A hook whose connection closes before the reply (the CLI killed it: the person answered the dialog
+ * in the terminal first, or interrupted the turn) is reported through `onHangUp`.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 
 /** One hook call waiting for the engine's reply. */
 export interface HookCall {
-  /** The JSON Claude Code gave the hook on stdin. */
+  /** The JSON the CLI gave the hook on stdin. */
   readonly input: Record<string, unknown>;
-  /** Replies once (later calls are ignored): `output` is what the hook prints for Claude Code. */
+  /** Replies once (later calls are ignored): `output` is what the hook prints for the CLI. */
   reply(output?: unknown): void;
   /** Whether the reply was sent or the hook went away. */
   readonly settled: boolean;
