@@ -35,25 +35,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnPty, type PtyProcess } from '../../src/engines/transport/pty-process.js';
 import { execCommandCall, lastUserText, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { findRollouts, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
-import { HeadlessScreen } from '../support/headless-screen.js';
+import { CODEX_TUI_SEEN_TOML, HeadlessScreen } from '../support/headless-screen.js';
 import { findProcesses, waitUntilNone } from '../support/processes.js';
 
 const WAIT_MS = 30_000;
 const ROUNDS = Number(process.env.ASE_PROBE_ROUNDS ?? 5);
 const ESCALATED = { sandbox_permissions: 'require_escalated', justification: 'need it' };
 
-/** Same as CODEX_TUI_SEEN_TOML (headless-screen.ts on the local-mode branch): the TUI's one-time dialogs, answered ahead. */
-const TUI_SEEN_TOML = [
-  '[tui]',
-  'screen_reader_detection_done = true',
-  '',
-  '[tui.model_availability_nux]',
-  '"gpt-6.1-sol" = 1',
-  '',
-  '[notice.model_migrations]',
-  '"gpt-5.5" = "gpt-6-sol"',
-  '',
-].join('\n');
 
 // ---------------------------------------------------------------------------------------------
 // A minimal WebSocket client over a unix socket (RFC 6455: client frames masked, server frames not;
@@ -305,7 +293,7 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
   });
 
   function hermetic(): HermeticCodex {
-    return hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: TUI_SEEN_TOML });
+    return hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML });
   }
 
   /** Spawns `codex app-server --listen unix://<tmp>/app.sock`; resolves once the socket upgrades a connection. */
