@@ -80,10 +80,11 @@ describe('session tree', () => {
     await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
     await tree.spawn('a', { agent: 'fake', workDir, sessionId: 'a1' });
     const code = (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isAseError(e) ? e.code : String(e)));
-    expect(await code(tree.enter('a1'))).toBe('INVALID_INPUT'); // a grandchild: enter 'a' first
-    expect(await code(tree.exit())).toBe('INVALID_INPUT');
+    expect(await code(tree.enter('a1'))).toBe('TREE_CONFLICT'); // a grandchild: enter 'a' first
+    expect(await code(tree.exit())).toBe('TREE_CONFLICT');
+    expect(await code(tree.enter('nobody'))).toBe('INVALID_INPUT');
     await tree.enter('a');
-    expect(await code(tree.complete('a'))).toBe('INVALID_INPUT');
+    expect(await code(tree.complete('a'))).toBe('TREE_CONFLICT');
     expect(tree.focus).toBe('a');
   });
 
