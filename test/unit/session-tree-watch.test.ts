@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { watchSessionTrees } from '../../src/session/session-tree-watch.js';
+import { watchSessionTrees } from '../../src/index.js';
 
 let dataDir: string;
 beforeEach(async () => {
