@@ -68,6 +68,13 @@ const focusIs = (focus: string) => (f: SseFrame) => f.event === 'tree' && (JSON.
 /** fs.watch handles open in this process. */
 const watchers = () => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap').length;
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await settle(10);
+  }
+}
 
 describe('session trees over HTTP', () => {
   it('a client follows the focus of a tree run in the server process; sessions list their parent', async () => {
@@ -166,7 +173,17 @@ describe('session trees over HTTP', () => {
     await child.waitFor((f) => f.event === 'error');
     await settle(800);
     expect(child.frames.filter((f) => f.event === 'error').map((f) => JSON.parse(f.data).code)).toEqual(['STORE_CORRUPT']);
+    // No tree holds it any more: a null tree.
+    await fs.rm(sessionTreeFile(dataDir, 'root'));
+    await child.waitFor((f) => f.event === 'tree' && f.data === 'null');
 
+    // The watch runs while a stream is open: the last one closing stops it, the next starts it.
+    for (const connection of [child, soloStream, late]) connection.cut();
+    await until(() => watchers() === watchersBefore);
+    const again2 = await stream(server, 'root');
+    await until(() => watchers() > watchersBefore);
+    await settle(200);
+    expect(trees(again2)).toEqual([]); // in no tree now: nothing to say
     await server.close();
     await settle(50);
     expect(watchers()).toBe(watchersBefore);
