@@ -16,6 +16,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   LEASE_LOST: 409,
   TREE_CONFLICT: 409,
   RESUME_FORKED: 409,
+  SESSION_NOT_FOUND: 404,
 };
 
 export class HttpError extends Error {
