@@ -1,0 +1,227 @@
+/**
+ * What the local-mode engines share (claude/local, codex/local): the agent's own terminal UI in a
+ * PTY (transport/pty-process.ts) handed to the host, watched through the CLI's hooks, which report
+ * over a private unix socket (transport/hook-*.ts). The agent's words come from its own transcript,
+ * never from the screen; that part, the command line and the hooks' meaning are each engine's.
+ *
+ * Shared here: the start (hooks listening before the CLI runs; everything undone when the start
+ * fails), `send` as a bracketed paste then Enter, `abort` as Esc, the stop (Esc when a turn runs,
+ * then the PTY ladder: hang-up, SIGTERM, SIGKILL of the process group and every collected
+ * descendant), hook calls handled one at a time in arrival order, and the exit (the engine reports
+ * what the last moments wrote, then the terminal is detached, the hook directory removed, `exited`).
+ */
+import { AseError } from '../../errors.js';
+import type { AgentEventBody } from '../../events/agent-event.js';
+import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
+import type { ProcessExit, ShutdownOptions } from '../transport/process-supervisor.js';
+import { HookServer, type HookCall } from '../transport/hook-server.js';
+import { spawnPty, type PtyProcess } from '../transport/pty-process.js';
+import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec, TerminalPort } from './engine.js';
+import { EngineEvents } from './engine-events.js';
+
+/** Terminal size when the host has none to offer. */
+const DEFAULT_SIZE = { cols: 120, rows: 40 };
+/** After Esc, how long stop() lets the agent write the interrupted turn before hanging up. */
+const STOP_INTERRUPT_MS = 300;
+
+/** The engine's hook directory: where the socket is, and how it goes away. */
+export interface TerminalHooks {
+  socketPath: string;
+  remove(): Promise<void>;
+}
+
+/** What to run in the PTY. */
+export interface TerminalLaunch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  shutdown?: ShutdownOptions;
+}
+
+export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> implements AgentEngine {
+  readonly capabilities: EngineCapabilities;
+  protected readonly context: EngineContext;
+  protected readonly events: EngineEvents;
+  protected spec: EngineStartSpec | undefined;
+  /** Between a prompt the terminal UI took and its turn end. */
+  protected busy = false;
+  /** Permission hooks waiting on a remote answer, by request id. */
+  protected readonly pending = new Map<string, HookCall>();
+  #pty: PtyProcess | undefined;
+  #hooks: H | undefined;
+  #server: HookServer | undefined;
+  #spawning: Promise<void> | undefined;
+  #stopRequested = false;
+  #stopping: Promise<void> | undefined;
+  #asks = 0;
+  /** Hook calls are handled one at a time, in arrival order (a Stop must not overtake a SessionStart). */
+  #hookChain: Promise<void> = Promise.resolve();
+
+  /** How errors name the engine: `claude local engine`. */
+  protected abstract readonly label: string;
+  /** Between a pasted message and the Enter that submits it (the terminal UI reads them as separate keys). */
+  protected abstract readonly submitDelayMs: number;
+
+  constructor(context: EngineContext, capabilities: EngineCapabilities) {
+    this.context = context;
+    this.events = new EngineEvents(context);
+    this.capabilities = capabilities;
+  }
+
+  /** Creates the private hook directory (with whatever the CLI reads to find the hooks). */
+  protected abstract createHooks(): Promise<H>;
+  /** Everything before the spawn: options, the command line, the transcript to follow. */
+  protected abstract prepare(spec: EngineStartSpec, hooks: H): Promise<TerminalLaunch>;
+  /** One hook call; reply to it (now or, for a permission, later). */
+  protected abstract onHook(call: HookCall): Promise<void>;
+  /** The PTY is gone: report what the last moments wrote, close prompts and a running turn. */
+  protected abstract onTerminalExit(): Promise<void>;
+  /** A terminal UI keeps its settings; the engine only checks them (they apply at the next start). */
+  abstract validateSettings(settings: EngineSettings): void;
+  abstract answerPermission(requestId: string, decision: PermissionDecision): Promise<void>;
+
+  /** The PTY runs (and is attached): what the engine reports now. */
+  protected started(): void {}
+  /** Closes the transcript being followed, when the start failed or the PTY never ran. */
+  protected async closeTranscript(): Promise<void> {}
+  /** The PTY as the host sees it (an engine may put itself between keystrokes and the CLI). */
+  protected hostPort(pty: PtyProcess): TerminalPort {
+    return pty;
+  }
+
+  /** The PTY while it runs (tests and hosts without an `EngineContext.terminal`). */
+  get terminal(): PtyProcess | undefined {
+    return this.#pty;
+  }
+
+  get pid(): number | undefined {
+    return this.#pty?.pid;
+  }
+
+  /** Whether stop() was called. */
+  protected get stopRequested(): boolean {
+    return this.#stopRequested;
+  }
+
+  onEvent(listener: AgentEventListener): () => void {
+    return this.events.subscribe(listener);
+  }
+
+  async start(spec: EngineStartSpec): Promise<void> {
+    if (this.spec || this.#stopRequested) throw new AseError('INVALID_INPUT', `${this.label}: already started or stopped`);
+    this.spec = spec;
+    this.events.bind(spec.gen);
+    const spawning = this.#launch(spec);
+    this.#spawning = spawning.catch(() => undefined);
+    try {
+      await spawning;
+    } catch (error) {
+      await this.closeTranscript().catch(() => undefined);
+      await this.#cleanUp();
+      throw this.events.startFailed(error);
+    }
+  }
+
+  async #launch(spec: EngineStartSpec): Promise<void> {
+    const hooks = await this.createHooks();
+    this.#hooks = hooks;
+    this.#server = await HookServer.listen(hooks.socketPath, (call) => {
+      this.#hookChain = this.#hookChain.then(() => this.onHook(call)).catch(() => undefined);
+    });
+    const launch = await this.prepare(spec, hooks);
+    if (this.#stopRequested) throw new AseError('ABORTED', `${this.label}: stopped while starting`);
+    const size = this.context.terminal?.size() ?? DEFAULT_SIZE;
+    const pty = await spawnPty({
+      ...launch,
+      cwd: spec.workDir,
+      cols: size.cols,
+      rows: size.rows,
+      ...(this.context.processes && { observer: this.context.processes }),
+    });
+    this.#pty = pty;
+    void pty.exited.then((exit) => this.#onExit(exit));
+    this.context.terminal?.attach(spec.gen, this.hostPort(pty));
+    this.started();
+  }
+
+  /** Types `message` into the terminal as a paste, then Enter. */
+  async send(message: UserMessage): Promise<void> {
+    const pty = this.assertRunning('send');
+    pty.write(`\x1b[200~${message.text}\x1b[201~`);
+    await new Promise((resolve) => this.context.setTimeout(() => resolve(undefined), this.submitDelayMs));
+    pty.write('\r');
+  }
+
+  /** Esc: the interrupt key of both terminal UIs. */
+  async abort(): Promise<void> {
+    this.assertRunning('abort').write('\x1b');
+  }
+
+  /** Checked and accepted; the running terminal UI keeps its own settings until the next start. */
+  async configure(settings: EngineSettings): Promise<void> {
+    this.assertRunning('configure');
+    this.validateSettings(settings);
+  }
+
+  stop(): Promise<void> {
+    this.#stopRequested = true;
+    this.#stopping ??= (async () => {
+      await this.#spawning;
+      const pty = this.#pty;
+      if (!pty || this.events.exited) {
+        await this.closeTranscript().catch(() => undefined);
+        await this.#cleanUp();
+        return;
+      }
+      if (this.busy && !pty.exit) {
+        pty.write('\x1b');
+        await new Promise((resolve) => setTimeout(resolve, STOP_INTERRUPT_MS));
+      }
+      await pty.stop();
+      await this.events.exitedEmitted;
+    })();
+    return this.#stopping;
+  }
+
+  protected assertRunning(what: string): PtyProcess {
+    if (!this.#pty || this.events.exited || this.#stopRequested) {
+      throw new AseError('ENGINE_NOT_RUNNING', `${this.label}: ${what}() while the engine is not running`);
+    }
+    return this.#pty;
+  }
+
+  protected emit(body: AgentEventBody): void {
+    this.events.emit(body);
+  }
+
+  /** A request id unique to this generation: `<prefix>-<gen>-<n>`. */
+  protected nextRequestId(prefix: string): string {
+    return `${prefix}-${this.spec?.gen ?? 0}-${++this.#asks}`;
+  }
+
+  /** Ends a turn the transcript did not end (the PTY went away mid-turn). */
+  protected endTurn(status: 'completed' | 'cancelled', usage: Extract<AgentEventBody, { type: 'turn_complete' }>['usage']): void {
+    this.busy = false;
+    this.emit({ type: 'thinking', active: false });
+    this.emit({ type: 'turn_complete', status, usage });
+  }
+
+  async #onExit(exit: ProcessExit): Promise<void> {
+    // Whatever the last moments wrote is reported before the exit.
+    await this.#hookChain;
+    await this.onTerminalExit();
+    if (this.spec) this.context.terminal?.detach(this.spec.gen);
+    await this.#cleanUp();
+    this.emit({
+      type: 'exited',
+      code: exit.code,
+      signal: exit.signal,
+      reason: this.#stopRequested ? 'stopped' : exit.code === 0 ? 'quit in the terminal' : 'exited',
+    });
+  }
+
+  async #cleanUp(): Promise<void> {
+    await this.#server?.close().catch(() => undefined);
+    await this.#hooks?.remove().catch(() => undefined);
+  }
+}
