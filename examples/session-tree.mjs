@@ -35,6 +35,7 @@ export async function main() {
     await tree.exit();
     console.log(`focus: ${tree.focus}`);
     await tree.complete('tests'); // its last answer reaches the parent once, as a queued message
+    await tree.close(); // the tree stays in its file
 
     const sessions = await supervisor.list();
     for (const s of [...sessions].sort((a, b) => a.sessionId.localeCompare(b.sessionId))) console.log(`${s.sessionId}${s.parentId ? ` (child of ${s.parentId})` : ''}: ${s.status}`);

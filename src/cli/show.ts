@@ -1,7 +1,8 @@
 /**
  * `ase show ID`: one stored session, its state and its transcript, readable (one line per entry,
  * message text in full, tool input and output shortened) or `--json` (one object: the stored
- * state and every transcript entry, exact).
+ * state and every transcript entry, exact). A sub-agent session names its parent (and says when
+ * the parent is no longer stored: an orphan).
  */
 import { AseError, type TranscriptEntry, type VersionedSession } from '../index.js';
 import { openData } from './data-dir.js';
@@ -15,21 +16,26 @@ export async function runShow(options: { dataDir: string; sessionId: string; jso
   if (!stored && transcript.length === 0) {
     throw new AseError('INVALID_INPUT', `no session "${options.sessionId}" under ${options.dataDir} (\`ase sessions\` lists them)`);
   }
+  const parentId = stored?.state.parentId;
+  const parentStored = parentId !== undefined && (await store.load(parentId).then((p) => p !== undefined, () => false));
   if (options.json) {
-    output.out(`${JSON.stringify({ sessionId: options.sessionId, version: stored?.version ?? null, state: stored?.state ?? null, transcript })}\n`);
+    const parent = parentId !== undefined ? { parentId, parentCallId: stored?.state.parentCallId ?? null, parentStored } : { parentId: null };
+    output.out(`${JSON.stringify({ sessionId: options.sessionId, ...parent, version: stored?.version ?? null, state: stored?.state ?? null, transcript })}\n`);
     return 0;
   }
-  output.out(header(options.sessionId, stored));
+  output.out(header(options.sessionId, stored, parentStored));
   for (const entry of transcript) output.out(line(entry));
   return 0;
 }
 
-function header(sessionId: string, stored: VersionedSession | undefined): string {
+function header(sessionId: string, stored: VersionedSession | undefined, parentStored: boolean): string {
   if (!stored) return `${bold('session')}  ${sessionId} ${dim('(no stored state; transcript only)')}\n\n`;
   const s = stored.state;
   const u = s.usage;
+  const call = s.parentCallId !== undefined ? ` (call ${s.parentCallId})` : '';
   return [
     `${bold('session')}  ${sessionId}`,
+    ...(s.parentId !== undefined ? [`${bold('parent')}   ${s.parentId}${call}${parentStored ? '' : ` ${dim('(not stored: an orphan)')}`}`] : []),
     `${bold('agent')}    ${s.agent} in ${s.workDir}`,
     `${bold('phase')}    ${s.phase} (mode ${s.mode}, generation ${s.gen})${s.resumeToken ? `, agent session ${s.resumeToken}` : ''}`,
     `${bold('usage')}    ${u.turns} turn${u.turns === 1 ? '' : 's'}, ${u.inputTokens} in / ${u.outputTokens} out tokens, ${formatUsd(u.costUsd)}`,

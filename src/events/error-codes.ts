@@ -66,6 +66,12 @@ export const ERROR_CODES = [
   'SUPERVISOR_CLOSED',
   /** `open()` of a session id the store does not hold. */
   'SESSION_NOT_FOUND',
+  /**
+   * A session tree's rules forbid the change in the tree's current state (`openSessionTree`):
+   * entering a session that is not a sub-agent of the focus or is completed, exiting the root,
+   * completing the focused or a suspended session, spawning under a completed one. Nothing changed.
+   */
+  'TREE_CONFLICT',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -19,6 +19,8 @@ import { openApiDocument } from './openapi.js';
 import { renderPage } from './page.js';
 import { SessionHub } from './session-hub.js';
 import type { SessionHost } from './session-host.js';
+import { TreeFeed } from './tree-feed.js';
+import * as treeRules from '../session/session-tree-state.js';
 import { diagramSvg } from './diagram-svg.js';
 import { sessionMachine } from '../actors/session.js';
 import { toGraph } from '../actors/diagram.js';
@@ -55,12 +57,21 @@ export interface ServerApp {
 const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const LOCAL_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const CreateBody = z.strictObject({
-  agent: z.string().min(1).max(64),
-  workDir: z.string().min(1).max(4096),
-  mode: ControlModeSchema.optional(),
-  engineOptions: z.record(z.string(), z.unknown()).optional(),
-});
+const SessionIdParam = z
+  .string()
+  .regex(SESSION_ID, 'a session id: 1-128 letters, digits or . _ -')
+  .refine((id) => id !== '.' && id !== '..', 'a session id is not . or ..');
+const CreateBody = z
+  .strictObject({
+    agent: z.string().min(1).max(64),
+    workDir: z.string().min(1).max(4096),
+    mode: ControlModeSchema.optional(),
+    engineOptions: z.record(z.string(), z.unknown()).optional(),
+    /** The session that started this one (a sub-agent session): stored with it, as `createSession`'s `parentId`. */
+    parentId: SessionIdParam.optional(),
+    parentCallId: z.string().min(1).max(256).optional(),
+  })
+  .refine((b) => b.parentCallId === undefined || b.parentId !== undefined, { path: ['parentCallId'], message: 'needs parentId (the session whose call it is)' });
 const MessageBody = z.strictObject({
   text: z.string().min(1),
   localId: z.string().regex(LOCAL_ID, 'localId: 1-128 letters, digits or . _ : -'),
@@ -78,6 +89,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const heartbeatMs = Math.min(options.heartbeatMs ?? 10_000, 10_000);
   const maxBody = options.maxBodyBytes ?? 1.5 * 1024 * 1024;
   const hubs = new Map<string, SessionHub>();
+  const trees = new TreeFeed(host, hubs);
   const app = new Hono();
 
   const hubFor = (id: string): SessionHub => {
@@ -269,8 +281,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     return c.json({ live: false, ...stored });
   });
 
-  // The tree that holds the session, with its focus: what a remote client follows (polling it) to
-  // show the session the person drives now. Sessions of no tree known here: 404.
+  // The tree that holds the session, with its focus: the session the person drives now (a stream
+  // of the session is told changes as `tree` frames). Sessions of no tree known here: 404.
   app.get('/api/sessions/:id/tree', async (c) => {
     const id = checkId(c.req.param('id'));
     await assertKnown(id);
@@ -278,6 +290,30 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     if (!tree) throw new HttpError(404, 'NOT_FOUND', `no session tree known here holds ${id}`);
     return c.json({ sessionId: id, ...tree });
   });
+
+  // A remote client moves the focus: enter a sub-agent of the focused session, or exit the focused
+  // one back to its parent. Every stream of the tree's sessions hears the new tree (`tree` frames).
+  const moveFocus = (move: 'enter' | 'exit') => async (c: Context) => {
+    const id = checkId(c.req.param('id'));
+    await readJson(c, z.strictObject({}));
+    await assertKnown(id);
+    const found = host.moveTreeFocus ? await host.tree?.(id) : undefined;
+    if (!found) throw new HttpError(404, 'NOT_FOUND', `no session tree known here holds ${id}`);
+    // The rules first, on the tree as read (the move checks them again on the file): a refused
+    // move opens no session. Then the sessions the move touches are opened here, with this
+    // server's hooks, so their streams carry their live notices.
+    if (move === 'enter') treeRules.enter(found, id, undefined);
+    else treeRules.exit(found, undefined, id);
+    for (const touched of move === 'enter' ? [found.focus, id] : [found.nodes[id]?.parentId]) {
+      if (touched !== undefined) await liveSession(touched).catch(() => undefined); // the move reports what fails
+    }
+    const moved = await host.moveTreeFocus!(id, move);
+    if (!moved) throw new HttpError(404, 'NOT_FOUND', `no session tree known here holds ${id}`);
+    trees.refresh();
+    return c.json({ sessionId: id, ...moved });
+  };
+  app.post('/api/sessions/:id/tree/enter', moveFocus('enter'));
+  app.post('/api/sessions/:id/tree/exit', moveFocus('exit'));
 
   app.post('/api/sessions/:id/stop', async (c) => {
     const id = checkId(c.req.param('id'));
@@ -374,11 +410,13 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       onClose: (s) => {
         hub.removeStream(s);
         clients.delete(s);
+        trees.idle();
       },
     });
     clients.add(stream);
     hub.addStream(stream);
     hub.greet(stream);
+    trees.greet(hub, stream);
     void stream.start();
     c.req.raw.signal.addEventListener('abort', () => stream.close(), { once: true });
     return new Response(stream.response, {
@@ -456,6 +494,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     hubs,
     close() {
       clearInterval(beat);
+      trees.close();
       for (const hub of hubs.values()) hub.close();
       hubs.clear();
     },

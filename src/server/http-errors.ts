@@ -14,6 +14,9 @@ export const STATUS_BY_CODE: Record<string, number> = {
   SESSION_OWNED: 409,
   DUPLICATE_SEND: 409,
   LEASE_LOST: 409,
+  TREE_CONFLICT: 409,
+  RESUME_FORKED: 409,
+  SESSION_NOT_FOUND: 404,
 };
 
 export class HttpError extends Error {

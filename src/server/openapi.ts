@@ -9,8 +9,8 @@ const ERROR_TEXT: Record<number, string> = {
   400: 'bad JSON, a body that does not fit the schema, or a bad id',
   401: 'no token, a wrong token, or a spent/expired ticket',
   403: 'a state change from a foreign Origin',
-  404: 'no such session (or permission request)',
-  409: 'the request conflicts with the session (already decided, nothing to abort, stopped)',
+  404: 'no such session (or permission request, or session tree)',
+  409: 'the request conflicts with the session (already decided, nothing to abort, stopped, owned by another host) or its tree (TREE_CONFLICT: the tree\'s rules forbid the move now)',
   413: 'the body is too large',
 };
 
@@ -33,9 +33,25 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/api/sessions/{id}/tree': {
         get: {
-          summary: 'The session tree (openSessionTree) that holds this session, with its focus: poll it to follow enter/exit. Found under the data dir (trees/<rootId>.json) by the stored parents',
+          summary: 'The session tree (openSessionTree) that holds this session, with its focus. Found under the data dir (trees/<rootId>.json) by the stored parents. The session\'s event stream is told every change (event: tree)',
           parameters: [idParam],
           responses: { 200: { description: 'the tree', ...json(ref('SessionTree')) }, ...errors(400, 401, 404) },
+        },
+      },
+      '/api/sessions/{id}/tree/enter': {
+        post: {
+          summary: 'Make this session the focus of its tree: it must be a sub-agent of the focused session, not completed; the focused one is suspended (not stopped, not forked). Empty body',
+          parameters: [idParam],
+          requestBody: { ...json({ type: 'object', additionalProperties: false }) },
+          responses: { 200: { description: 'the tree after the move', ...json(ref('SessionTree')) }, 404: { description: 'no such session, or no session tree known here holds it', ...json(ref('Error')) }, ...errors(400, 401, 403, 409) },
+        },
+      },
+      '/api/sessions/{id}/tree/exit': {
+        post: {
+          summary: 'Return the focus from this session (it must be the focus, not the root) to its parent, which resumes by the same agent session (a forked one is RESUME_FORKED, 409). Empty body',
+          parameters: [idParam],
+          requestBody: { ...json({ type: 'object', additionalProperties: false }) },
+          responses: { 200: { description: 'the tree after the move', ...json(ref('SessionTree')) }, 404: { description: 'no such session, or no session tree known here holds it', ...json(ref('Error')) }, ...errors(400, 401, 403, 409) },
         },
       },
       '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } } },
@@ -49,7 +65,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/api/sessions/{id}/events': {
         get: {
-          summary: 'Server-Sent Events: durable entries (event: entry, id: seq) replayed from Last-Event-ID or after_seq, then live; ephemeral frames without id (agent, status, thinking, presence, permission_prompt, permission_resolved, snapshot, inspect, error, done, live, heartbeat, gap)',
+          summary: 'Server-Sent Events: durable entries (event: entry, id: seq) replayed from Last-Event-ID or after_seq, then live; ephemeral frames without id (agent, status, thinking, presence, permission_prompt, permission_resolved, snapshot, tree, inspect, error, done, live, heartbeat, gap); tree: the SessionTree body at connect and on every change of the tree that holds the session (null once none does)',
           parameters: [
             idParam,
             { name: 'Last-Event-ID', in: 'header', schema: { type: 'string', pattern: '^\\d+$' } },
@@ -121,7 +137,19 @@ export function openApiDocument(): Record<string, unknown> {
             },
           },
         },
-        CreateSession: { type: 'object', required: ['agent', 'workDir'], additionalProperties: false, properties: { agent: { type: 'string' }, workDir: { type: 'string' }, mode: { enum: ['local', 'remote'] }, engineOptions: { type: 'object' } } },
+        CreateSession: {
+          type: 'object',
+          required: ['agent', 'workDir'],
+          additionalProperties: false,
+          properties: {
+            agent: { type: 'string' },
+            workDir: { type: 'string' },
+            mode: { enum: ['local', 'remote'] },
+            engineOptions: { type: 'object' },
+            parentId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', description: 'the session that starts this one (a sub-agent session), stored with it; it need not exist. Not . or ..' },
+            parentCallId: { type: 'string', minLength: 1, maxLength: 256, description: "the parent's tool call that starts it; needs parentId" },
+          },
+        },
         Message: { type: 'object', required: ['text', 'localId'], additionalProperties: false, properties: { text: { type: 'string', minLength: 1 }, localId: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } } },
         MessageReceipt: { type: 'object', properties: { localId: { type: 'string' }, seq: { type: ['integer', 'null'] }, status: { enum: ['delivered', 'queued'] } } },
         Decision: { type: 'object', required: ['decision'], additionalProperties: false, properties: { decision: { enum: ['allow', 'deny'] }, updatedInput: {}, message: { type: 'string' } } },

@@ -13,8 +13,10 @@ import { isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
-import { findSessionTree } from '../session/session-tree-file.js';
+import { openSessionTree } from '../session/session-tree.js';
+import { findSessionTree, sessionTreeFile } from '../session/session-tree-file.js';
 import type { TreeRecord } from '../session/session-tree-state.js';
+import { watchSessionTrees, type SessionTreeWatch } from '../session/session-tree-watch.js';
 
 /** What `POST /api/sessions` asks for. */
 export interface HostCreateOptions {
@@ -28,6 +30,10 @@ export interface HostCreateOptions {
   inspect?: (event: InspectionEvent) => void;
   /** Continue this stored session instead of starting a new one. */
   sessionId?: string;
+  /** The session that started this one (a sub-agent session), stored with it. */
+  parentId?: string;
+  /** The parent's tool call that started it; needs `parentId`. */
+  parentCallId?: string;
 }
 
 /** One row of `GET /api/sessions`. */
@@ -60,6 +66,18 @@ export interface SessionHost {
    * knows no trees.
    */
   tree?(id: string): Promise<TreeRecord | undefined>;
+  /**
+   * Moves the focus of the tree that holds `id` (`openSessionTree`, one change at a time per tree):
+   * `enter` makes `id` the focus (a sub-agent of the focused session), `exit` returns the focus
+   * from `id` (which must be the focus) to its parent. Resolves with the tree after the move,
+   * undefined when no tree holds `id`; a move the tree's rules forbid rejects with `TREE_CONFLICT`.
+   */
+  moveTreeFocus?(id: string, move: 'enter' | 'exit'): Promise<TreeRecord | undefined>;
+  /**
+   * Calls `onChange` (debounced) when a tree the host can find may have changed, whoever changed
+   * it; the caller re-reads (`tree()`) and compares. Close what it returns.
+   */
+  watchTrees?(onChange: () => void): SessionTreeWatch;
   shutdown(): Promise<void>;
 }
 
@@ -98,6 +116,27 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
  */
 export function supervisorHost(supervisor: Supervisor, store: SessionStore, options: { dataDir?: string } = {}): SessionHost {
   const { dataDir } = options;
+  /** Per tree root: the focus moves made here run one after another. */
+  const treeMoves = new Map<string, Promise<unknown>>();
+  const moveTreeFocus = async (root: string, sessionId: string, move: 'enter' | 'exit'): Promise<TreeRecord> => {
+    const run = async () => {
+      const tree = await openSessionTree({ supervisor, file: sessionTreeFile(dataDir!, root), rootId: root });
+      try {
+        if (move === 'enter') await tree.enter(sessionId);
+        else await tree.exit(sessionId);
+        return tree.record();
+      } finally {
+        await tree.close();
+      }
+    };
+    const next = (treeMoves.get(root) ?? Promise.resolve()).then(run, run);
+    const settled = next.catch(() => undefined);
+    treeMoves.set(root, settled);
+    void settled.then(() => {
+      if (treeMoves.get(root) === settled) treeMoves.delete(root);
+    });
+    return next;
+  };
   return {
     create: (o) =>
       supervisor.create({
@@ -106,6 +145,8 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore, opti
         ...(o.mode && { mode: o.mode }),
         ...(o.engineOptions && { engineOptions: o.engineOptions }),
         ...(o.sessionId && { sessionId: o.sessionId }),
+        ...(o.parentId !== undefined && { parentId: o.parentId }),
+        ...(o.parentCallId !== undefined && { parentCallId: o.parentCallId }),
         ...(o.onNotice && { onNotice: o.onNotice }),
         ...(o.inspect && { inspect: o.inspect }),
       }),
@@ -137,7 +178,14 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore, opti
       }));
     },
     stop: (id) => supervisor.stop(id),
-    ...(dataDir !== undefined && { tree: (sessionId: string) => findSessionTree({ dataDir, store, sessionId }) }),
+    ...(dataDir !== undefined && {
+      tree: (sessionId: string) => findSessionTree({ dataDir, store, sessionId }),
+      async moveTreeFocus(sessionId: string, move: 'enter' | 'exit') {
+        const found = await findSessionTree({ dataDir, store, sessionId });
+        return found && moveTreeFocus(found.rootId, sessionId, move);
+      },
+      watchTrees: (onChange: () => void) => watchSessionTrees({ dataDir, onChange }),
+    }),
     shutdown: () => supervisor.shutdown(),
   };
 }

@@ -48,8 +48,14 @@ export const TreeRecordSchema: z.ZodType<TreeRecord> = z
   .object({ rootId: z.string().min(1), focus: z.string().min(1), nodes: z.record(z.string(), TreeNodeSchema) })
   .refine((t) => t.rootId in t.nodes && t.focus in t.nodes, 'the root and the focus must be nodes of the tree');
 
+/** A session the tree does not hold: bad input. */
 const fail = (message: string, details?: Record<string, unknown>): never => {
   throw new AseError('INVALID_INPUT', `session tree: ${message}`, details ? { details } : {});
+};
+
+/** A change the tree's rules forbid in its current state (a remote client gets 409). */
+const conflict = (message: string, details: Record<string, unknown>): never => {
+  throw new AseError('TREE_CONFLICT', `session tree: ${message}`, { details });
 };
 
 export function newTree(rootId: string): TreeRecord {
@@ -63,8 +69,8 @@ function node(tree: TreeRecord, id: string): TreeNode {
 /** Adds a child under `parentId` (active, not focused). */
 export function addChild(tree: TreeRecord, parentId: string, childId: string, parentCallId?: string): TreeRecord {
   const parent = node(tree, parentId);
-  if (parent.state === 'completed') fail(`"${parentId}" is completed: it spawns no more sub-agents`);
-  if (tree.nodes[childId]) fail(`"${childId}" is already in the tree`);
+  if (parent.state === 'completed') conflict(`"${parentId}" is completed: it spawns no more sub-agents`, { sessionId: parentId, state: parent.state });
+  if (tree.nodes[childId]) conflict(`"${childId}" is already in the tree`, { sessionId: childId });
   const child: TreeNode = { sessionId: childId, parentId, state: 'active', ...(parentCallId !== undefined && { parentCallId }) };
   return { ...tree, nodes: { ...tree.nodes, [childId]: child } };
 }
@@ -75,8 +81,8 @@ export function addChild(tree: TreeRecord, parentId: string, childId: string, pa
  */
 export function enter(tree: TreeRecord, childId: string, focusResumeToken: string | undefined): TreeRecord {
   const child = node(tree, childId);
-  if (child.parentId !== tree.focus) fail(`"${childId}" is not a sub-agent of the focused session "${tree.focus}"`);
-  if (child.state === 'completed') fail(`"${childId}" is completed`);
+  if (child.parentId !== tree.focus) conflict(`"${childId}" is not a sub-agent of the focused session "${tree.focus}"`, { sessionId: childId, focus: tree.focus });
+  if (child.state === 'completed') conflict(`"${childId}" is completed`, { sessionId: childId, state: child.state });
   const from = node(tree, tree.focus);
   const suspended: TreeNode = { ...from, state: 'suspended', ...(focusResumeToken !== undefined && { resumeTokenAtSuspend: focusResumeToken }) };
   return { ...tree, focus: childId, nodes: { ...tree.nodes, [from.sessionId]: suspended, [childId]: { ...child, state: 'active' } } };
@@ -85,11 +91,16 @@ export function enter(tree: TreeRecord, childId: string, focusResumeToken: strin
 /**
  * The focus returns to the parent of the focused session. `parentResumeToken` is the parent's token
  * now: if it was noted at suspend and differs, the parent was forked, which is an error (the
- * focus stays).
+ * focus stays). With `from`, that session must be the focus (a caller that saw an older tree
+ * does not exit another session).
  */
-export function exit(tree: TreeRecord, parentResumeToken: string | undefined): TreeRecord {
+export function exit(tree: TreeRecord, parentResumeToken: string | undefined, from?: string): TreeRecord {
+  if (from !== undefined && from !== tree.focus) {
+    node(tree, from);
+    conflict(`"${from}" is not the focused session (the focus is "${tree.focus}")`, { sessionId: from, focus: tree.focus });
+  }
   const focused = node(tree, tree.focus);
-  if (focused.parentId === undefined) fail(`"${tree.focus}" is the root: there is nothing to exit to`);
+  if (focused.parentId === undefined) conflict(`"${tree.focus}" is the root: there is nothing to exit to`, { sessionId: tree.focus, focus: tree.focus });
   const parent = node(tree, focused.parentId!);
   const noted = parent.resumeTokenAtSuspend;
   if (noted !== undefined && parentResumeToken !== undefined && noted !== parentResumeToken) {
@@ -104,10 +115,10 @@ export function exit(tree: TreeRecord, parentResumeToken: string | undefined): T
 /** A child finished with `result`; it is not focused (exit first). Completing twice keeps the first result. */
 export function complete(tree: TreeRecord, childId: string, result: string): TreeRecord {
   const child = node(tree, childId);
-  if (child.parentId === undefined) fail('the root is not a sub-agent: it does not complete into a parent');
-  if (tree.focus === childId) fail(`"${childId}" has the focus: exit() before completing it`);
+  if (child.parentId === undefined) conflict('the root is not a sub-agent: it does not complete into a parent', { sessionId: childId });
+  if (tree.focus === childId) conflict(`"${childId}" has the focus: exit() before completing it`, { sessionId: childId, focus: tree.focus });
   // A suspended session is an ancestor of the focus: it completes only once the focus is back.
-  if (child.state === 'suspended') fail(`"${childId}" is suspended under the focus: exit() to it before completing it`);
+  if (child.state === 'suspended') conflict(`"${childId}" is suspended under the focus: exit() to it before completing it`, { sessionId: childId, state: child.state });
   if (child.state === 'completed') return tree;
   return { ...tree, nodes: { ...tree.nodes, [childId]: { ...child, state: 'completed', result } } };
 }

@@ -13,6 +13,10 @@
  * - `complete(childId, result?)`: the child is done; its result (by default its last assistant
  *   text) is delivered to the parent exactly once, as a queued message whose `localId` is derived
  *   from the child (a repeat after a crash is refused by the parent as a duplicate).
+ *
+ * The file is the truth: every change reads it again first, so a change made meanwhile by another
+ * handle on the same file (another process, `ase serve`'s `POST /api/sessions/:id/tree/enter`)
+ * is built on, not overwritten.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -55,9 +59,16 @@ export interface SessionTree {
    * `INVALID_INPUT`, before anything is created, when the parent is not in the tree or is completed.
    */
   spawn(parentId: string, options: SpawnSessionOptions): Promise<Session>;
+  /** The focus moves to `childId`, a sub-agent of the focused session; the focused one is suspended. */
   enter(childId: string): Promise<Session>;
-  exit(): Promise<Session>;
+  /**
+   * The focus returns to the focused session's parent. With `from`, that session must be the
+   * focus (`TREE_CONFLICT` otherwise): a caller that saw an older tree exits nothing else.
+   */
+  exit(from?: string): Promise<Session>;
   complete(childId: string, result?: string): Promise<void>;
+  /** Stops following the tree's sessions (their last assistant texts); the tree and its file stay. Further changes are refused. */
+  close(): Promise<void>;
 }
 
 export async function openSessionTree(options: SessionTreeOptions): Promise<SessionTree> {
@@ -79,6 +90,7 @@ class SessionTreeHandle implements SessionTree {
   readonly #unsubscribe = new Map<string, () => void>();
   /** Changes run one at a time: the record is read-modify-written. */
   #chain: Promise<unknown> = Promise.resolve();
+  #closed = false;
 
   constructor(options: SessionTreeOptions, record: tree.TreeRecord) {
     this.#options = options;
@@ -124,12 +136,12 @@ class SessionTreeHandle implements SessionTree {
     });
   }
 
-  exit(): Promise<Session> {
+  exit(from?: string): Promise<Session> {
     return this.#serial(async () => {
       const focused = this.#record.nodes[this.#record.focus];
-      if (focused?.parentId === undefined) return tree.exit(this.#record, undefined) as never; // throws: the root
+      if (focused?.parentId === undefined || (from !== undefined && from !== this.#record.focus)) return tree.exit(this.#record, undefined, from) as never; // throws
       const parent = await this.#open(focused.parentId);
-      this.#record = tree.exit(this.#record, parent.snapshot().resumeToken);
+      this.#record = tree.exit(this.#record, parent.snapshot().resumeToken, from);
       await this.save();
       return parent;
     });
@@ -141,6 +153,13 @@ class SessionTreeHandle implements SessionTree {
       await this.save();
       await this.deliverPending();
     });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true; // refuses what is asked from now on; what runs already ends first
+    await this.#chain;
+    for (const off of this.#unsubscribe.values()) off();
+    this.#unsubscribe.clear();
   }
 
   async save(): Promise<void> {
@@ -177,8 +196,19 @@ class SessionTreeHandle implements SessionTree {
     this.#unsubscribe.set(sessionId, off);
   }
 
+  /** Runs `work` after the changes before it, on the record as the file holds it now. */
   #serial<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.#chain.then(work, work);
+    if (this.#closed) return Promise.reject(new AseError('SESSION_STOPPED', `session tree ${this.#options.file} was closed`));
+    const run = async (): Promise<T> => {
+      const current = await readSessionTree(this.#options.file);
+      if (current && current.rootId !== this.#record.rootId) throw new AseError('STORE_CORRUPT', `session tree ${this.#options.file} now belongs to root "${current.rootId}", not "${this.#record.rootId}"`);
+      if (current) {
+        this.#record = current;
+        for (const id of Object.keys(current.nodes)) this.#watch(id);
+      }
+      return work();
+    };
+    const next = this.#chain.then(run, run);
     this.#chain = next.catch(() => undefined);
     return next;
   }

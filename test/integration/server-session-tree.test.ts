@@ -4,6 +4,11 @@
  * answers the tree that holds a session (kept at `sessionTreeFile(dataDir, rootId)`) with its
  * focus, so a client follows `enter` / `exit` of a tree run in the server's process; a server
  * started later on the data dir finds a tree from any of its sessions by their stored parents.
+ * Event streams are told the tree (`tree` frames) at connect and on every change, also one made
+ * by another process on the tree file (a second supervisor and `openSessionTree` here); a corrupt
+ * file is one `error` frame; the watch is gone once the server closed. Remote clients move the
+ * focus (`POST .../tree/enter`, `.../tree/exit`) with 404 / 409 refusals, and create sessions
+ * with a `parentId`.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -11,6 +16,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSupervisor, fakeEngine, FileJournal, FileStore, openSessionTree, sessionTreeFile, type Supervisor } from '../../src/index.js';
 import { startServer, supervisorHost, type RunningServer } from '../../src/server.js';
+import { openSse, type SseConnection, type SseFrame } from '../support/sse-client.js';
 
 let dir: string;
 let dataDir: string;
@@ -39,6 +45,35 @@ function supervisor(parts = files()): Supervisor {
 async function get(server: RunningServer, route: string): Promise<{ status: number; body: any }> {
   const response = await fetch(`${server.url}${route}`, { headers: { authorization: `Bearer ${server.token}` } });
   return { status: response.status, body: await response.json() };
+}
+
+async function post(server: RunningServer, route: string, body: unknown = {}, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function stream(server: RunningServer, id: string): Promise<SseConnection> {
+  const connection = await openSse(`${server.url}/api/sessions/${id}/events`, { authorization: `Bearer ${server.token}` });
+  cleanups.push(async () => connection.cut());
+  expect(connection.status).toBe(200);
+  return connection;
+}
+
+const trees = (c: SseConnection) => c.frames.filter((f) => f.event === 'tree').map((f) => JSON.parse(f.data) as { focus: string; nodes: Record<string, { state: string }> } | null);
+const focusIs = (focus: string) => (f: SseFrame) => f.event === 'tree' && (JSON.parse(f.data) as { focus?: string } | null)?.focus === focus;
+/** fs.watch handles open in this process. */
+const watchers = () => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap').length;
+const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await settle(10);
+  }
 }
 
 describe('session trees over HTTP', () => {
@@ -91,5 +126,138 @@ describe('session trees over HTTP', () => {
 
     await fs.writeFile(sessionTreeFile(dataDir, 'root'), '{"rootId":"root","focus":"elsewhere","nodes":{}}');
     expect(await get(server, '/api/sessions/kid/tree')).toMatchObject({ status: 500, body: { error: { code: 'STORE_CORRUPT' } } });
+  });
+
+  it('a stream is told the tree at connect and each change made by another process on the file, once per change; no watch is left after close', async () => {
+    const other = supervisor(); // "another process": its own supervisor, store and journal on the data dir
+    const root = await other.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const tree = await openSessionTree({ supervisor: other, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
+    const kid = await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'child' });
+    const solo = await other.create({ agent: 'fake', workDir, sessionId: 'solo' });
+    // A turn each: their state is stored, which is all the server knows of them.
+    await Promise.all([root.run('hi'), kid.run('hi'), solo.run('hi')]);
+
+    const watchersBefore = watchers();
+    const server = await startServer({ port: 0, dataDir, engines: [fakeEngine({ startDelayMs: 0 })] });
+    cleanups.push(() => server.close());
+    const child = await stream(server, 'child');
+    const soloStream = await stream(server, 'solo');
+    const first = await child.waitFor((f) => f.event === 'tree');
+    expect(JSON.parse(first.data)).toMatchObject({ sessionId: 'child', rootId: 'root', focus: 'root', nodes: { child: { parentId: 'root', state: 'active' } } });
+    expect(watchers()).toBeGreaterThan(watchersBefore);
+
+    await tree.enter('child');
+    await child.waitFor(focusIs('child'));
+    expect(trees(child).at(-1)).toMatchObject({ focus: 'child', nodes: { root: { state: 'suspended' }, child: { state: 'active' } } });
+    await tree.exit();
+    await child.waitFor((f) => f.event === 'tree' && trees(child).length === 3);
+    expect(trees(child).map((t) => t?.focus)).toEqual(['root', 'child', 'root']);
+    // A rewrite with the same content is no change; a session of no tree hears nothing of it.
+    const again = await openSessionTree({ supervisor: other, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
+    await again.close();
+    await settle(800);
+    expect(trees(child)).toHaveLength(3);
+    expect(trees(soloStream)).toEqual([]);
+
+    // A second stream of the same session gets the tree as it is now, once.
+    const late = await stream(server, 'root');
+    await late.waitFor((f) => f.event === 'tree');
+    await tree.complete('child', 'done');
+    await late.waitFor((f) => f.event === 'tree' && trees(late).length === 2);
+    expect(trees(late).at(-1)).toMatchObject({ focus: 'root', nodes: { child: { state: 'completed', result: 'done' } } });
+    await child.waitFor((f) => f.event === 'tree' && trees(child).length === 4);
+    await tree.close();
+
+    // A corrupt file: one error frame per stream, not one per look.
+    await fs.writeFile(sessionTreeFile(dataDir, 'root'), '{"rootId":"root","focus":"elsewhere","nodes":{}}');
+    await child.waitFor((f) => f.event === 'error');
+    await settle(800);
+    expect(child.frames.filter((f) => f.event === 'error').map((f) => JSON.parse(f.data).code)).toEqual(['STORE_CORRUPT']);
+    // No tree holds it any more: a null tree.
+    await fs.rm(sessionTreeFile(dataDir, 'root'));
+    await child.waitFor((f) => f.event === 'tree' && f.data === 'null');
+
+    // The watch runs while a stream is open: the last one closing stops it, the next starts it.
+    for (const connection of [child, soloStream, late]) connection.cut();
+    await until(() => watchers() === watchersBefore);
+    const again2 = await stream(server, 'root');
+    await until(() => watchers() > watchersBefore);
+    await settle(200);
+    expect(trees(again2)).toEqual([]); // in no tree now: nothing to say
+    await server.close();
+    await settle(50);
+    expect(watchers()).toBe(watchersBefore);
+  });
+
+  it('remote clients move the focus: enter a sub-agent of the focus, exit the focus; refusals are 404 / 409 / 403 and change nothing', async () => {
+    const parts = files();
+    const sup = supervisor(parts);
+    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
+    cleanups.push(() => server.close());
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    await sup.create({ agent: 'fake', workDir, sessionId: 'solo' });
+    const tree = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
+    await tree.spawn('a', { agent: 'fake', workDir, sessionId: 'a1' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'done' });
+    await tree.complete('done', 'finished');
+    await tree.close();
+    const rootStream = await stream(server, 'root');
+    await rootStream.waitFor(focusIs('root'));
+
+    expect(await post(server, '/api/sessions/a1/tree/enter')).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT' } } }); // a grandchild
+    expect(await post(server, '/api/sessions/done/tree/enter')).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT', message: expect.stringContaining('completed') } } });
+    expect(await post(server, '/api/sessions/root/tree/exit')).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT' } } }); // the root
+    expect(await post(server, '/api/sessions/solo/tree/enter')).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
+    expect(await post(server, '/api/sessions/nobody/tree/enter')).toMatchObject({ status: 404 });
+    expect(await post(server, '/api/sessions/a/tree/enter', { extra: 1 })).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT' } } });
+    expect(await post(server, '/api/sessions/a/tree/enter', {}, { origin: 'https://evil.example' })).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN_ORIGIN' } } });
+    const unauthorized = await fetch(`${server.url}/api/sessions/a/tree/enter`, { method: 'POST', body: '{}' });
+    expect(unauthorized.status).toBe(401);
+    expect((await get(server, '/api/sessions/a/tree')).body.focus).toBe('root');
+
+    const entered = await post(server, '/api/sessions/a/tree/enter');
+    expect(entered).toMatchObject({ status: 200, body: { sessionId: 'a', rootId: 'root', focus: 'a', nodes: { root: { state: 'suspended' }, a: { state: 'active' } } } });
+    await rootStream.waitFor(focusIs('a'));
+    expect(await post(server, '/api/sessions/root/tree/exit')).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT', message: expect.stringContaining('not the focused session') } } });
+    expect(await post(server, '/api/sessions/a1/tree/enter')).toMatchObject({ status: 200, body: { focus: 'a1', nodes: { a: { state: 'suspended' } } } });
+    expect(await post(server, '/api/sessions/a1/tree/exit')).toMatchObject({ status: 200, body: { focus: 'a', nodes: { a: { state: 'active' }, a1: { state: 'active' } } } });
+    expect(await post(server, '/api/sessions/a/tree/exit')).toMatchObject({ status: 200, body: { sessionId: 'a', focus: 'root', nodes: { root: { state: 'active' } } } });
+    await rootStream.waitFor((f) => f.event === 'tree' && trees(rootStream).length >= 5);
+    expect(trees(rootStream).map((t) => t?.focus)).toEqual(['root', 'a', 'a1', 'a', 'root']);
+    // The file holds it: a handle opened now sees the same tree, the suspended sessions never stopped.
+    const reopened = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
+    expect(reopened.record()).toMatchObject({ focus: 'root', nodes: { root: { state: 'active' }, a: { state: 'active' }, done: { state: 'completed', delivered: true } } });
+    await reopened.close();
+    expect(sup.get('root')?.snapshot().phase).not.toBe('stopped');
+
+    const doc = (await get(server, '/api/openapi.json')).body;
+    expect(Object.keys(doc.paths['/api/sessions/{id}/tree/enter'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+    expect(Object.keys(doc.paths['/api/sessions/{id}/tree/exit'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+  });
+
+  it('POST /api/sessions takes a parentId (and parentCallId); bad ones are 400 with nothing created', async () => {
+    const parts = files();
+    const sup = supervisor(parts);
+    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
+    cleanups.push(() => server.close());
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const created = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'root', parentCallId: 'call-9' });
+    expect(created.status).toBe(201);
+    const id = created.body.sessionId as string;
+    expect((await get(server, `/api/sessions/${id}`)).body).toMatchObject({ parentId: 'root', parentCallId: 'call-9' });
+    await post(server, `/api/sessions/${id}/stop`);
+    expect((await parts.store.load(id))?.state).toMatchObject({ parentId: 'root', parentCallId: 'call-9', phase: 'stopped' });
+
+    const count = async () => (await get(server, '/api/sessions')).body.sessions.length as number;
+    const before = await count();
+    for (const bad of [{ parentId: '..' }, { parentId: 'a/b' }, { parentId: '' }, { parentCallId: 'call-1' }, { parentId: 'root', parentCallId: '' }, { parentId: 7 }]) {
+      const refused = await post(server, '/api/sessions', { agent: 'fake', workDir, ...bad });
+      expect(refused, JSON.stringify(bad)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT' } } });
+    }
+    expect(await count()).toBe(before);
+    expect(server.app.hubs.size).toBe(0); // the stopped one's is forgotten; the refusals made none
+    const doc = (await get(server, '/api/openapi.json')).body;
+    expect(doc.components.schemas.CreateSession.properties).toMatchObject({ parentId: { type: 'string' }, parentCallId: { type: 'string' } });
   });
 });

@@ -3,13 +3,15 @@
  * store in a temp data dir: set through `create`, stored in the session's own state, kept across a
  * supervisor restart (list, subscribe snapshots, open), fixed at creation, refused when malformed
  * (nothing created); `openSessionTree().spawn()` sets it on the child; `ase sessions` draws the
- * tree and `--json` carries it; a state file written before it existed still loads.
+ * tree and `--json` carries it; `ase show` names the parent (and an orphan's missing one); a state
+ * file written before it existed still loads.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runSessions } from '../../src/cli/sessions.js';
+import { runShow } from '../../src/cli/show.js';
 import { createSupervisor, fakeEngine, FileStore, isAseError, openSessionTree, PersistedSessionSchema, type Supervisor, type SupervisedNotice } from '../../src/index.js';
 
 let dir: string;
@@ -44,6 +46,13 @@ async function sessionsCommand(json: boolean): Promise<{ code: number; out: stri
   let err = '';
   const code = await runSessions({ dataDir, json }, { out: (t) => (out += t), err: (t) => (err += t) });
   return { code, out, err };
+}
+
+/** `ase show ID` in this process, its output captured. */
+async function showCommand(sessionId: string, json: boolean): Promise<string> {
+  let out = '';
+  await runShow({ dataDir, sessionId, json }, { out: (t) => (out += t), err: () => undefined });
+  return out;
 }
 
 describe('parentId on sessions', () => {
@@ -190,5 +199,21 @@ describe('parentId on sessions', () => {
     expect(session.snapshot()).not.toHaveProperty('parentId');
     await sup.shutdown();
     expect(await storedState('old')).not.toHaveProperty('parentId');
+  });
+
+  it('ase show prints the parent (and its call); --json has parentId, parentCallId and whether the parent is stored', async () => {
+    const sup = supervisor();
+    await (await sup.create({ agent: 'fake', workDir, sessionId: 'root' })).run('hi');
+    await (await sup.create({ agent: 'fake', workDir, sessionId: 'child', parentId: 'root', parentCallId: 'call-4' })).run('hi');
+    await (await sup.create({ agent: 'fake', workDir, sessionId: 'orphan', parentId: 'gone' })).run('hi');
+    await sup.shutdown();
+
+    expect(await showCommand('child', false)).toContain('session  child\nparent   root (call call-4)\nagent    fake in ');
+    expect(await showCommand('orphan', false)).toContain('session  orphan\nparent   gone (not stored: an orphan)\n');
+    expect(await showCommand('root', false)).not.toMatch(/^parent /m);
+    expect(JSON.parse(await showCommand('child', true))).toMatchObject({ sessionId: 'child', parentId: 'root', parentCallId: 'call-4', parentStored: true, state: { parentId: 'root' } });
+    expect(JSON.parse(await showCommand('orphan', true))).toMatchObject({ parentId: 'gone', parentCallId: null, parentStored: false });
+    expect(JSON.parse(await showCommand('root', true))).toMatchObject({ parentId: null });
+    expect(JSON.parse(await showCommand('root', true))).not.toHaveProperty('parentStored');
   });
 });

@@ -3,7 +3,8 @@
  * spawn, enter, exit, complete; the parent is never stopped or forked while suspended (same
  * session, same resume token, its agent not restarted); a child's result reaches the parent
  * exactly once, also when the host dies between the send and noting it; the tree, states and focus
- * survive a host restart.
+ * survive a host restart. Two handles on one file build on each other's changes (the file is the
+ * truth); `exit(from)` exits only that session; a closed handle refuses changes.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -80,10 +81,11 @@ describe('session tree', () => {
     await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
     await tree.spawn('a', { agent: 'fake', workDir, sessionId: 'a1' });
     const code = (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isAseError(e) ? e.code : String(e)));
-    expect(await code(tree.enter('a1'))).toBe('INVALID_INPUT'); // a grandchild: enter 'a' first
-    expect(await code(tree.exit())).toBe('INVALID_INPUT');
+    expect(await code(tree.enter('a1'))).toBe('TREE_CONFLICT'); // a grandchild: enter 'a' first
+    expect(await code(tree.exit())).toBe('TREE_CONFLICT');
+    expect(await code(tree.enter('nobody'))).toBe('INVALID_INPUT');
     await tree.enter('a');
-    expect(await code(tree.complete('a'))).toBe('INVALID_INPUT');
+    expect(await code(tree.complete('a'))).toBe('TREE_CONFLICT');
     expect(tree.focus).toBe('a');
   });
 
@@ -115,5 +117,28 @@ describe('session tree', () => {
     expect(tree.record().nodes['child']!.delivered).toBe(true);
     await sup.shutdown();
     expect((await userMessages('root')).filter((m) => m.localId === 'subagent-result-child')).toHaveLength(1);
+  });
+
+  it('two handles on one file build on each other (each change reads the file first); exit(from) exits only that focus; close() refuses more', async () => {
+    const sup = supervisor();
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const first = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    await first.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
+    const second = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    await second.spawn('root', { agent: 'fake', workDir, sessionId: 'b' });
+    await first.enter('b'); // 'b' was added by the other handle
+    expect(first.record()).toMatchObject({ focus: 'b', nodes: { a: { state: 'active' }, b: { state: 'active' }, root: { state: 'suspended' } } });
+    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e) => (isAseError(e) ? e.code : String(e)));
+    expect(await code(second.exit('a'))).toBe('TREE_CONFLICT'); // 'a' is not the focus (the file says 'b')
+    expect(await code(second.exit('nobody'))).toBe('INVALID_INPUT');
+    expect((await second.exit('b')).id).toBe('root');
+    expect(JSON.parse(await fs.readFile(treeFile, 'utf8'))).toMatchObject({ focus: 'root', nodes: { root: { state: 'active' } } });
+    await first.complete('a', 'first result'); // on the file as the second left it: focus back at the root
+    expect(second.record().nodes['a']?.state).toBe('active'); // a handle's copy is as of its last change...
+    await second.spawn('root', { agent: 'fake', workDir, sessionId: 'c' }); // ...and the next change reads the file
+    expect(second.record().nodes).toMatchObject({ a: { state: 'completed', result: 'first result', delivered: true }, c: { state: 'active' } });
+    await first.close();
+    expect(await code(first.enter('c'))).toBe('SESSION_STOPPED');
+    await second.close();
   });
 });
