@@ -5,7 +5,7 @@
  * prompt raised in the terminal, and a soak of alternating switches with messages sent during the
  * transitions.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -103,6 +103,35 @@ describe('codex local mode through a session, with the real CLI', () => {
     expect(readFileSync(target, 'utf8')).toBe('from-the-phone\n');
     expect(session.snapshot().mode).toBe('local');
     expect(errors).toEqual([]);
+  });
+
+  it('a thread whose rollout is gone cannot be resumed: local mode starts a new one and the session reports the fork', async () => {
+    const { h, session, screen, events, errors, journal } = await open();
+    await waitFor(session, phase('local'), 'local phase');
+    const idle = waitFor(session, phase('idle'), 'remote idle after a turn');
+    await session.send('a remote turn', { localId: 'remote-1' });
+    await idle;
+    const first = session.snapshot().resumeToken!;
+    const [rollout] = findRollouts(h.codexHome);
+    expect(rollout).toContain(first);
+    renameSync(rollout!, join(root, 'moved-away.jsonl'));
+    const local = waitFor(session, phase('local'), 'local phase again');
+    await session.switchMode('local');
+    await local;
+    await screen.waitFor(/Ask Codex/);
+    const forked = waitFor(session, (n) => n.type === 'error' && n.error.code === 'RESUME_FORKED', 'RESUME_FORKED');
+    session.terminal.write('typed after the switch');
+    await screen.waitFor(/typed after the switch/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    session.terminal.write('\r');
+    await forked;
+    const second = session.snapshot().resumeToken;
+    expect(second).not.toBe(first);
+    expect(events.some((e) => e.type === 'warning' && e.code === 'thread_not_resumable')).toBe(true);
+    expect(errors.map((e) => e.split(':')[0])).toEqual(['RESUME_FORKED']);
+    await session.stop(); // the journal holds every entry once the session has stopped
+    const identified = (await journal.read(session.id)).filter((e) => e.type === 'session_identified').map((e) => e.payload as Record<string, unknown>);
+    expect(identified.at(-1)).toMatchObject({ resumeToken: second, forkedFrom: first });
   });
 
   it(`soak: ${SWITCHES} alternating switches with messages sent during the transitions: each delivered once, in order, one thread, nothing left`, async () => {

@@ -8,9 +8,11 @@
  *   (`EngineContext.terminal`). The daemon the terminal UI would otherwise start and leave behind
  *   (reference codex.md §9.11) is turned off (`features.daemon_auto_start=false`).
  * - Resume: the thread's rollout is found by its id and followed from its current end, so what it
- *   holds (reported by the generation that wrote it) is not reported again. A thread that never ran
- *   a turn has no rollout: Codex cannot resume it, so a new thread starts; it had nothing to lose,
- *   and the session is told of the new id (`session_identified`) with a warning.
+ *   holds (reported by the generation that wrote it) is not reported again. A thread whose rollout
+ *   is not under this CODEX_HOME cannot be resumed: a new thread starts (a `thread_not_resumable`
+ *   warning), and the session reports the fork (`RESUME_FORKED`) when Codex names it. The codex
+ *   engines report a thread only once its rollout exists, so this takes a moved or deleted rollout
+ *   or another CODEX_HOME.
  * - `SessionStart` (Codex sends it with the thread's first prompt) names the thread that really
  *   runs. An id other than the resumed one is an `error` event, never silent.
  * - Output comes from the rollout, mapped by the rollout translator: the same ids and usage the
@@ -55,6 +57,7 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
   #tail: RolloutTailer | undefined;
   /** Set when a thread is resumed: named at once, confirmed by SessionStart. */
   #resumed: string | undefined;
+
   /** The thread asked for (`resume`), then the one Codex reported. */
   threadId: string | undefined;
   /** The CLI's version, once read. */
@@ -88,7 +91,7 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
         this.emit({
           type: 'warning',
           code: 'thread_not_resumable',
-          message: `${this.label}: thread ${spec.resumeToken} has no rollout under ${codexHome} (it never ran a turn): a new thread starts`,
+          message: `${this.label}: thread ${spec.resumeToken} has no rollout under ${codexHome}, so Codex cannot resume it: a new thread starts`,
         });
       }
     }
@@ -204,7 +207,11 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
       // A new thread's rollout: from its start (Codex creates it with this turn).
       this.#tail = new RolloutTailer({ path, onEvent: (tailed) => this.#onRollout(tailed) });
     }
-    this.emit({ type: 'session_identified', resumeToken: id, ...(path !== undefined && { transcriptPath: path }) });
+    this.emit({
+      type: 'session_identified',
+      resumeToken: id,
+      ...(path !== undefined && { transcriptPath: path }),
+    });
   }
 
   #onRollout({ event }: TailedEvent): void {
