@@ -14,32 +14,13 @@ import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Sessio
 import { execCommandCall, lastUserText, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { findRollouts, hermeticCodex } from '../support/codex-hermetic.js';
 import { CODEX_TUI_SEEN_TOML, HeadlessScreen } from '../support/headless-screen.js';
+import { latencyStats, runSwitchSoak } from '../support/local-switch-soak.js';
+import { phase, waitForNotice } from '../support/session-notices.js';
 import { findProcesses } from '../support/processes.js';
 
-const WAIT_MS = 60_000;
 const SWITCHES = Number(process.env.LOCAL_SOAK_SWITCHES ?? 20);
-
-function waitFor(session: Session, pred: (n: SessionNotice) => boolean, what: string, timeoutMs = WAIT_MS): Promise<SessionNotice> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const off = session.on('*', (n) => {
-      if (!pred(n)) return;
-      clearTimeout(timer);
-      off();
-      resolve(n);
-    });
-  });
-}
-
-const phase = (name: string) => (n: SessionNotice) => n.type === 'status' && n.phase === name;
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
+/** Waits on a notice, as long as a switch of the real CLI may take. */
+const waitFor = (session: Session, pred: (n: SessionNotice) => boolean, what: string) => waitForNotice(session, pred, what, 60_000);
 
 describe('codex local mode through a session, with the real CLI', () => {
   let root: string;
@@ -141,39 +122,8 @@ describe('codex local mode through a session, with the real CLI', () => {
     const s = opened.session;
     await waitFor(s, phase('local'), 'local phase');
     await screen.waitFor(/Ask Codex/);
-    const latency = { toRemote: [] as number[], toLocal: [] as number[], toLocalScreen: [] as number[] };
-    const sent: string[] = [];
-    let switches = 0;
-    let round = 0;
-    while (switches < SWITCHES) {
-      // local → remote: the first send asks for remote control; the second arrives mid-switch.
-      const t0 = performance.now();
-      const remoteIdle = waitFor(s, phase('idle'), 'remote idle after the sends');
-      const firstReady = waitFor(s, (n) => n.type === 'status' && n.mode === 'remote' && (n.phase === 'running' || n.phase === 'idle'), 'remote ready');
-      const a = `r${round}-a`;
-      const b = `r${round}-b`;
-      sent.push(a, b);
-      const switching = waitFor(s, phase('switching'), 'switching');
-      void s.send(`message ${a}`, { localId: a });
-      await switching;
-      void s.send(`message ${b}`, { localId: b });
-      await firstReady;
-      latency.toRemote.push(performance.now() - t0);
-      await remoteIdle;
-      switches++;
-      if (switches >= SWITCHES) break;
-      // remote → local.
-      const t1 = performance.now();
-      const local = waitFor(s, phase('local'), 'local phase');
-      await s.switchMode('local');
-      await local;
-      latency.toLocal.push(performance.now() - t1);
-      // The resumed terminal UI shows the conversation, the turns answered remotely included.
-      await screen.waitFor(new RegExp(`Echo: message ${b}`));
-      latency.toLocalScreen.push(performance.now() - t1);
-      switches++;
-      round++;
-    }
+    const soak = await runSwitchSoak(s, screen, SWITCHES);
+    const sent = soak.sent;
     await s.stop();
     session = undefined;
 
@@ -192,7 +142,6 @@ describe('codex local mode through a session, with the real CLI', () => {
     expect(errors).toEqual([]);
     expect(entries.filter((e) => e.type === 'turn_ended')).toEqual([]);
     expect(findProcesses((p) => p.environ().includes(root))).toEqual([]);
-    const stats = (xs: number[]) => `median ${Math.round(percentile(xs, 50))} ms, p95 ${Math.round(percentile(xs, 95))} ms (n=${xs.length})`;
-    console.log(`[codex-local-soak] ${switches} switches; local→remote (send → remote ready): ${stats(latency.toRemote)}; remote→local (switchMode → local phase): ${stats(latency.toLocal)}, (switchMode → the conversation on screen): ${stats(latency.toLocalScreen)}`);
+    console.log(`[codex-local-soak] ${soak.switches} switches; local→remote (send → remote ready): ${latencyStats(soak.toRemote)}; remote→local (switchMode → local phase): ${latencyStats(soak.toLocal)}, (switchMode → the conversation on screen): ${latencyStats(soak.toLocalScreen)}`);
   }, 600_000);
 });
