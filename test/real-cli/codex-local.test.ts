@@ -142,10 +142,14 @@ describe('codex local mode (terminal UI in a PTY) with the real CLI', () => {
     screen.type('y'); // not passed on: it only takes the prompt over
     const cancelled = await until((e) => e.type === 'permission_cancelled', 'permission_cancelled');
     expect(cancelled).toMatchObject({ requestId: ask.requestId, reason: 'answered in the local terminal' });
-    const dialog = await screen.waitFor(/Would you like to run|proceed|Yes/i);
+    const dialog = await screen.waitFor(/Press enter to confirm or esc to cancel/);
     expect(existsSync(target)).toBe(false);
-    expect(dialog).toMatch(/echo local/);
-    screen.type('y');
+    expect(dialog).toMatch(/Would you like to run the following command\?[\s\S]*echo local/);
+    // Answered as a person would: 'y' once the dialog is drawn, again if a loaded machine drew it before it took keys.
+    for (let tries = 0; !events.some((e) => e.type === 'turn_complete') && tries < 10; tries++) {
+      if (/Press enter to confirm or esc to cancel/.test(screen.text())) screen.type('y');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
     await until((e) => e.type === 'turn_complete', 'turn_complete');
     expect(readFileSync(target, 'utf8')).toBe('local\n');
     // A late remote answer changes nothing (the first answer won).
