@@ -5,11 +5,12 @@
  * runs: the terminal UI dies of its parent-death signal at once, and Codex's command with it
  * (observed on 0.169.0: Codex ends the commands it runs when it dies; a Claude Code stand-in's
  * children outlive it, integration/host-processes.test.ts). The process record stays until the
- * data dir is opened again, which reaps whatever is still alive and clears it. Nothing is left.
+ * data dir is opened again, which reaps whatever is still alive and clears it; the host's hook
+ * directory goes when the next local engine starts. Nothing is left.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,8 @@ import { createSession } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex } from '../support/codex-hermetic.js';
 import { CODEX_TUI_SEEN_TOML } from '../support/headless-screen.js';
-import { processesUnder } from '../support/processes.js';
+import { hookDirOf, processesUnder } from '../support/processes.js';
+import { removeAbandonedHookDirs } from '../../src/engines/transport/hook-dir.js';
 
 const INDEX = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 const HOST = fileURLToPath(new URL('../support/local-host.mjs', import.meta.url));
@@ -86,6 +88,7 @@ describe.runIf(process.platform === 'linux')('a host killed during local mode (r
     expect(pids.terminalUi).toBeGreaterThan(0);
     expect(alive(pids.terminalUi) && alive(pids.command)).toBe(true);
     expect(readdirSync(join(dataDir, 'processes'))).toHaveLength(1);
+    const hookDir = hookDirOf(pids.terminalUi, 'ase-cx-');
 
     child.kill('SIGKILL');
     await exited;
@@ -98,5 +101,9 @@ describe.runIf(process.platform === 'linux')('a host killed during local mode (r
     const session = await createSession({ agent: 'fake', workDir: h.workDir, dataDir });
     expect(readdirSync(join(dataDir, 'processes'))).toEqual([]);
     await session.stop();
+    // Its hook directory too: the next local engine's start removes those of hosts that are gone.
+    expect(existsSync(hookDir)).toBe(true);
+    expect(await removeAbandonedHookDirs('ase-cx-')).toContain(hookDir);
+    expect(existsSync(hookDir)).toBe(false);
   }, 90_000);
 });

@@ -66,13 +66,13 @@ export function waitNoProcessesUnder(marker: string, ms = 3_000): Promise<number
 }
 
 /**
- * The private hook directory (`<tmp>/<prefix>XXXXXX`) a local-mode engine gave the process `pid`:
+ * The private hook directory (`<tmp>/<prefix><pid>-XXXXXX`) a local-mode engine gave the process `pid`:
  * read off its command line, so a test checks its own directory and not one a test running in
  * parallel created.
  */
 export function hookDirOf(pid: number, prefix: string): string {
   const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  const found = new RegExp(`(/[^\\0'"]*/${prefix}[A-Za-z0-9]+)/`).exec(cmdline);
+  const found = new RegExp(`(/[^\\0'"]*/${prefix}[A-Za-z0-9-]+)/`).exec(cmdline);
   if (!found) throw new Error(`no ${prefix} directory on the command line of ${pid}: ${cmdline.replace(/\0/g, ' ')}`);
   return found[1]!;
 }

@@ -5,10 +5,13 @@
  * back to the raw string when that fails, which would silently register nothing.
  */
 import { execFile } from 'node:child_process';
-import { statSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codexHookArgs } from '../../src/engines/codex/local/hook-config.js';
-import { createHookDir, shellQuote, type HookDir } from '../../src/engines/transport/hook-dir.js';
+import { createHookDir, removeAbandonedHookDirs, shellQuote, type HookDir } from '../../src/engines/transport/hook-dir.js';
 import { HookServer } from '../../src/engines/transport/hook-server.js';
 
 const dirs: HookDir[] = [];
@@ -57,5 +60,26 @@ describe('codex local hooks', () => {
     }
     await dir.remove();
     expect(() => statSync(dir.dir)).toThrow();
+  });
+
+  it("names the directory after the host's pid, and removes those of hosts that are gone (a SIGKILLed host could not)", async () => {
+    const dir = await createHookDir('ase-cx-test-');
+    dirs.push(dir);
+    expect(dir.dir).toMatch(new RegExp(`/ase-cx-test-${process.pid}-[A-Za-z0-9]+$`));
+
+    const base = mkdtempSync(join(tmpdir(), 'ase-hookdir-sweep-'));
+    try {
+      // A pid that existed and is gone: a child that already exited.
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout.trim();
+      const abandoned = join(base, `ase-cx-${gone}-abc123`);
+      const ours = join(base, `ase-cx-${process.pid}-def456`);
+      const living = join(base, `ase-cx-1-ghi789`); // init: alive
+      const other = join(base, `ase-cl-${gone}-jkl012`); // another prefix
+      for (const path of [abandoned, ours, living, other]) mkdirSync(join(path, 'inner'), { recursive: true });
+      expect(await removeAbandonedHookDirs('ase-cx-', base)).toEqual([abandoned]);
+      expect([abandoned, ours, living, other].map((path) => existsSync(path))).toEqual([false, true, true, true]);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });
