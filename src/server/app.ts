@@ -67,7 +67,7 @@ const CreateBody = z
     workDir: z.string().min(1).max(4096),
     mode: ControlModeSchema.optional(),
     engineOptions: z.record(z.string(), z.unknown()).optional(),
-    /** The session that started this one (a sub-agent session): stored with it, as `createSession`'s `parentId`. */
+    /** The session that started this one (a sub-agent session): stored with it, as `createSession`'s `parentId`, and a node of the parent's tree (the host's `create`). */
     parentId: SessionIdParam.optional(),
     parentCallId: z.string().min(1).max(256).optional(),
   })
@@ -262,8 +262,11 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     const sessionId = randomUUID();
     const hub = hubFor(sessionId);
     try {
+      // With a parentId the host spawns it into the parent's tree (a completed parent: 409 TREE_CONFLICT, nothing created).
       const session = await host.create({ ...body, sessionId, onNotice: hub.onNotice, inspect: hub.inspect });
       hub.attach(session);
+      // The tree's streams hear the new node now, not at the watch's next look.
+      if (body.parentId !== undefined) trees.refresh();
       return c.json({ sessionId: session.id }, 201);
     } catch (error) {
       hub.close();

@@ -23,9 +23,13 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/sessions': {
         get: { summary: 'List sessions (live here and stored)', responses: { 200: { description: 'sessions', ...json({ type: 'object', properties: { sessions: { type: 'array', items: ref('SessionInfo') } } }) }, ...errors(401) } },
         post: {
-          summary: 'Start a session',
+          summary: 'Start a session. With parentId: a sub-agent session, spawned into the parent\'s session tree (one is started when the parent is a root session of no tree), so it can be entered (tree/enter)',
           requestBody: { required: true, ...json(ref('CreateSession')) },
-          responses: { 201: { description: 'created', ...json({ type: 'object', required: ['sessionId'], properties: { sessionId: { type: 'string' } } }) }, ...errors(400, 401, 403, 413) },
+          responses: {
+            201: { description: 'created', ...json({ type: 'object', required: ['sessionId'], properties: { sessionId: { type: 'string' } } }) },
+            409: { description: 'TREE_CONFLICT: the parent is completed, or is a sub-agent session no tree known here holds; nothing is created', ...json(ref('Error')) },
+            ...errors(400, 401, 403, 413),
+          },
         },
       },
       '/api/sessions/{id}': {
@@ -146,7 +150,7 @@ export function openApiDocument(): Record<string, unknown> {
             workDir: { type: 'string' },
             mode: { enum: ['local', 'remote'] },
             engineOptions: { type: 'object' },
-            parentId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', description: 'the session that starts this one (a sub-agent session), stored with it; it need not exist. Not . or ..' },
+            parentId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', description: "the session that starts this one (a sub-agent session), stored with it. A parent in a session tree under the data dir: the new session is a node of that tree (active, not focused); a root session of no tree: a tree rooted at it is started (trees/<parentId>.json, focus at the parent); a completed parent, or a sub-agent session no tree holds: 409 TREE_CONFLICT; no session known here: created with the parentId only (an orphan). Not . or .." },
             parentCallId: { type: 'string', minLength: 1, maxLength: 256, description: "the parent's tool call that starts it; needs parentId" },
           },
         },

@@ -49,9 +49,15 @@ const MAX_DEPTH = 64;
  * The tree under `dataDir` that holds `sessionId`: the session's own tree file, or the nearest
  * ancestor's (climbing the stored `parentId`s) whose tree lists it. Undefined when none does
  * (a session of no tree, or one whose tree is kept elsewhere). A corrupt tree file rejects with
- * `STORE_CORRUPT`.
+ * `STORE_CORRUPT`. `parentOf` answers first where it knows (a session just created may not be
+ * stored yet: its live snapshot names its parent); undefined from it falls back to the store.
  */
-export async function findSessionTree(options: { dataDir: string; store: SessionStore; sessionId: string }): Promise<TreeRecord | undefined> {
+export async function findSessionTree(options: {
+  dataDir: string;
+  store: SessionStore;
+  sessionId: string;
+  parentOf?: (sessionId: string) => string | undefined;
+}): Promise<TreeRecord | undefined> {
   const seen = new Set<string>();
   let id: string | undefined = options.sessionId;
   // A stored parent id is data: one that is no session id (a hand-edited file) ends the climb.
@@ -59,7 +65,7 @@ export async function findSessionTree(options: { dataDir: string; store: Session
     seen.add(id);
     const record = await readSessionTree(sessionTreeFile(options.dataDir, id));
     if (record?.nodes[options.sessionId]) return record;
-    id = (await options.store.load(id))?.state.parentId;
+    id = options.parentOf?.(id) ?? (await options.store.load(id))?.state.parentId;
   }
   return undefined;
 }

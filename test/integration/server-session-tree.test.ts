@@ -8,7 +8,8 @@
  * by another process on the tree file (a second supervisor and `openSessionTree` here); a corrupt
  * file is one `error` frame; the watch is gone once the server closed. Remote clients move the
  * focus (`POST .../tree/enter`, `.../tree/exit`) with 404 / 409 refusals, and create sessions
- * with a `parentId`.
+ * with a `parentId`: spawned into the parent's tree (a root parent of no tree starts one), 409
+ * under a completed parent or a sub-agent no tree holds, an orphan under an unknown parent.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -234,6 +235,120 @@ describe('session trees over HTTP', () => {
     const doc = (await get(server, '/api/openapi.json')).body;
     expect(Object.keys(doc.paths['/api/sessions/{id}/tree/enter'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
     expect(Object.keys(doc.paths['/api/sessions/{id}/tree/exit'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+  });
+
+  it('a remote client spawns a sub-agent into the parent\'s tree (POST /api/sessions with parentId), enters it, talks to it and exits', async () => {
+    const parts = files();
+    const sup = supervisor(parts);
+    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
+    cleanups.push(() => server.close());
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const tree = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
+    await tree.close();
+    const rootStream = await stream(server, 'root');
+    await rootStream.waitFor(focusIs('root'));
+
+    const created = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'root', parentCallId: 'call-1' });
+    expect(created.status).toBe(201);
+    const kid = created.body.sessionId as string;
+    expect(await get(server, `/api/sessions/${kid}/tree`)).toMatchObject({
+      status: 200,
+      body: { sessionId: kid, rootId: 'root', focus: 'root', nodes: { root: { state: 'active' }, a: { parentId: 'root' }, [kid]: { sessionId: kid, parentId: 'root', parentCallId: 'call-1', state: 'active' } } },
+    });
+    // The parent's stream hears the new node.
+    await rootStream.waitFor((f) => f.event === 'tree' && kid in (JSON.parse(f.data) as { nodes: object }).nodes);
+    expect((await get(server, `/api/sessions/${kid}`)).body).toMatchObject({ live: true, parentId: 'root', parentCallId: 'call-1' });
+
+    const kidStream = await stream(server, kid);
+    await kidStream.waitFor(focusIs('root'));
+    expect(await post(server, `/api/sessions/${kid}/tree/enter`)).toMatchObject({ status: 200, body: { focus: kid, nodes: { root: { state: 'suspended' }, [kid]: { state: 'active' } } } });
+    await rootStream.waitFor(focusIs(kid));
+    await kidStream.waitFor(focusIs(kid));
+    expect(await post(server, `/api/sessions/${kid}/messages`, { text: 'hello child', localId: 'm1' })).toMatchObject({ status: 200, body: { localId: 'm1' } });
+    await kidStream.waitFor((f) => f.event === 'entry' && JSON.parse(f.data).type === 'turn_complete');
+    expect(JSON.stringify((await get(server, `/api/sessions/${kid}/transcript`)).body.entries)).toContain('echo: hello child');
+    expect(await post(server, `/api/sessions/${kid}/tree/exit`)).toMatchObject({ status: 200, body: { focus: 'root', nodes: { root: { state: 'active' }, [kid]: { state: 'active' } } } });
+    await kidStream.waitFor((f) => f.event === 'tree' && trees(kidStream).at(-1)?.focus === 'root' && trees(kidStream).length === 3);
+    expect(trees(kidStream).map((t) => t?.focus)).toEqual(['root', kid, 'root']);
+    expect(sup.get('root')?.snapshot().phase).not.toBe('stopped');
+
+    // Under a sub-agent of the tree (found by climbing its stored parent): a grandchild node.
+    const grand = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'a' });
+    expect(grand.status).toBe(201);
+    expect((await get(server, `/api/sessions/${grand.body.sessionId}/tree`)).body).toMatchObject({ rootId: 'root', nodes: { [grand.body.sessionId]: { parentId: 'a', state: 'active' } } });
+    // Under a session created a moment ago (open here, maybe not stored yet): found by its live parent.
+    const kid2 = (await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'root' })).body.sessionId as string;
+    const kid2child = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: kid2 });
+    expect(kid2child.status).toBe(201);
+    expect((await get(server, `/api/sessions/${kid2child.body.sessionId}/tree`)).body).toMatchObject({ rootId: 'root', nodes: { [kid2]: { parentId: 'root' }, [kid2child.body.sessionId]: { parentId: kid2 } } });
+    // The file holds all of it.
+    const reopened = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
+    expect(Object.keys(reopened.record().nodes).sort()).toEqual(['a', 'root', kid, grand.body.sessionId, kid2, kid2child.body.sessionId].sort());
+    await reopened.close();
+  });
+
+  it('POST /api/sessions under a completed parent is 409 TREE_CONFLICT and nothing is created', async () => {
+    const parts = files();
+    const sup = supervisor(parts);
+    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
+    cleanups.push(() => server.close());
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const tree = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'done' });
+    await tree.complete('done', 'finished');
+    await tree.close();
+    const fileBefore = await fs.readFile(sessionTreeFile(dataDir, 'root'), 'utf8');
+    const stored = async () => (await parts.store.list()).length;
+    const before = await stored();
+
+    const refused = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'done', parentCallId: 'call-2' });
+    expect(refused).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT', message: expect.stringContaining('completed') } } });
+    expect(await stored()).toBe(before);
+    expect((await get(server, '/api/sessions')).body.sessions).toHaveLength(before);
+    expect(await fs.readFile(sessionTreeFile(dataDir, 'root'), 'utf8')).toBe(fileBefore);
+    expect(server.app.hubs.size).toBe(0);
+    const doc = (await get(server, '/api/openapi.json')).body;
+    expect(Object.keys(doc.paths['/api/sessions'].post.responses)).toContain('409');
+  });
+
+  it('a root parent of no tree starts one (focus at the root); a sub-agent parent no tree holds is 409; an unknown parent leaves an orphan', async () => {
+    const parts = files();
+    const sup = supervisor(parts);
+    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
+    cleanups.push(() => server.close());
+    await sup.create({ agent: 'fake', workDir, sessionId: 'lone' });
+    await sup.create({ agent: 'fake', workDir, sessionId: 'stray', parentId: 'lone' }); // a sub-agent made outside any tree
+    await sup.create({ agent: 'fake', workDir, sessionId: 'other' });
+    expect((await get(server, '/api/sessions/lone/tree')).status).toBe(404);
+    const stored = async () => (await parts.store.list()).length;
+
+    // Three at once: the spawns into the new tree run one at a time, none is lost.
+    const made = await Promise.all([1, 2, 3].map(() => post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'lone' })));
+    expect(made.map((m) => m.status)).toEqual([201, 201, 201]);
+    const ids = made.map((m) => m.body.sessionId as string);
+    const grown = await get(server, '/api/sessions/lone/tree');
+    expect(grown.body).toMatchObject({ rootId: 'lone', focus: 'lone', nodes: { lone: { state: 'active' } } });
+    expect(Object.keys(grown.body.nodes).sort()).toEqual(['lone', ...ids].sort());
+    expect(await post(server, `/api/sessions/${ids[0]}/tree/enter`)).toMatchObject({ status: 200, body: { focus: ids[0] } });
+
+    const before = await stored();
+    const conflict = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'stray' });
+    expect(conflict).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT', message: expect.stringContaining('no session tree') } } });
+    expect(await stored()).toBe(before);
+    await expect(fs.stat(sessionTreeFile(dataDir, 'stray'))).rejects.toMatchObject({ code: 'ENOENT' });
+
+    // A failed first spawn leaves no tree behind.
+    const unknownAgent = await post(server, '/api/sessions', { agent: 'no-such-engine', workDir, parentId: 'other' });
+    expect(unknownAgent.status).toBe(400);
+    expect(await stored()).toBe(before);
+    await expect(fs.stat(sessionTreeFile(dataDir, 'other'))).rejects.toMatchObject({ code: 'ENOENT' });
+
+    const orphan = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'ghost' });
+    expect(orphan.status).toBe(201);
+    expect((await get(server, `/api/sessions/${orphan.body.sessionId}`)).body).toMatchObject({ parentId: 'ghost' });
+    expect((await get(server, `/api/sessions/${orphan.body.sessionId}/tree`)).status).toBe(404);
+    await expect(fs.stat(sessionTreeFile(dataDir, 'ghost'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('POST /api/sessions takes a parentId (and parentCallId); bad ones are 400 with nothing created', async () => {
