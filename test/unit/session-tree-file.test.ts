@@ -1,7 +1,7 @@
 /**
  * Finding a session's tree under a data dir (session-tree-file.ts): the climb by stored parents,
  * its ends (a tree that lists the session, no parent, a parent loop, a parent id that is a path),
- * and tree files that are not trees.
+ * `parentOf` asked before the store, and tree files that are not trees.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -36,6 +36,16 @@ describe('findSessionTree', () => {
     await keep(addChild(addChild(newTree('root'), 'root', 'kid'), 'kid', 'grandkid'), 'root');
     expect((await find('grandkid'))?.rootId).toBe('root');
     expect((await find('root'))?.rootId).toBe('root');
+  });
+
+  it('parentOf answers before the store (sessions not stored yet); undefined from it falls back to the store', async () => {
+    await stored('root');
+    await keep(addChild(addChild(newTree('root'), 'root', 'kid'), 'kid', 'grandkid'), 'root');
+    expect(await find('grandkid')).toBeUndefined(); // neither kid nor grandkid is stored
+    const live: Record<string, string> = { grandkid: 'kid', kid: 'root' };
+    expect((await findSessionTree({ dataDir, store, sessionId: 'grandkid', parentOf: (id) => live[id] }))?.rootId).toBe('root');
+    await stored('kid', 'root');
+    expect((await findSessionTree({ dataDir, store, sessionId: 'grandkid', parentOf: (id) => (id === 'grandkid' ? 'kid' : undefined) }))?.rootId).toBe('root');
   });
 
   it('a tree that does not list the session, a session of no tree, an unknown one: none', async () => {
