@@ -18,14 +18,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../src/index.js';
 import { testRunEnv } from '../support/orphan-check.js';
-import { processesUnder, waitNoProcessesUnder } from '../support/processes.js';
+import { isAlive, processesUnder, waitNoProcessesUnder, waitUntil } from '../support/processes.js';
 
 const linux = process.platform === 'linux';
 const INDEX = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
@@ -54,23 +54,7 @@ function tryKill(pid: number): void {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
-async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
 
 interface Host {
   child: ChildProcess;
@@ -132,12 +116,12 @@ describe.runIf(linux)('nothing left running when the host ends', () => {
     it(`${signal}: the stop ladders run, then the host dies of ${signal}; 0 survivors, no record left`, async () => {
       const host = await startHost();
       const all = [host.pids.agent, host.pids.setsid, host.pids.plain];
-      expect(all.every(alive)).toBe(true);
+      expect(all.every(isAlive)).toBe(true);
       expect(records(host.dataDir)).toHaveLength(1);
       host.child.kill(signal);
       const exit = await host.exit;
       expect(exit).toEqual({ code: null, signal }); // the default effect, not a clean exit
-      expect(all.filter(alive)).toEqual([]);
+      expect(all.filter(isAlive)).toEqual([]);
       expect(await waitNoProcessesUnder(host.marker, 1_000)).toEqual([]);
       expect(records(host.dataDir)).toEqual([]);
     });
@@ -148,14 +132,14 @@ describe.runIf(linux)('nothing left running when the host ends', () => {
     host.child.kill('SIGKILL');
     await host.exit;
     // The agent: killed by the kernel (setpriv --pdeathsig KILL), not by anyone's handler.
-    expect(await waitUntil(() => !alive(host.pids.agent), 2_000)).toBe(true);
+    expect(await waitUntil(() => !isAlive(host.pids.agent), 2_000)).toBe(true);
     // Its children outlive it (no one can run code in a SIGKILLed host): the documented limit.
-    expect(alive(host.pids.setsid) && alive(host.pids.plain)).toBe(true);
+    expect(isAlive(host.pids.setsid) && isAlive(host.pids.plain)).toBe(true);
     expect(records(host.dataDir)).toHaveLength(1);
 
     // Opening the data dir again reaps them (checked by pid AND start time, tag and group).
     const session = await createSession({ agent: 'fake', workDir: host.workDir, dataDir: host.dataDir });
-    expect([host.pids.setsid, host.pids.plain].filter(alive)).toEqual([]);
+    expect([host.pids.setsid, host.pids.plain].filter(isAlive)).toEqual([]);
     expect(processesUnder(host.marker)).toEqual([]);
     expect(records(host.dataDir)).toEqual([]);
     await session.stop();
@@ -167,21 +151,21 @@ describe.runIf(linux)('nothing left running when the host ends', () => {
     expect(await waitUntil(() => host.out().includes('HANDLED SIGTERM'), 5_000)).toBe(true);
     await new Promise((r) => setTimeout(r, 300));
     expect(host.child.exitCode).toBeNull();
-    expect([host.pids.agent, host.pids.setsid, host.pids.plain].every(alive)).toBe(true);
+    expect([host.pids.agent, host.pids.setsid, host.pids.plain].every(isAlive)).toBe(true);
     // SIGINT has no handler of the host's: ours runs the ladders.
     host.child.kill('SIGINT');
     expect(await host.exit).toEqual({ code: null, signal: 'SIGINT' });
-    expect([host.pids.agent, host.pids.setsid, host.pids.plain].filter(alive)).toEqual([]);
+    expect([host.pids.agent, host.pids.setsid, host.pids.plain].filter(isAlive)).toEqual([]);
   });
 
   it('setHostSignalHandling(false): SIGTERM ends the host at once; the next open reaps what it left', async () => {
     const host = await startHost({ optOut: true });
     host.child.kill('SIGTERM');
     expect(await host.exit).toEqual({ code: null, signal: 'SIGTERM' });
-    expect(await waitUntil(() => !alive(host.pids.agent), 2_000)).toBe(true); // parent-death signal
-    expect(alive(host.pids.setsid) && alive(host.pids.plain)).toBe(true);
+    expect(await waitUntil(() => !isAlive(host.pids.agent), 2_000)).toBe(true); // parent-death signal
+    expect(isAlive(host.pids.setsid) && isAlive(host.pids.plain)).toBe(true);
     const session = await createSession({ agent: 'fake', workDir: host.workDir, dataDir: host.dataDir });
-    expect([host.pids.setsid, host.pids.plain].filter(alive)).toEqual([]);
+    expect([host.pids.setsid, host.pids.plain].filter(isAlive)).toEqual([]);
     expect(processesUnder(host.marker)).toEqual([]);
     await session.stop();
   });

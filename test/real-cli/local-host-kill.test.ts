@@ -10,7 +10,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,29 +19,13 @@ import { createSession } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex } from '../support/codex-hermetic.js';
 import { CODEX_TUI_SEEN_TOML } from '../support/headless-screen.js';
-import { hookDirOf, processesUnder } from '../support/processes.js';
+import { hookDirOf, isAlive, processesUnder, waitUntil } from '../support/processes.js';
 import { removeAbandonedHookDirs } from '../../src/engines/transport/hook-dir.js';
 
 const INDEX = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 const HOST = fileURLToPath(new URL('../support/local-host.mjs', import.meta.url));
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
-async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
 
 describe.runIf(process.platform === 'linux')('a host killed during local mode (real codex terminal UI)', () => {
   let root: string;
@@ -86,15 +70,15 @@ describe.runIf(process.platform === 'linux')('a host killed during local mode (r
     }
     const pids = JSON.parse(line.slice('READY '.length)) as { terminalUi: number; command: number };
     expect(pids.terminalUi).toBeGreaterThan(0);
-    expect(alive(pids.terminalUi) && alive(pids.command)).toBe(true);
+    expect(isAlive(pids.terminalUi) && isAlive(pids.command)).toBe(true);
     expect(readdirSync(join(dataDir, 'processes'))).toHaveLength(1);
     const hookDir = hookDirOf(pids.terminalUi, 'ase-cx-');
 
     child.kill('SIGKILL');
     await exited;
     // The terminal UI: killed by the kernel (setpriv --pdeathsig KILL), not by any handler of ours.
-    expect(await waitUntil(() => !alive(pids.terminalUi), 2_000)).toBe(true);
-    expect(await waitUntil(() => !alive(pids.command), 2_000)).toBe(true);
+    expect(await waitUntil(() => !isAlive(pids.terminalUi), 2_000)).toBe(true);
+    expect(await waitUntil(() => !isAlive(pids.command), 2_000)).toBe(true);
     expect(processesUnder(marker)).toEqual([]);
     // Nobody could clear the host's process record: the next open does (and would reap a survivor).
     expect(readdirSync(join(dataDir, 'processes'))).toHaveLength(1);

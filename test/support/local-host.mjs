@@ -9,18 +9,7 @@
 //   prompt                        typed into the terminal once it shows its prompt
 //   pidFile                       where the command writes its pid
 import { readFileSync } from 'node:fs';
-import { registerHooks } from 'node:module';
-
-registerHooks({
-  resolve(spec, ctx, next) {
-    try {
-      return next(spec, ctx);
-    } catch (e) {
-      if (spec.startsWith('.') && spec.endsWith('.js')) return next(`${spec.slice(0, -3)}.ts`, ctx);
-      throw e;
-    }
-  },
-});
+import './ts-resolve.mjs';
 
 const config = JSON.parse(process.env.HOST_CONFIG);
 const { createSession, codexEngine } = await import(process.argv[2]);

@@ -76,3 +76,24 @@ export function hookDirOf(pid: number, prefix: string): string {
   if (!found) throw new Error(`no ${prefix} directory on the command line of ${pid}: ${cmdline.replace(/\0/g, ' ')}`);
   return found[1]!;
 }
+
+/** Whether `pid` runs: in /proc and neither a zombie nor dead. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` every 20 ms; resolves whether it came true within `ms`. */
+export async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}

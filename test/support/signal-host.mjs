@@ -10,18 +10,7 @@
 //   ownHandler               a signal name: the host installs its own handler for it (prints HANDLED <sig>)
 //   optOut                   true: setHostSignalHandling(false)
 import { readFileSync } from 'node:fs';
-import { registerHooks } from 'node:module';
-
-registerHooks({
-  resolve(spec, ctx, next) {
-    try {
-      return next(spec, ctx);
-    } catch (e) {
-      if (spec.startsWith('.') && spec.endsWith('.js')) return next(`${spec.slice(0, -3)}.ts`, ctx);
-      throw e;
-    }
-  },
-});
+import './ts-resolve.mjs';
 
 const config = JSON.parse(process.env.HOST_CONFIG);
 const { createSession, claudeEngine, setHostSignalHandling } = await import(process.argv[2]);

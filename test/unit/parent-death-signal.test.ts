@@ -11,6 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { executableProblem, setprivPath } from '../../src/engines/transport/parent-death-signal.js';
 import { spawnSupervised, type SupervisedProcess } from '../../src/engines/transport/process-supervisor.js';
+import { isAlive } from '../support/processes.js';
 
 const linux = process.platform === 'linux';
 const started: SupervisedProcess[] = [];
@@ -26,14 +27,6 @@ afterEach(async () => {
   }
 });
 
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };
 /** `sleep` ignores stdin EOF: go to SIGTERM quickly. */
@@ -57,7 +50,7 @@ describe.runIf(linux)('parent-death signal', () => {
     const worker = new Worker('setTimeout(() => {}, 50)', { eval: true });
     await new Promise((r) => worker.once('exit', r));
     await new Promise((r) => setTimeout(r, 200));
-    expect(alive(p.pid)).toBe(true);
+    expect(isAlive(p.pid)).toBe(true);
   });
 
   // The raw API inside the worker: the supervisor's TypeScript cannot be loaded there without the test's transform.
@@ -73,11 +66,11 @@ describe.runIf(linux)('parent-death signal', () => {
     const pid = await new Promise<number>((resolve) => worker.once('message', resolve));
     strays.push(pid);
     await new Promise((r) => setTimeout(r, 100));
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
     await worker.terminate();
     const deadline = Date.now() + 2_000;
-    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(alive(pid)).toBe(false);
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(isAlive(pid)).toBe(false);
   });
 
   it('without the signal (parentDeathSignal: false) the child is spawned directly', async () => {

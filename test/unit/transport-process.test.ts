@@ -10,6 +10,7 @@ import { isAseError } from '../../src/errors.js';
 import { buildEnv, DEFAULT_ENV_ALLOW } from '../../src/engines/transport/env.js';
 import { spawnSupervised, type SupervisedProcess } from '../../src/engines/transport/process-supervisor.js';
 import { StderrTail } from '../../src/engines/transport/stderr-tail.js';
+import { isAlive } from '../support/processes.js';
 
 const linux = process.platform === 'linux';
 const env = buildEnv();
@@ -36,15 +37,6 @@ async function readLines(p: SupervisedProcess, n: number): Promise<string[]> {
 }
 
 /** Alive = /proc/<pid> exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
 
 afterEach(async () => {
   await Promise.all(started.splice(0).map((p) => p.stop()));
@@ -92,20 +84,20 @@ describe('spawnSupervised stop ladder', () => {
     const lines = (await readLines(p, 2)).sort(); // 'B <pid>', 'S <pid>' (order races)
     const pids = [Number(lines[1]!.slice(2)), Number(lines[0]!.slice(2))]; // [setsid, background]
     strays.push(...pids);
-    expect(pids.every((pid) => pid > 0 && alive(pid))).toBe(true);
+    expect(pids.every((pid) => pid > 0 && isAlive(pid))).toBe(true);
     await new Promise((r) => setTimeout(r, 150)); // let a periodic snapshot run
     expect(p.descendants()).toEqual(expect.arrayContaining(pids));
     await new Promise((r) => setTimeout(r, 400)); // the intermediate subshell exits: orphaned
     const ppid = Number(readFileSync(`/proc/${pids[0]}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
     expect(ppid).not.toBe(p.pid);
-    expect(alive(pids[0]!)).toBe(true);
+    expect(isAlive(pids[0]!)).toBe(true);
     // The setsid grandchild really left the group: a group kill alone would miss it.
     const sid = readFileSync(`/proc/${pids[0]}/stat`, 'utf8').split(') ')[1]!.split(' ')[3];
     expect(Number(sid)).toBe(pids[0]);
     const recorded = [p.pid, ...p.descendants()];
     const result = await p.stop();
     expect(result.rung).toBe('kill');
-    for (const pid of [...recorded, ...pids]) expect(alive(pid), `pid ${pid} survived`).toBe(false);
+    for (const pid of [...recorded, ...pids]) expect(isAlive(pid), `pid ${pid} survived`).toBe(false);
   });
 
   it.runIf(linux)('(d2) kills a setsid grandchild left behind by a child that exits on EOF', async () => {
@@ -116,7 +108,7 @@ describe('spawnSupervised stop ladder', () => {
     const result = await p.stop();
     expect(result.exit).toEqual({ code: 0, signal: null });
     expect(result.rung).toBe('term'); // the child left on EOF, its orphan needed SIGTERM
-    expect(alive(pid!)).toBe(false);
+    expect(isAlive(pid!)).toBe(false);
   });
 
   it.runIf(linux)('(d3) stop() after the child already exited on its own: its setsid leftovers get SIGTERM without the stdin grace', async () => {
@@ -129,7 +121,7 @@ describe('spawnSupervised stop ladder', () => {
     const t = Date.now();
     const result = await p.stop();
     expect(result.rung).toBe('term');
-    expect(alive(pid!)).toBe(false);
+    expect(isAlive(pid!)).toBe(false);
     expect(Date.now() - t).toBeLessThan(2_000);
   });
 
@@ -198,8 +190,8 @@ describe('exit safety net', () => {
     strays.push(...pids, -pids[0]!); // cleanup also kills R's group if the hook failed
     rmSync(dir, { recursive: true, force: true });
     const deadline = Date.now() + 1000;
-    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    for (const pid of pids) expect(alive(pid), `pid ${pid} survived the host's exit`).toBe(false);
+    while (pids.some(isAlive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    for (const pid of pids) expect(isAlive(pid), `pid ${pid} survived the host's exit`).toBe(false);
   });
 });
 
