@@ -43,6 +43,15 @@ function supervisor(parts = files()): Supervisor {
   return created;
 }
 
+/** A supervisor on the data dir and `ase serve`'s app over it (closed after the test). */
+async function serveSupervisor(): Promise<{ sup: Supervisor; server: RunningServer; parts: ReturnType<typeof files> }> {
+  const parts = files();
+  const sup = supervisor(parts);
+  const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
+  cleanups.push(() => server.close());
+  return { sup, server, parts };
+}
+
 async function get(server: RunningServer, route: string): Promise<{ status: number; body: any }> {
   const response = await fetch(`${server.url}${route}`, { headers: { authorization: `Bearer ${server.token}` } });
   return { status: response.status, body: await response.json() };
@@ -79,10 +88,7 @@ async function until(check: () => boolean, timeoutMs = 3000): Promise<void> {
 
 describe('session trees over HTTP', () => {
   it('a client follows the focus of a tree run in the server process; sessions list their parent', async () => {
-    const parts = files();
-    const sup = supervisor(parts);
-    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
-    cleanups.push(() => server.close());
+    const { sup, server } = await serveSupervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
     await sup.create({ agent: 'fake', workDir, sessionId: 'solo' });
     const tree = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
@@ -191,10 +197,7 @@ describe('session trees over HTTP', () => {
   });
 
   it('remote clients move the focus: enter a sub-agent of the focus, exit the focus; refusals are 404 / 409 / 403 and change nothing', async () => {
-    const parts = files();
-    const sup = supervisor(parts);
-    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
-    cleanups.push(() => server.close());
+    const { sup, server } = await serveSupervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
     await sup.create({ agent: 'fake', workDir, sessionId: 'solo' });
     const tree = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
@@ -238,10 +241,7 @@ describe('session trees over HTTP', () => {
   });
 
   it('a remote client spawns a sub-agent into the parent\'s tree (POST /api/sessions with parentId), enters it, talks to it and exits', async () => {
-    const parts = files();
-    const sup = supervisor(parts);
-    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
-    cleanups.push(() => server.close());
+    const { sup, server } = await serveSupervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
     const tree = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
     await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
@@ -289,10 +289,7 @@ describe('session trees over HTTP', () => {
   });
 
   it('POST /api/sessions under a completed parent is 409 TREE_CONFLICT and nothing is created', async () => {
-    const parts = files();
-    const sup = supervisor(parts);
-    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
-    cleanups.push(() => server.close());
+    const { sup, server, parts } = await serveSupervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
     const tree = await openSessionTree({ supervisor: sup, file: sessionTreeFile(dataDir, 'root'), rootId: 'root' });
     await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'done' });
@@ -313,10 +310,7 @@ describe('session trees over HTTP', () => {
   });
 
   it('a root parent of no tree starts one (focus at the root); a sub-agent parent no tree holds is 409; an unknown parent leaves an orphan', async () => {
-    const parts = files();
-    const sup = supervisor(parts);
-    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
-    cleanups.push(() => server.close());
+    const { sup, server, parts } = await serveSupervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'lone' });
     await sup.create({ agent: 'fake', workDir, sessionId: 'stray', parentId: 'lone' }); // a sub-agent made outside any tree
     await sup.create({ agent: 'fake', workDir, sessionId: 'other' });
@@ -352,10 +346,7 @@ describe('session trees over HTTP', () => {
   });
 
   it('POST /api/sessions takes a parentId (and parentCallId); bad ones are 400 with nothing created', async () => {
-    const parts = files();
-    const sup = supervisor(parts);
-    const server = await startServer({ port: 0, dataDir, journal: parts.journal, host: supervisorHost(sup, parts.store, { dataDir }) });
-    cleanups.push(() => server.close());
+    const { sup, server, parts } = await serveSupervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
     const created = await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'root', parentCallId: 'call-9' });
     expect(created.status).toBe(201);
