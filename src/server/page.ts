@@ -4,11 +4,14 @@
  * streams one session's events (EventSource resumes with Last-Event-ID by itself, and the page
  * drops any seq it already has), and shows the inspector: the server-laid-out SVG statechart with
  * the active states highlighted live, the event and effect logs, and a scrubber over the durable log.
+ * Sub-agent sessions sit indented under their parent; a session of a session tree shows the tree
+ * with its focus (from the stream's `tree` frames) and moves it (enter / exit), and a focus moved
+ * by someone else is a notice to follow, never a jump.
  * Everything the server sends is written with textContent, never as HTML.
  */
 
 const CSS = String.raw`
-*{box-sizing:border-box}body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#1d2430;background:#f3f4f7}
+*{box-sizing:border-box}[hidden]{display:none!important}body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#1d2430;background:#f3f4f7}
 header{display:flex;gap:8px;align-items:center;padding:8px 12px;background:#1f2a44;color:#fff;flex-wrap:wrap}
 header h1{font-size:16px;margin:0 12px 0 0}header form{display:flex;gap:6px;flex-wrap:wrap;align-items:center}
 input,select,textarea,button{font:inherit}input,select,textarea{padding:5px 7px;border:1px solid #b9bfcc;border-radius:6px;background:#fff;color:#1d2430}
@@ -19,6 +22,11 @@ section{background:#fff;border:1px solid #dde1ea;border-radius:8px;padding:8px;o
 h2{font-size:13px;text-transform:uppercase;letter-spacing:.04em;color:#5a6477;margin:2px 0 8px}
 #sessions ul{list-style:none;margin:0;padding:0}#sessions li{padding:6px;border-radius:6px;cursor:pointer;border:1px solid transparent;word-break:break-all}
 #sessions li.current{border-color:#2f6fed;background:#eef3ff}#sessions li small{display:block;color:#6a7385}
+#sessions li.sub::before{content:"\21b3  ";color:#9aa3b5}
+#tree{font-size:12px}#tree-nodes{display:flex;gap:4px;flex-wrap:wrap}#tree .node{padding:2px 6px;border:1px solid #dde1ea;border-radius:6px;background:#f6f7fa;cursor:pointer}
+#tree .node.focus{border-color:#e0a100;background:#fff6db;font-weight:600}#tree .node.viewed{outline:2px solid #2f6fed}
+#tree .node.completed{color:#9aa3b5}#tree button{padding:1px 6px;font-size:12px}
+#focus-moved{margin:4px 0;padding:4px 8px;border:1px solid #e0a100;border-radius:6px;background:#fff6db;font-size:13px}
 #chat{display:flex;flex-direction:column}#transcript{flex:1;overflow:auto;min-height:120px}
 .entry{margin:4px 0;padding:6px 8px;border-radius:8px;background:#f6f7fa;white-space:pre-wrap;word-break:break-word}
 .entry.user{background:#e7efff;margin-left:15%}.entry.assistant,.live-text{background:#f1f8ee;margin-right:10%}.live-text{opacity:.8;border:1px dashed #9cc59a}
@@ -38,6 +46,7 @@ const SCRIPT = String.raw`
 'use strict';
 var $ = function(id){ return document.getElementById(id); };
 var current = null, es = null, lastSeq = 0, liveText = {}, prompts = {}, scrubLive = true, snapshotUsage = null;
+var known = {}, tree = null;
 function el(tag, cls, text){ var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }
 function api(method, path, body){
   var init = { method: method, credentials: 'same-origin', headers: {} };
@@ -50,17 +59,28 @@ function setStatus(text){ $('status').textContent = text; }
 function fail(e){ setStatus('error: ' + e.message); }
 function short(v, n){ var s = typeof v === 'string' ? v : JSON.stringify(v); if (s === undefined) s = ''; return s.length > n ? s.slice(0, n) + '...' : s; }
 
+// Sub-agent sessions are listed under their parent, indented; one whose parent is not listed (an orphan) is a top-level row.
 function loadSessions(){
   return api('GET', '/api/sessions').then(function(d){
     var ul = $('session-list'); ul.textContent = '';
+    known = {}; var children = {}, shown = {};
+    d.sessions.forEach(function(s){ known[s.sessionId] = s; });
     d.sessions.sort(function(a, b){ return (b.lastActivityAt || 0) - (a.lastActivityAt || 0); });
-    d.sessions.forEach(function(s){
-      var li = el('li', s.sessionId === current ? 'current' : '', s.agent + ' - ' + s.sessionId.slice(0, 8));
-      li.dataset.id = s.sessionId;
+    d.sessions.forEach(function(s){ if (s.parentId && known[s.parentId]) (children[s.parentId] = children[s.parentId] || []).push(s); });
+    var row = function(s, depth){
+      if (shown[s.sessionId]) return; // A parent cycle in bad data lists each session once.
+      shown[s.sessionId] = true;
+      var li = el('li', depth ? 'sub' : '', s.agent + ' - ' + s.sessionId.slice(0, 8));
+      li.classList.toggle('current', s.sessionId === current);
+      li.dataset.id = s.sessionId; li.dataset.depth = String(depth);
+      if (depth) { li.style.marginLeft = Math.min(depth, 6) * 14 + 'px'; li.dataset.parent = s.parentId; }
       li.appendChild(el('small', '', s.phase + ' / ' + s.status + ' / $' + (s.costUsd || 0).toFixed(4)));
       li.onclick = function(){ select(s.sessionId); };
       ul.appendChild(li);
-    });
+      (children[s.sessionId] || []).forEach(function(c){ row(c, depth + 1); });
+    };
+    d.sessions.forEach(function(s){ if (!s.parentId || !known[s.parentId]) row(s, 0); });
+    d.sessions.forEach(function(s){ row(s, 0); });
   }).catch(fail);
 }
 function loadAgents(){
@@ -72,10 +92,11 @@ function loadAgents(){
 
 function select(id){
   if (es) es.close();
-  current = id; lastSeq = 0; liveText = {}; prompts = {}; scrubLive = true;
+  current = id; lastSeq = 0; liveText = {}; prompts = {}; scrubLive = true; tree = null;
+  $('tree').hidden = true; $('tree-nodes').textContent = ''; $('focus-moved').hidden = true;
   $('transcript').textContent = ''; $('prompts').textContent = ''; $('events-log').textContent = ''; $('effects-log').textContent = '';
   $('session-title').textContent = id;
-  Array.prototype.forEach.call(document.querySelectorAll('#session-list li'), function(li){ li.className = li.dataset.id === id ? 'current' : ''; });
+  Array.prototype.forEach.call(document.querySelectorAll('#session-list li'), function(li){ li.classList.toggle('current', li.dataset.id === id); });
   es = new EventSource('/api/sessions/' + encodeURIComponent(id) + '/events?inspect=1');
   es.addEventListener('entry', function(m){ onEntry(JSON.parse(m.data)); });
   es.addEventListener('agent', function(m){ onAgent(JSON.parse(m.data)); });
@@ -86,10 +107,64 @@ function select(id){
   es.addEventListener('presence', function(m){ $('presence').textContent = JSON.parse(m.data).online ? 'online' : 'offline'; });
   es.addEventListener('thinking', function(m){ $('thinking').textContent = JSON.parse(m.data).active ? 'thinking...' : ''; });
   es.addEventListener('inspect', function(m){ onInspect(JSON.parse(m.data)); });
+  es.addEventListener('tree', function(m){ onTree(JSON.parse(m.data)); });
   es.addEventListener('error', function(m){ if (m.data) { var e = JSON.parse(m.data); setStatus(e.code + ': ' + e.message); } });
   es.addEventListener('gap', function(m){ var g = JSON.parse(m.data); addMeta('gap: entries before seq ' + g.firstSeq + ' are no longer kept (' + g.reason + ')'); if (g.reason === 'ahead') { lastSeq = 0; $('transcript').textContent = ''; } });
   es.addEventListener('done', function(){ setStatus('stopped'); loadSessions(); });
   refreshSnapshot();
+}
+
+// The session tree of the viewed session: its sessions in tree order with their state, the focus
+// marked; Enter on a sub-agent of the focused session, Exit when the viewed session is the focus.
+function onTree(t){
+  if (t && t.sessionId !== current) return;
+  var before = tree; tree = t;
+  $('tree').hidden = !t; $('tree-nodes').textContent = '';
+  if (!t) { $('focus-moved').hidden = true; return; }
+  var kids = {}, seen = {};
+  Object.keys(t.nodes).forEach(function(id){ var p = t.nodes[id].parentId; if (p) (kids[p] = kids[p] || []).push(id); });
+  var draw = function(id, depth){
+    var n = t.nodes[id]; if (!n || seen[id]) return; seen[id] = true;
+    var cls = 'node ' + n.state + (id === t.focus ? ' focus' : '') + (id === current ? ' viewed' : '');
+    var node = el('span', cls, (depth ? new Array(depth + 1).join('\u21b3') + ' ' : '') + id.slice(0, 8) + ' ' + n.state + (id === t.focus ? ' (focus)' : ''));
+    node.dataset.id = id; node.dataset.state = n.state; node.title = id;
+    node.onclick = function(){ if (id !== current) select(id); };
+    if (n.parentId === t.focus && n.state !== 'completed') {
+      var enter = el('button', 'enter', 'Enter'); enter.type = 'button';
+      enter.onclick = function(ev){ ev.stopPropagation(); enterTree(id); };
+      node.appendChild(document.createTextNode(' ')); node.appendChild(enter);
+    }
+    $('tree-nodes').appendChild(node);
+    (kids[id] || []).forEach(function(k){ draw(k, depth + 1); });
+  };
+  draw(t.rootId, 0);
+  Object.keys(t.nodes).forEach(function(id){ draw(id, 0); });
+  var mine = t.nodes[current];
+  $('tree-exit').hidden = !(t.focus === current && mine && mine.parentId);
+  // Someone moved the focus away while this session is viewed: offer to follow, never jump.
+  if (t.focus === current) $('focus-moved').hidden = true;
+  else if (before && before.focus !== t.focus) {
+    $('focus-follow').textContent = 'focus moved to ' + t.focus.slice(0, 8) + ' \u2014 follow';
+    $('focus-follow').dataset.id = t.focus; $('focus-moved').hidden = false;
+  }
+  if (Object.keys(t.nodes).some(function(id){ return !known[id]; })) loadSessions();
+}
+function enterTree(id){
+  api('POST', '/api/sessions/' + encodeURIComponent(id) + '/tree/enter', {}).then(function(t){ select(t.focus); }).catch(fail);
+}
+function exitTree(){
+  if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/tree/exit', {}).then(function(t){ select(t.focus); }).catch(fail);
+}
+function newSubAgent(){
+  if (!current) return;
+  var parent = current;
+  var spawn = function(){
+    var s = known[parent];
+    if (!s) throw new Error('session ' + parent + ' is not listed: its agent and working directory are unknown');
+    return api('POST', '/api/sessions', { agent: s.agent, workDir: s.workDir, parentId: parent });
+  };
+  (known[parent] ? Promise.resolve().then(spawn) : loadSessions().then(spawn))
+    .then(function(d){ setStatus('sub-agent ' + d.sessionId + ' started'); return loadSessions(); }).catch(fail);
 }
 
 function addMeta(text){ $('transcript').appendChild(el('div', 'entry meta', text)); }
@@ -219,6 +294,9 @@ $('send-form').addEventListener('submit', function(ev){
 $('abort').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/abort', {}).catch(fail); };
 $('stop').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/stop', {}).then(loadSessions).catch(fail); };
 $('mode').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/mode', { to: $('mode').dataset.mode === 'local' ? 'remote' : 'local' }).catch(fail); };
+$('tree-exit').onclick = exitTree;
+$('sub-agent').onclick = newSubAgent;
+$('focus-follow').onclick = function(ev){ ev.preventDefault(); select(this.dataset.id); };
 $('scrub').addEventListener('input', function(){ scrubTo(Number($('scrub').value)); });
 $('chart-fit').onclick = function(){ $('chart').classList.toggle('fit'); };
 $('scrub-live').onclick = function(){ $('scrub').value = String(lastSeq); scrubTo(lastSeq); };
@@ -244,13 +322,15 @@ const BODY = String.raw`
     <h2>Session <span id="session-title"></span></h2>
     <div id="status"></div>
     <div class="bar"><span id="presence"></span><span id="thinking"></span><span id="usage"></span></div>
+    <div id="tree" class="bar" hidden><span>tree:</span><span id="tree-nodes"></span><button id="tree-exit" type="button" hidden>Exit to parent</button></div>
+    <div id="focus-moved" role="status" hidden><a id="focus-follow" href="#"></a></div>
     <div id="transcript" aria-live="polite"></div>
     <div id="prompts"></div>
     <form id="send-form" class="bar">
       <textarea id="message" placeholder="Message the agent"></textarea>
       <button class="primary" id="send" type="submit">Send</button>
     </form>
-    <div class="bar"><button id="abort" type="button">Abort</button><button id="mode" type="button" data-mode="remote">Hand to terminal</button><button id="stop" type="button">Stop</button></div>
+    <div class="bar"><button id="abort" type="button">Abort</button><button id="mode" type="button" data-mode="remote">Hand to terminal</button><button id="stop" type="button">Stop</button><button id="sub-agent" type="button">New sub-agent</button></div>
   </section>
   <section id="inspector">
     <h2>Inspector <small id="chart-state"></small></h2>
