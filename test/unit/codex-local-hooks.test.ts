@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codexHookArgs } from '../../src/engines/codex/local/hook-config.js';
 import { createHookDir, removeAbandonedHookDirs, shellQuote, type HookDir } from '../../src/engines/transport/hook-dir.js';
-import { HookServer } from '../../src/engines/transport/hook-server.js';
+import { HookServer, MAX_HOOK_LINE_CHARS } from '../../src/engines/transport/hook-server.js';
+import { createConnection } from 'node:net';
 
 const dirs: HookDir[] = [];
 afterEach(async () => {
@@ -80,6 +81,36 @@ describe('codex local hooks', () => {
       expect([abandoned, ours, living, other].map((path) => existsSync(path))).toEqual([false, true, true, true]);
     } finally {
       rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('a line that never ends is cut off at the bound: the connection closes, no call reaches the engine', async () => {
+    const dir = await createHookDir('ase-cx-test-');
+    dirs.push(dir);
+    let calls = 0;
+    const server = await HookServer.listen(dir.socketPath, (call) => {
+      calls++;
+      call.reply();
+    });
+    try {
+      const closed = await new Promise<boolean>((resolve) => {
+        const socket = createConnection(dir.socketPath);
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(true));
+        const chunk = 'x'.repeat(1024 * 1024);
+        let sent = 0;
+        const pump = () => {
+          while (sent <= MAX_HOOK_LINE_CHARS + chunk.length && !socket.destroyed) {
+            sent += chunk.length;
+            if (!socket.write(chunk)) return void socket.once('drain', pump);
+          }
+        };
+        socket.on('connect', pump);
+      });
+      expect(closed).toBe(true);
+      expect(calls).toBe(0);
+    } finally {
+      await server.close();
     }
   });
 });

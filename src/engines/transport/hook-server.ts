@@ -7,6 +7,13 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 
+/**
+ * A hook's JSON is one line: its tool input may hold a whole file (a Write's content), so the bound
+ * is generous; a longer line, or one that never ends, closes the connection (the script then fails
+ * closed) rather than growing without end.
+ */
+export const MAX_HOOK_LINE_CHARS = 32 * 1024 * 1024;
+
 /** One hook call waiting for the engine's reply. */
 export interface HookCall {
   /** The JSON the CLI gave the hook on stdin. */
@@ -63,7 +70,10 @@ export class HookServer {
       if (call) return;
       buffered += chunk;
       const end = buffered.indexOf('\n');
-      if (end < 0) return;
+      if (end < 0) {
+        if (buffered.length > MAX_HOOK_LINE_CHARS) socket.destroy();
+        return;
+      }
       let input: Record<string, unknown> = {};
       try {
         const parsed = JSON.parse(buffered.slice(0, end)) as { hook?: unknown };
