@@ -169,18 +169,7 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore, opti
         return tree.record();
       }),
     );
-  const plainCreate = (o: HostCreateOptions) =>
-    supervisor.create({
-      agent: o.agent,
-      workDir: o.workDir,
-      ...(o.mode && { mode: o.mode }),
-      ...(o.engineOptions && { engineOptions: o.engineOptions }),
-      ...(o.sessionId && { sessionId: o.sessionId }),
-      ...(o.parentId !== undefined && { parentId: o.parentId }),
-      ...(o.parentCallId !== undefined && { parentCallId: o.parentCallId }),
-      ...(o.onNotice && { onNotice: o.onNotice }),
-      ...(o.inspect && { inspect: o.inspect }),
-    });
+  const plainCreate = (o: HostCreateOptions) => supervisor.create({ ...spawnOptions(o), ...(o.parentId !== undefined && { parentId: o.parentId }) });
   /**
    * A session under `parentId`, made a node of the parent's tree:
    * - a tree under the data dir holds the parent: spawned into it (its rules first: a completed

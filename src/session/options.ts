@@ -26,7 +26,8 @@ const ConfigSchema = z
 const isObjectWith = (...methods: string[]) => (v: unknown) =>
   typeof v === 'object' && v !== null && methods.every((m) => typeof (v as Record<string, unknown>)[m] === 'function');
 
-const SessionIdSchema = z
+/** What a session id may be: it names files (`<id>.json`), so never a path. */
+export const SessionIdSchema = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,128}$/, 'use letters, digits, ".", "_" or "-" (max 128)')
   // Ids name files (`<id>.json`): "." and ".." would point at directories, and the stores refuse them.

@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../errors.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
+import { SessionIdSchema } from './options.js';
 import { TreeRecordSchema, type TreeRecord } from './session-tree-state.js';
 
 /** The file a tree rooted at `rootId` is kept in under a data dir, where `findSessionTree` looks. */
@@ -17,8 +18,8 @@ export function sessionTreeFile(dataDir: string, rootId: string): string {
   return path.join(path.resolve(dataDir), 'trees', `${rootId}.json`);
 }
 
-/** Ids name files here: only what a session id may be (options.ts), never a path. */
-const isSessionId = (id: string) => /^[A-Za-z0-9._-]{1,128}$/.test(id) && id !== '.' && id !== '..';
+/** Ids name files here: only what a session id may be, never a path. */
+const isSessionId = (id: string) => SessionIdSchema.safeParse(id).success;
 
 /** The tree record in `file`; undefined when there is none. Rejects with `STORE_CORRUPT` when it cannot be read or is not a tree. */
 export async function readSessionTree(file: string): Promise<TreeRecord | undefined> {
