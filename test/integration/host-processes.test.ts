@@ -16,7 +16,7 @@
  * and every process whose environment carries this test's marker (the suite's orphan-check
  * mechanism: the marker is in the agent's environment, which its children inherit).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,10 +25,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSession } from '../../src/index.js';
 import { testRunEnv } from '../support/orphan-check.js';
+import { startHostProcess } from '../support/host-process.js';
 import { isAlive, processesUnder, waitNoProcessesUnder, waitUntil } from '../support/processes.js';
 
 const linux = process.platform === 'linux';
-const INDEX = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 const HOST = fileURLToPath(new URL('../support/signal-host.mjs', import.meta.url));
 const STAND_IN = fileURLToPath(new URL('../support/claude-stand-in.mjs', import.meta.url));
 
@@ -84,23 +84,8 @@ async function startHost(extra: { ownHandler?: NodeJS.Signals; optOut?: boolean 
     shutdown: { stdinGraceMs: 200, termGraceMs: 1_000, killWaitMs: 1_000 },
     ...extra,
   };
-  const child = spawn(process.execPath, ['--experimental-transform-types', '--no-warnings', HOST, INDEX], {
-    env: { ...process.env, HOST_CONFIG: JSON.stringify(config) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const ready = await waitUntil(() => out.includes('READY ') || child.exitCode !== null, 30_000);
-  const line = out.split('\n').find((l) => l.startsWith('READY '));
-  if (!ready || !line) {
-    child.kill('SIGKILL');
-    throw new Error(`the host did not get ready: ${out}\n${err}`);
-  }
-  const pids = JSON.parse(line.slice('READY '.length)) as Pids;
-  return { child, pids, dataDir: config.dataDir, workDir: root, marker, out: () => out, exit };
+  const { child, ready: pids, out, exit } = await startHostProcess<Pids>(HOST, config, 30_000);
+  return { child, pids, dataDir: config.dataDir, workDir: root, marker, out, exit };
 }
 
 function records(dataDir: string): string[] {

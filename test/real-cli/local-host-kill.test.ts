@@ -8,7 +8,6 @@
  * data dir is opened again, which reaps whatever is still alive and clears it; the host's hook
  * directory goes when the next local engine starts. Nothing is left.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,10 +18,10 @@ import { createSession } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex } from '../support/codex-hermetic.js';
 import { CODEX_TUI_SEEN_TOML } from '../support/headless-screen.js';
+import { startHostProcess } from '../support/host-process.js';
 import { hookDirOf, isAlive, processesUnder, waitUntil } from '../support/processes.js';
 import { removeAbandonedHookDirs } from '../../src/engines/transport/hook-dir.js';
 
-const INDEX = fileURLToPath(new URL('../../src/index.ts', import.meta.url));
 const HOST = fileURLToPath(new URL('../support/local-host.mjs', import.meta.url));
 
 
@@ -53,29 +52,14 @@ describe.runIf(process.platform === 'linux')('a host killed during local mode (r
     mock.enqueue(execCommandCall(`echo $$ > ${pidFile}; exec sleep 120`, { yield_time_ms: 30_000 }));
     const dataDir = join(root, 'data');
     const config = { dataDir, workDir: h.workDir, bin: h.bin, env: h.env, model: 'gpt-5.5', prompt: 'start the long command', pidFile };
-    const child = spawn(process.execPath, ['--experimental-transform-types', '--no-warnings', HOST, INDEX], {
-      env: { ...process.env, HOST_CONFIG: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    const ready = await waitUntil(() => out.includes('READY ') || child.exitCode !== null, 45_000);
-    const line = out.split('\n').find((l) => l.startsWith('READY '));
-    if (!ready || !line) {
-      child.kill('SIGKILL');
-      throw new Error(`the host did not get ready: ${out}\n${err}`);
-    }
-    const pids = JSON.parse(line.slice('READY '.length)) as { terminalUi: number; command: number };
+    const { child, ready: pids, exit } = await startHostProcess<{ terminalUi: number; command: number }>(HOST, config, 45_000);
     expect(pids.terminalUi).toBeGreaterThan(0);
     expect(isAlive(pids.terminalUi) && isAlive(pids.command)).toBe(true);
     expect(readdirSync(join(dataDir, 'processes'))).toHaveLength(1);
     const hookDir = hookDirOf(pids.terminalUi, 'ase-cx-');
 
     child.kill('SIGKILL');
-    await exited;
+    await exit;
     // The terminal UI: killed by the kernel (setpriv --pdeathsig KILL), not by any handler of ours.
     expect(await waitUntil(() => !isAlive(pids.terminalUi), 2_000)).toBe(true);
     expect(await waitUntil(() => !isAlive(pids.command), 2_000)).toBe(true);
