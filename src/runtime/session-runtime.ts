@@ -719,7 +719,9 @@ export class SessionRuntime {
         return undefined;
       }
       if (this.#fenced) return undefined;
-      return { appended: this.#opts.journal.append(entry) };
+      // The fence rides along: a journal that can check it with the write (PostgresJournal) refuses a stale owner itself.
+      const fence = this.#lease?.fence;
+      return { appended: fence === undefined ? this.#opts.journal.append(entry) : this.#opts.journal.append(entry, { fence }) };
     });
     this.#journalIssue = issued.then(() => undefined);
     const durable = issued.then((issue) => issue?.appended.catch((error: unknown) => this.#journalFailed(error)));

@@ -7,6 +7,7 @@ import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
 import { FileJournal } from '../../src/runtime/journal/file-journal.js';
 import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
 import { rejection } from '../support/async.js';
+import { describeJournalConformance } from '../support/journal-conformance.js';
 
 function entry(seq: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {
   return { ts: 1000 + seq, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${seq}`, type: 'agent_message', payload: { text: `m${seq}` }, ...overrides };
@@ -220,39 +221,8 @@ describe('MemoryJournal', () => {
   });
 });
 
-describe.each([
-  ['FileJournal', () => open()],
-  ['MemoryJournal', () => new MemoryJournal()],
-] as const)('%s seq', (_name, make) => {
-  it('numbers each session from 1, replaces a seq given, and reads ranges', async () => {
-    const journal = make();
-    for (let i = 1; i <= 10; i++) expect(await journal.append({ ...entry(i), seq: 99 })).toBe(i);
-    expect(await journal.append(entry(1, { sessionId: 's2' }))).toBe(1);
-    const seqs = async (range: Parameters<typeof journal.read>[1]) => (await journal.read('s1', range)).map((e) => e.seq);
-    expect(await seqs(undefined)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(await seqs({ afterSeq: 7 })).toEqual([8, 9, 10]);
-    expect(await seqs({ afterSeq: 2, limit: 3 })).toEqual([3, 4, 5]);
-    expect(await seqs({ beforeSeq: 4 })).toEqual([1, 2, 3]);
-    // Backward paging: the newest before the cursor, still ascending.
-    expect(await seqs({ beforeSeq: 9, limit: 2 })).toEqual([7, 8]);
-    expect(await seqs({ afterSeq: 3, beforeSeq: 6 })).toEqual([4, 5]);
-    expect(await seqs({ afterSeq: 10 })).toEqual([]);
-    expect(await journal.bounds('s1')).toEqual({ firstSeq: 1, lastSeq: 10 });
-    expect(await journal.bounds('none')).toEqual({ firstSeq: 0, lastSeq: 0 });
-  });
-
-  it('tells watchers each entry once it is durable, with its seq, per session', async () => {
-    const journal = make();
-    const heard: [string, number | undefined][] = [];
-    const stop = journal.watch('s1', (e) => heard.push([e.eventId, e.seq]));
-    await journal.append(entry(1));
-    await journal.append(entry(2, { sessionId: 's2' }));
-    await journal.append(entry(3));
-    stop();
-    await journal.append(entry(4));
-    expect(heard).toEqual([['1-1', 1], ['1-3', 2]]);
-  });
-});
+describeJournalConformance('FileJournal', () => open());
+describeJournalConformance('MemoryJournal', () => new MemoryJournal());
 
 describe('FileJournal seq across restarts and hosts', () => {
   it('continues after a restart, and after another writer appended to the same file', async () => {

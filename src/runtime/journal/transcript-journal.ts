@@ -16,6 +16,12 @@ export interface JournalRange {
   limit?: number;
 }
 
+/** How one entry is appended. */
+export interface JournalAppendOptions {
+  /** The writer's lease fence (see `TranscriptJournal.append`). */
+  fence?: number;
+}
+
 /** What the journal still keeps of a session: `firstSeq` 0 and `lastSeq` 0 when nothing. */
 export interface JournalBounds {
   firstSeq: number;
@@ -29,8 +35,13 @@ export interface TranscriptJournal {
   /**
    * Appends in call order, setting the entry's `seq` to one more than the session's last; resolves
    * with that seq once the entry is durable. I/O failures reject with `AseError('JOURNAL_IO')`.
+   *
+   * With `options.fence`, a journal that can check it in the same step as the write (the
+   * PostgresJournal) writes nothing and rejects with `AseError('LEASE_LOST')` unless that fence is
+   * the session's current lease. The file and memory journals ignore it: there the runtime's own
+   * lease check gates appends.
    */
-  append(entry: TranscriptEntry): Promise<number | void>;
+  append(entry: TranscriptEntry, options?: JournalAppendOptions): Promise<number | void>;
   /** A session's entries in append order (a torn last line from a crash is skipped), optionally a range of them. */
   read(sessionId: string, range?: JournalRange): Promise<TranscriptEntry[]>;
   /** Waits for pending appends. */

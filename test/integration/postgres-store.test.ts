@@ -1,0 +1,177 @@
+/**
+ * The PostgreSQL store and journal on a real PostgreSQL (a throwaway cluster the suite starts,
+ * test/support/postgres-setup.ts): the same conformance suites the file and memory stores pass, then
+ * what only a shared database is for: two hosts (two pools) racing to acquire, an owner fenced while
+ * it keeps appending, migrations started by many hosts at once, and a session run on it end to end.
+ */
+import os from 'node:os';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createSession } from '../../src/index.js';
+import { isAseError } from '../../src/errors.js';
+import { PostgresJournal, PostgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
+import { rejection } from '../support/async.js';
+import { describeJournalConformance, journalEntry } from '../support/journal-conformance.js';
+import { describePostgres, PG_URL, testDatabase } from '../support/postgres.js';
+import { describeStoreConformance, session } from '../support/store-conformance.js';
+
+const db = PG_URL ? testDatabase(24) : undefined;
+afterAll(async () => db?.dropAll());
+
+describePostgres('PostgreSQL store and journal', () => {
+  const closing: { close(): Promise<void> }[] = [];
+  afterAll(async () => {
+    for (const c of closing.splice(0)) await c.close();
+  });
+  const track = <T extends { close(): Promise<void> }>(x: T): T => (closing.push(x), x);
+
+  describeStoreConformance('PostgresStore', (now) => track(new PostgresStore({ pool: db!.pool, schema: db!.schema('st'), now })));
+  describeJournalConformance('PostgresJournal', () => track(new PostgresJournal({ pool: db!.pool, schema: db!.schema('jn') })));
+
+  it('refuses bad options with INVALID_OPTIONS, before any connection', () => {
+    for (const bad of [{}, { connectionString: PG_URL!, pool: db!.pool }, { connectionString: PG_URL!, schema: 'Drop"Table' }, { connectionString: PG_URL!, schema: '1abc' }]) {
+      let caught: unknown;
+      try {
+        new PostgresStore(bad as never);
+      } catch (error) {
+        caught = error;
+      }
+      expect(isAseError(caught, 'INVALID_OPTIONS'), String(caught)).toBe(true);
+    }
+  });
+
+  it('ten hosts creating the schema at once: all succeed, one schema at the current version', async () => {
+    const schema = db!.schema('mig');
+    const stores = Array.from({ length: 10 }, () => new PostgresStore({ connectionString: PG_URL!, schema, maxConnections: 2 }));
+    await Promise.all(stores.map((s) => s.list()));
+    await Promise.all(stores.map((s) => s.close()));
+    const { rows } = await db!.pool.query(`SELECT value FROM "${schema}".ase_meta WHERE key = 'schema_version'`);
+    expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
+  });
+
+  it('two hosts racing to acquire one session: exactly one wins, 100 rounds out of 100; the loser is told who', async () => {
+    const schema = db!.schema('race');
+    const a = new PostgresStore({ connectionString: PG_URL!, schema, hostId: 'host-a', maxConnections: 2 });
+    const b = new PostgresStore({ connectionString: PG_URL!, schema, hostId: 'host-b', maxConnections: 2 });
+    try {
+      for (let round = 0; round < 100; round++) {
+        const id = `race-${round}`;
+        const results = await Promise.allSettled([a.acquire(id, { ttlMs: 60_000, label: 'a' }), b.acquire(id, { ttlMs: 60_000, label: 'b' })]);
+        const won = results.filter((r) => r.status === 'fulfilled');
+        expect(won, `round ${round}`).toHaveLength(1);
+        const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect(isAseError(lost.reason, 'SESSION_OWNED')).toBe(true);
+        const winner = (won[0] as PromiseFulfilledResult<{ owner: { label?: string } }>).value.owner.label;
+        expect((lost.reason as { details: { owner: { label: string } } }).details.owner.label).toBe(winner);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a stalled owner taken over keeps appending: 0 appends accepted after the takeover, seqs without a gap', async () => {
+    const schema = db!.schema('fence');
+    const storeA = new PostgresStore({ connectionString: PG_URL!, schema, hostId: 'host-a', maxConnections: 2 });
+    const storeB = new PostgresStore({ connectionString: PG_URL!, schema, hostId: 'host-b', maxConnections: 2 });
+    const journalA = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4 });
+    const journalB = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 2 });
+    try {
+      const leaseA = await storeA.acquire('s1', { ttlMs: 60_000 });
+      await storeA.save('s1', session(), 0, leaseA.fence);
+      let stop = false;
+      let tookOverAt = Number.POSITIVE_INFINITY;
+      const acceptedAfter: number[] = [];
+      let refused = 0;
+      let n = 0;
+      // A keeps appending (as a stalled host that woke up would), several in flight at once.
+      const writer = (async () => {
+        while (!stop) {
+          const batch = Array.from({ length: 4 }, () => {
+            const issued = performance.now();
+            return journalA.append(journalEntry(++n), { fence: leaseA.fence }).then(
+              (seq) => {
+                if (issued > tookOverAt) acceptedAfter.push(seq);
+              },
+              (error: unknown) => {
+                if (!isAseError(error, 'LEASE_LOST')) throw error;
+                refused++;
+              },
+            );
+          });
+          await Promise.all(batch);
+        }
+      })();
+      while (n < 60) await new Promise((r) => setTimeout(r, 5));
+      const leaseB = await storeB.acquire('s1', { ttlMs: 60_000, force: true });
+      tookOverAt = performance.now();
+      const afterB = await journalB.append(journalEntry(10_000), { fence: leaseB.fence });
+      while (refused < 20) await new Promise((r) => setTimeout(r, 5));
+      stop = true;
+      await writer;
+      expect(acceptedAfter, 'appends issued by A after B took over and still accepted').toEqual([]);
+      const entries = await journalB.read('s1');
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: entries.length }, (_, i) => i + 1));
+      expect(entries.at(-1)?.eventId).toBe('1-10000');
+      expect(afterB).toBe(entries.length);
+      // And A's state writes are refused too.
+      expect(isAseError(await rejection(storeA.save('s1', session({ updatedAt: 5 }), 1, leaseA.fence)), 'LEASE_LOST')).toBe(true);
+    } finally {
+      for (const c of [storeA, storeB, journalA, journalB]) await c.close();
+    }
+  });
+
+  it('a released or never-taken lease fences journal appends; an unfenced append still numbers on', async () => {
+    const schema = db!.schema('rel');
+    const store = track(new PostgresStore({ pool: db!.pool, schema }));
+    const journal = track(new PostgresJournal({ pool: db!.pool, schema }));
+    expect(isAseError(await rejection(journal.append(journalEntry(1), { fence: 1 })), 'LEASE_LOST')).toBe(true);
+    const lease = await store.acquire('s1', { ttlMs: 60_000 });
+    expect(await journal.append(journalEntry(1), { fence: lease.fence })).toBe(1);
+    await store.release(lease);
+    expect(isAseError(await rejection(journal.append(journalEntry(2), { fence: lease.fence })), 'LEASE_LOST')).toBe(true);
+    expect(await journal.append(journalEntry(3))).toBe(2);
+    expect((await journal.read('s1')).map((e) => e.eventId)).toEqual(['1-1', '1-3']);
+  });
+
+  it('a restarted host takes its own session back at once when its old process is dead', async () => {
+    const schema = db!.schema('dead');
+    const store = track(new PostgresStore({ pool: db!.pool, schema }));
+    await store.list(); // the schema exists
+    // A lease written by a process of this host that is gone (pid 2^22 + 1 cannot exist on Linux).
+    await db!.pool.query(
+      `INSERT INTO "${schema}".ase_lease (session_id, fence, owner, host_id, expires_at, ttl_ms) VALUES ('s1', 3, $1, $2, clock_timestamp() + interval '1 hour', 60000)`,
+      [JSON.stringify({ host: os.hostname(), pid: 4_194_305 }), os.hostname()],
+    );
+    const lease = await store.acquire('s1', { ttlMs: 60_000 });
+    expect(lease.fence).toBe(4);
+    // Another host's live-looking owner is not taken.
+    await db!.pool.query(`UPDATE "${schema}".ase_lease SET owner = $1, fence = 9 WHERE session_id = 's1'`, [JSON.stringify({ host: 'elsewhere', pid: 4_194_305 })]);
+    expect(isAseError(await rejection(store.acquire('s1', { ttlMs: 60_000 })), 'SESSION_OWNED')).toBe(true);
+  });
+
+  it('a session runs on it end to end and is continued by the next host', async () => {
+    const schema = db!.schema('e2e');
+    const make = () => ({ store: new PostgresStore({ connectionString: PG_URL!, schema, maxConnections: 4 }), journal: new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4 }) });
+    const first = make();
+    const s = await createSession({ agent: 'fake', workDir: os.tmpdir(), mode: 'remote', ...first });
+    const turn = await s.run('hello');
+    expect(turn.status).toBe('completed');
+    await s.stop();
+    await first.store.close();
+    await first.journal.close();
+    const second = make();
+    try {
+      const again = await createSession({ agent: 'fake', workDir: os.tmpdir(), mode: 'remote', sessionId: s.id, ...second });
+      expect((await again.run('and again')).status).toBe('completed');
+      await again.stop();
+      const entries = await second.journal.read(s.id);
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: entries.length }, (_, i) => i + 1));
+      expect(entries.filter((e) => e.type === 'user_message').map((e) => (e.payload as { text: string }).text)).toEqual(['hello', 'and again']);
+      const { rows } = await db!.pool.query(`SELECT DISTINCT fence FROM "${schema}".ase_journal WHERE session_id = $1 ORDER BY fence`, [s.id]);
+      expect(rows.map((r) => Number(r.fence)), 'every append of the session carried its lease fence').toEqual([1, 2]);
+    } finally {
+      await second.store.close();
+      await second.journal.close();
+    }
+  });
+});

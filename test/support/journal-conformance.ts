@@ -1,0 +1,87 @@
+/**
+ * The conformance suite every TranscriptJournal passes (File and Memory in test/unit/journal.test.ts,
+ * Postgres in test/integration/postgres-store.test.ts): seqs numbered per session from 1, ranges and
+ * backward paging, bounds, call order under concurrency, read-your-writes, copies, watchers, delete.
+ *
+ * `make()` builds a fresh, empty journal.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
+import type { TranscriptJournal } from '../../src/runtime/journal/transcript-journal.js';
+
+export function journalEntry(n: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {
+  return { ts: 1000 + n, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${n}`, type: 'agent_message', payload: { text: `m${n}` }, ...overrides };
+}
+
+type WatchingJournal = TranscriptJournal & Required<Pick<TranscriptJournal, 'watch' | 'bounds' | 'delete'>>;
+
+export function describeJournalConformance(name: string, make: () => WatchingJournal): void {
+  describe(`${name} (TranscriptJournal conformance)`, () => {
+    it('numbers each session from 1, replaces a seq given, and reads ranges', async () => {
+      const journal = make();
+      for (let i = 1; i <= 10; i++) expect(await journal.append({ ...journalEntry(i), seq: 99 })).toBe(i);
+      expect(await journal.append(journalEntry(1, { sessionId: 's2' }))).toBe(1);
+      const seqs = async (range: Parameters<typeof journal.read>[1]) => (await journal.read('s1', range)).map((e) => e.seq);
+      expect(await seqs(undefined)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await seqs({ afterSeq: 7 })).toEqual([8, 9, 10]);
+      expect(await seqs({ afterSeq: 2, limit: 3 })).toEqual([3, 4, 5]);
+      expect(await seqs({ beforeSeq: 4 })).toEqual([1, 2, 3]);
+      // Backward paging: the newest before the cursor, still ascending.
+      expect(await seqs({ beforeSeq: 9, limit: 2 })).toEqual([7, 8]);
+      expect(await seqs({ afterSeq: 3, beforeSeq: 6 })).toEqual([4, 5]);
+      expect(await seqs({ afterSeq: 10 })).toEqual([]);
+      expect(await journal.bounds('s1')).toEqual({ firstSeq: 1, lastSeq: 10 });
+      expect(await journal.bounds('none')).toEqual({ firstSeq: 0, lastSeq: 0 });
+    });
+
+    it('reads back exactly what was appended, with its seq', async () => {
+      const journal = make();
+      const odd = journalEntry(1, { payload: { text: 'nul \u0000, emoji \u{1F600}, quote " and \\ backslash', nested: { list: [1, 2.5, null, true] } } });
+      await journal.append(odd);
+      expect(await journal.read('s1')).toEqual([{ ...odd, seq: 1 }]);
+    });
+
+    it('preserves call order under 100 concurrent appends, and reads include appends not yet awaited', async () => {
+      const journal = make();
+      const pending = Array.from({ length: 100 }, (_, i) => journal.append(journalEntry(i)));
+      const ids = (await journal.read('s1')).map((e) => e.eventId);
+      expect(ids).toEqual(Array.from({ length: 100 }, (_, i) => `1-${i}`));
+      expect(await Promise.all(pending)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+      await journal.flush();
+    });
+
+    it('writes the entry as it was when append was called', async () => {
+      const journal = make();
+      const e = journalEntry(1);
+      const pending = journal.append(e);
+      e.type = 'mutated';
+      await pending;
+      expect((await journal.read('s1'))[0]?.type).toBe('agent_message');
+    });
+
+    it('tells watchers each entry once it is durable, with its seq, per session', async () => {
+      const journal = make();
+      const heard: [string, number | undefined][] = [];
+      const stop = journal.watch('s1', (e) => heard.push([e.eventId, e.seq]));
+      await journal.append(journalEntry(1));
+      await journal.append(journalEntry(2, { sessionId: 's2' }));
+      await journal.append(journalEntry(3));
+      stop();
+      await journal.append(journalEntry(4));
+      expect(heard).toEqual([['1-1', 1], ['1-3', 2]]);
+    });
+
+    it('delete removes one session after the appends already called; a later append starts afresh', async () => {
+      const journal = make();
+      await journal.append(journalEntry(1, { sessionId: 's2' }));
+      void journal.append(journalEntry(1));
+      void journal.append(journalEntry(2));
+      await journal.delete('s1');
+      expect(await journal.read('s1')).toEqual([]);
+      expect(await journal.bounds('s1')).toEqual({ firstSeq: 0, lastSeq: 0 });
+      expect(await journal.append(journalEntry(3))).toBe(1);
+      expect((await journal.read('s2')).map((e) => e.seq)).toEqual([1]);
+      await journal.delete('never-written');
+    });
+  });
+}
