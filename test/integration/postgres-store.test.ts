@@ -175,3 +175,47 @@ describePostgres('PostgreSQL store and journal', () => {
     }
   });
 });
+
+describePostgres('PostgreSQL journal across hosts', () => {
+  it('a watch on another host hears every append in seq order, once, including a burst and entries from before LISTEN took effect', async () => {
+    const schema = db!.schema('feed');
+    const writer = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4 });
+    const reader = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4, pollMs: 60_000 });
+    try {
+      await writer.append(journalEntry(0)); // before the watch: not heard
+      const heard: number[] = [];
+      const stop = reader.watch('s1', (e) => heard.push(e.seq!));
+      const all = Array.from({ length: 300 }, (_, i) => writer.append(journalEntry(i + 1)));
+      await Promise.all(all);
+      const deadline = Date.now() + 20_000;
+      while (heard.length < 300 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      stop();
+      expect(heard).toEqual(Array.from({ length: 300 }, (_, i) => i + 2));
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  it('lost hints are made up by the poll: a reader whose LISTEN connection is killed still hears everything', async () => {
+    const schema = db!.schema('poll');
+    const writer = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 2, acrossHosts: false });
+    const reader = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4, pollMs: 200 });
+    try {
+      await writer.append(journalEntry(0));
+      const heard: number[] = [];
+      const stop = reader.watch('s1', (e) => heard.push(e.seq!));
+      await reader.bounds('s1'); // the watch has started
+      // The writer notifies nobody (acrossHosts false), and the reader's LISTEN connection is cut.
+      await db!.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN "ase_journal_${schema}"%'`);
+      for (let i = 1; i <= 20; i++) await writer.append(journalEntry(i));
+      const deadline = Date.now() + 20_000;
+      while (heard.length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      stop();
+      expect(heard).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+});

@@ -82,6 +82,11 @@ export class JournalWatchers {
     };
   }
 
+  /** Whether anyone watches `sessionId`. */
+  has(sessionId: string): boolean {
+    return this.#listeners.has(sessionId);
+  }
+
   notify(entry: JournaledEntry): void {
     const set = this.#listeners.get(entry.sessionId);
     if (!set) return;

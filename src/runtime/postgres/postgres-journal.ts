@@ -15,10 +15,19 @@
 import { AseError, isAseError } from '../../errors.js';
 import { TranscriptEntrySchema, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
 import { JournalWatchers, type JournalAppendOptions, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from '../journal/transcript-journal.js';
+import { JournalFeed } from './journal-feed.js';
 import { PostgresPool, type PostgresConnectionOptions } from './pool.js';
 import { migrate, quoteSchema } from './schema.js';
 
-export type PostgresJournalOptions = PostgresConnectionOptions;
+export interface PostgresJournalOptions extends PostgresConnectionOptions {
+  /**
+   * Tell other hosts about appends (one coalesced NOTIFY per flush) and hear theirs in `watch`.
+   * Default true; off, `watch` hears this journal's own appends only and nothing is notified.
+   */
+  acrossHosts?: boolean;
+  /** The safety-net poll of watched sessions when hints are lost, in ms. Default 5000. */
+  pollMs?: number;
+}
 
 
 interface Pending {
@@ -35,13 +44,28 @@ export class PostgresJournal implements TranscriptJournal {
   readonly #queues = new Map<string, Pending[]>();
   /** Per session, the batch statement in flight (at most one). */
   readonly #inFlight = new Map<string, Promise<void>>();
+  /** Own appends only (acrossHosts false). */
   readonly #watchers = new JournalWatchers();
+  readonly #feed: JournalFeed | undefined;
 
   constructor(options: PostgresJournalOptions) {
     this.#db = new PostgresPool(options, 'PostgresJournal');
     this.#sql = statements(quoteSchema(this.#db.schema));
     this.#ready = migrate(this.#db, this.#db.schema);
     this.#ready.catch(() => {});
+    if (options.acrossHosts !== false) {
+      this.#feed = new JournalFeed(
+        {
+          readAfter: async (sessionId, afterSeq, limit) => (await this.#read('read', [sessionId, afterSeq, null, limit])).map((row) => parseEntry(sessionId, row)),
+          heads: async (ids) => new Map((await this.#read('heads', [ids])).map((row) => [row.session_id as string, Number(row.last_seq)])),
+          connect: async () => {
+            await this.#ready;
+            return this.#db.connect();
+          },
+        },
+        { channel: `ase_journal_${this.#db.schema}`, ...(options.pollMs !== undefined && { pollMs: options.pollMs }) },
+      );
+    }
   }
 
   get schema(): string {
@@ -93,6 +117,8 @@ export class PostgresJournal implements TranscriptJournal {
     let seqs: number[];
     try {
       await this.#ready;
+      // A watch begun before this append learns its start first, so it hears this append.
+      await this.#feed?.ready(sessionId);
       const rows = fence === undefined
         ? await this.#db.query<{ seq: string }>(this.#sql.append, [sessionId, texts, texts.length], 'journal.append')
         : await this.#db.query<{ seq: string }>(this.#sql.appendFenced, [sessionId, texts, texts.length, fence], 'journal.appendFenced');
@@ -109,11 +135,14 @@ export class PostgresJournal implements TranscriptJournal {
       for (const p of batch) p.reject(lost);
       return;
     }
-    batch.forEach((p, i) => {
-      const seq = seqs[i]!;
-      this.#watchers.notify({ ...p.entry, seq } as JournaledEntry);
-      p.resolve(seq);
-    });
+    const entries = batch.map((p, i) => ({ ...p.entry, seq: seqs[i]! }) as JournaledEntry);
+    if (this.#feed) {
+      this.#feed.offer(sessionId, entries);
+      this.#feed.committed(sessionId, seqs.at(-1)!);
+    } else {
+      for (const entry of entries) this.#watchers.notify(entry);
+    }
+    batch.forEach((p, i) => p.resolve(seqs[i]!));
   }
 
   async read(sessionId: string, range: JournalRange = {}): Promise<TranscriptEntry[]> {
@@ -134,8 +163,9 @@ export class PostgresJournal implements TranscriptJournal {
     return { firstSeq: Number(row?.first_seq ?? 0), lastSeq: Number(row?.last_seq ?? 0) };
   }
 
+  /** Hears the session's entries after the watch began, in seq order, once: this host's appends and (acrossHosts) every other host's. */
   watch(sessionId: string, listener: JournalListener): () => void {
-    return this.#watchers.watch(sessionId, listener);
+    return this.#feed ? this.#feed.watch(sessionId, listener) : this.#watchers.watch(sessionId, listener);
   }
 
   async flush(): Promise<void> {
@@ -151,16 +181,19 @@ export class PostgresJournal implements TranscriptJournal {
   /** Waits for pending appends, then closes the pool the journal opened (a pool passed in is the caller's). */
   async close(): Promise<void> {
     await this.flush();
+    await this.#feed?.close();
     await this.#ready.catch(() => {});
     await this.#db.end();
   }
 
   async #settled(sessionId: string): Promise<void> {
+    // A watch that began before this read knows its start first, so nothing falls between the two.
+    await this.#feed?.ready(sessionId);
     while (this.#inFlight.has(sessionId)) await this.#inFlight.get(sessionId);
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  async #read(name: 'read' | 'readBackward' | 'bounds' | 'delete', values: unknown[]): Promise<any[]> {
+  async #read(name: 'read' | 'readBackward' | 'bounds' | 'delete' | 'heads', values: unknown[]): Promise<any[]> {
     try {
       await this.#ready;
       return await this.#db.query(this.#sql[name], values, `journal.${name}`);
@@ -215,6 +248,7 @@ function statements(s: string) {
     bounds: `
       SELECT (SELECT min(seq) FROM ${s}.ase_journal WHERE session_id = $1) AS first_seq,
              (SELECT last_seq FROM ${s}.ase_lease WHERE session_id = $1) AS last_seq`,
+    heads: `SELECT session_id, last_seq FROM ${s}.ase_lease WHERE session_id = ANY($1::text[])`,
     delete: `
       WITH gone AS (DELETE FROM ${s}.ase_journal WHERE session_id = $1)
       UPDATE ${s}.ase_lease SET last_seq = 0 WHERE session_id = $1`,
