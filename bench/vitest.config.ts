@@ -27,7 +27,7 @@ export default defineConfig({
   plugins: [productionConditions],
   test: {
     include: ['bench/**/*.bench.test.ts'],
-    globalSetup: ['bench/support/global-setup.ts'],
+    globalSetup: ['bench/support/global-setup.ts', 'test/support/postgres-setup.ts'],
     pool: 'forks',
     fileParallelism: false,
     execArgv: ['--expose-gc'],

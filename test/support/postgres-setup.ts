@@ -63,8 +63,10 @@ export default async function setup(): Promise<(() => void) | undefined> {
   };
   try {
     run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync']);
-    // fsync off: a test cluster is thrown away; the figures in docs/benchmarks.md use their own settings.
-    const options = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${root} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+    // fsync off: a test cluster is thrown away. In postgresql.conf, not on the command line, so the
+    // benchmark can turn durability back on with ALTER SYSTEM (which the command line would override).
+    fs.appendFileSync(path.join(data, 'postgresql.conf'), '\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 300\n');
+    const options = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${root}`;
     run('pg_ctl', ['-D', data, '-l', path.join(root, 'log'), '-w', '-s', '-o', options, 'start']);
   } catch (error) {
     const log = spawnSync('cat', [path.join(root, 'log')], { encoding: 'utf8' }).stdout ?? '';
