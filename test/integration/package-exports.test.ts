@@ -17,6 +17,7 @@ import * as acpApi from '../../src/acp.js';
 import * as claudeApi from '../../src/claude.js';
 import * as codexApi from '../../src/codex.js';
 import * as rootApi from '../../src/index.js';
+import * as postgresApi from '../../src/postgres.js';
 import * as serverApi from '../../src/server.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
@@ -30,6 +31,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   './codex': codexApi,
   './acp': acpApi,
   './server': serverApi,
+  './postgres': postgresApi,
 };
 const specifier = (entry: string) => (entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`);
 
@@ -48,8 +50,8 @@ afterAll(async () => {
 });
 
 describe('package.json exports', () => {
-  it('lists the root, the three engine subpaths, the server and package.json, each with types and default', () => {
-    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './package.json']);
+  it('lists the root, the three engine subpaths, the server, postgres and package.json, each with types and default', () => {
+    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './postgres', './package.json']);
     expect(pkg.exports['./package.json']).toBe('./package.json');
     for (const entry of Object.keys(ENTRIES)) {
       const target = pkg.exports[entry] as ExportEntry;

@@ -59,7 +59,7 @@ const any =
 /** The engine folder a file belongs to (`engines/codex/rollout/x.ts` → `engines/codex`). */
 const engineFolder = (file: string): string | undefined => /^engines\/([^/]+)\//.exec(file)?.[0]?.slice(0, -1);
 
-export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts', 'server.ts'] as const;
+export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts', 'server.ts', 'postgres.ts'] as const;
 const publicEntry = (file: string) => (PUBLIC_ENTRIES as readonly string[]).includes(file);
 
 /** The architecture of docs/architecture.md, bottom layer first. */

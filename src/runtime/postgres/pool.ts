@@ -12,7 +12,9 @@
  */
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { AseError } from '../../errors.js';
-import { SCHEMA_NAME } from './schema.js';
+
+/** A schema name the library will quote: lower-case letters, digits and `_`, not starting with a digit. */
+export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** How the store and journal reach PostgreSQL. */
 export interface PostgresConnectionOptions {

@@ -11,9 +11,6 @@
  */
 import type { Queryable } from './pool.js';
 
-/** A schema name the library will quote: lower-case letters, digits and `_`, not starting with a digit. */
-export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
 /** Each entry moves the schema from version `index` to `index + 1`; never edit one that shipped. */
 const MIGRATIONS: readonly ((s: string) => string)[] = [
   (s) => `
@@ -43,7 +40,7 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** `"name"`: safe because the name matched SCHEMA_NAME. */
+/** `"name"`: safe because PostgresPool accepts only names matching SCHEMA_NAME. */
 export function quoteSchema(schema: string): string {
   return `"${schema}"`;
 }
