@@ -144,7 +144,7 @@ export { listTransitions, type TransitionInfo } from './actors/transitions.js';
 // The runtime and its pluggable parts
 export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './runtime/session-runtime.js';
 export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './runtime/clock.js';
-export type { SessionStore, SaveResult, Lease, LeaseOwner, AcquireOptions } from './runtime/store/session-store.js';
+export type { SessionStore, SaveResult, Lease, LeaseOwner, AcquireOptions, SessionOwnerInfo } from './runtime/store/session-store.js';
 export { MemoryStore, type MemoryStoreOptions } from './runtime/store/memory-store.js';
 export { FileStore, type FileStoreOptions } from './runtime/store/file-store.js';
 export type { TranscriptJournal } from './runtime/journal/transcript-journal.js';

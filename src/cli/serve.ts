@@ -16,6 +16,8 @@ export interface ServeArgs {
   /** A JSON FakeScript: the `fake` engine plays it (demos, tests). */
   script?: string;
   allowOrigins: string[];
+  /** `postgres://...`: sessions and transcripts in PostgreSQL, shared with every host on it (docs/multi-host.md). */
+  store?: string;
 }
 
 export async function runServe(args: ServeArgs, output: Output, signal?: AbortSignal): Promise<number> {
@@ -32,7 +34,9 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     if (!parsed.success) throw new AseError('INVALID_OPTIONS', `--script ${args.script}: ${parsed.error.message}`);
     engines.push(fakeEngine(parsed.data));
   }
+  const shared = args.store === undefined ? undefined : await sharedStore(args.store);
   const server = await startServer({
+    ...shared,
     hostname: args.host,
     port: args.port,
     dataDir: args.dataDir,
@@ -42,7 +46,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
   });
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);
-  output.out(`data: ${args.dataDir}\n`);
+  output.out(`data: ${args.dataDir}${shared ? ` (sessions in PostgreSQL, schema ${shared.store.schema})` : ''}\n`);
   await new Promise<void>((resolve) => {
     const done = () => resolve();
     process.once('SIGINT', done);
@@ -51,5 +55,19 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
   });
   output.err('ase serve: stopping sessions...\n');
   await server.close();
+  await shared?.store.close();
+  await shared?.journal.close();
   return 0;
+}
+
+/** `--store postgres://user@host/db[?schema=name]`: a PostgresStore and PostgresJournal on that database. */
+async function sharedStore(url: string) {
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new AseError('INVALID_OPTIONS', `--store: expected a postgres:// URL, got ${JSON.stringify(url)}`);
+  const { PostgresJournal, PostgresStore } = await import('../postgres.js');
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  const connectionString = parsed.toString();
+  const options = { connectionString, ...(schema !== undefined && { schema }) };
+  return { store: new PostgresStore(options), journal: new PostgresJournal(options) };
 }

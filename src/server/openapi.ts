@@ -123,7 +123,7 @@ export function openApiDocument(): Record<string, unknown> {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
       schemas: {
         Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } }, outcome: { type: 'object' } } },
-        SessionInfo: { type: 'object', properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' }, parentId: { type: 'string', description: 'the session that started this one (a sub-agent session); absent: none' } } },
+        SessionInfo: { type: 'object', properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' }, parentId: { type: 'string', description: 'the session that started this one (a sub-agent session); absent: none' }, owner: { type: 'object', description: "who holds the session's lease when another host does (a store shared by hosts, docs/multi-host.md): status elsewhere, or orphaned once the lease expired", properties: { host: { type: 'string' }, pid: { type: 'integer' }, label: { type: 'string' }, expiresAt: { type: 'integer' }, live: { type: 'boolean' } } } } },
         SessionTree: {
           type: 'object',
           required: ['sessionId', 'rootId', 'focus', 'nodes'],

@@ -10,7 +10,7 @@ import type { EngineFactory } from '../engines/core/engine.js';
 import type { ControlMode } from '../events/session-input.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import { FileStore } from '../runtime/store/file-store.js';
-import type { SessionStore } from '../runtime/store/session-store.js';
+import type { SessionOwnerInfo, SessionStore } from '../runtime/store/session-store.js';
 import { AseError, isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
@@ -53,6 +53,8 @@ export interface HostSessionInfo {
   costUsd?: number;
   /** The session that started this one (a sub-agent session). */
   parentId?: string;
+  /** Who holds the session's lease, when another host does (a store shared by hosts): status `elsewhere`, or `orphaned` once its lease expired. */
+  owner?: SessionOwnerInfo;
 }
 
 export interface SessionHost {
@@ -228,16 +230,24 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore, opti
       return { sessionId: id, agent, workDir, phase, ...(parentId !== undefined && { parentId }) };
     },
     async list() {
-      return (await supervisor.list()).map((info) => ({
-        sessionId: info.sessionId,
-        agent: info.agent,
-        workDir: info.workDir,
-        phase: info.phase,
-        status: info.status,
-        lastActivityAt: info.lastActivityAt,
-        costUsd: info.costUsd,
-        ...(info.parentId !== undefined && { parentId: info.parentId }),
-      }));
+      const infos = await supervisor.list();
+      // A store shared by several hosts names who holds the sessions this host does not run.
+      const notHere = infos.filter((info) => info.status === 'stored').map((info) => info.sessionId);
+      const owners = notHere.length > 0 && store.owners ? await store.owners(notHere) : new Map<string, SessionOwnerInfo>();
+      return infos.map((info) => {
+        const owner = owners.get(info.sessionId);
+        return {
+          sessionId: info.sessionId,
+          agent: info.agent,
+          workDir: info.workDir,
+          phase: info.phase,
+          status: owner ? (owner.live ? 'elsewhere' : 'orphaned') : info.status,
+          lastActivityAt: info.lastActivityAt,
+          costUsd: info.costUsd,
+          ...(info.parentId !== undefined && { parentId: info.parentId }),
+          ...(owner && { owner }),
+        };
+      });
     },
     stop: (id) => supervisor.stop(id),
     ...(dataDir !== undefined && {

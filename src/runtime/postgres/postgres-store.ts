@@ -15,7 +15,7 @@ import { AseError, isAseError } from '../../errors.js';
 import { assertAcquireOptions, assertCurrentLease, assertLease, takeLease, toLease, type LeaseRecord } from '../store/lease.js';
 import { assertExpectedVersion, assertStateOf } from '../store/memory-store.js';
 import { currentProcess, liveness, type ProcessIdentity } from '../store/process-identity.js';
-import type { AcquireOptions, Lease, LeaseOwner, SaveResult, SessionStore } from '../store/session-store.js';
+import type { AcquireOptions, Lease, LeaseOwner, SaveResult, SessionOwnerInfo, SessionStore } from '../store/session-store.js';
 import { PostgresPool, type PostgresConnectionOptions } from './pool.js';
 import { migrate, quoteSchema } from './schema.js';
 
@@ -164,6 +164,16 @@ export class PostgresStore implements SessionStore {
     await this.#query('release', [lease.sessionId, lease.fence]);
   }
 
+  async owners(sessionIds: string[]): Promise<Map<string, SessionOwnerInfo>> {
+    const rows = await this.#query<{ session_id: string; owner: string; expires_at: string; live: boolean }>('owners', [sessionIds]);
+    const out = new Map<string, SessionOwnerInfo>();
+    for (const row of rows) {
+      const owner = toRecord({ fence: '0', owner: row.owner, expires_at: row.expires_at, ttl_ms: 0 }).owner!;
+      out.set(row.session_id, { host: owner.host, pid: owner.pid, ...(owner.label !== undefined && { label: owner.label }), expiresAt: Number(row.expires_at), live: row.live });
+    }
+    return out;
+  }
+
   /** Closes the pool the store opened (a pool passed in is the caller's to end). */
   async close(): Promise<void> {
     await this.#ready.catch(() => {});
@@ -222,6 +232,9 @@ function statements(s: string) {
       UPDATE ${s}.ase_lease SET expires_at = ${NOW('$3')} + make_interval(secs => ttl_ms / 1000.0)
        WHERE session_id = $1 AND fence = $2 AND owner IS NOT NULL
       RETURNING fence, owner, ${EPOCH_MS('expires_at')} AS expires_at, ttl_ms`,
+    owners: `
+      SELECT session_id, owner, ${EPOCH_MS('expires_at')} AS expires_at, expires_at > clock_timestamp() AS live
+        FROM ${s}.ase_lease WHERE session_id = ANY($1::text[]) AND owner IS NOT NULL`,
     release: `UPDATE ${s}.ase_lease SET owner = NULL, host_id = NULL WHERE session_id = $1 AND fence = $2 AND owner IS NOT NULL`,
   };
 }

@@ -52,6 +52,17 @@ export interface AcquireOptions {
   label?: string;
 }
 
+/** Who holds a session's lease, as a store shared by hosts reports it (`SessionStore.owners`). */
+export interface SessionOwnerInfo {
+  host: string;
+  pid: number;
+  label?: string;
+  /** Epoch ms on the store's clock. */
+  expiresAt: number;
+  /** The lease has not expired (on the store's clock). */
+  live: boolean;
+}
+
 export interface SessionStore {
   /**
    * The stored session, or undefined when none exists. Corrupt data, or a state whose `sessionId`
@@ -81,4 +92,9 @@ export interface SessionStore {
   renew(lease: Lease): Promise<Lease>;
   /** Gives the lease up (the fence counter stays). Does nothing when the lease is no longer current. */
   release(lease: Lease): Promise<void>;
+  /**
+   * Optional, for a store several hosts share: who holds the lease of each of these sessions (those
+   * with no holder are left out), so a server can list every host's sessions with their owner.
+   */
+  owners?(sessionIds: string[]): Promise<Map<string, SessionOwnerInfo>>;
 }
