@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { AseError, isAseError } from '../errors.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import type { JournaledEntry } from '../events/transcript-entry.js';
 import { SESSION_ID_PATTERN } from '../runtime/store/file-store.js';
 import type { Session } from '../session/session.js';
 import { COOKIE_NAME, PAGE_TTL_MS, type ServerAuth } from './auth.js';
@@ -41,8 +42,10 @@ export interface ServerAppOptions {
   heartbeatMs?: number;
   /** Grace before `client_offline` once the last stream closed. Default 3000. */
   presenceGraceMs?: number;
-  /** Unread frames before a client is cut off. Default 10000. */
-  maxQueuedFrames?: number;
+  /** Bytes of frames a client may leave untaken before it is cut off (its queue dropped at once). Default 4 MiB. */
+  maxQueuedBytes?: number;
+  /** How long a client may take nothing while frames wait for it before it is cut off. Default 30000. */
+  writeTimeoutMs?: number;
   /** How long `POST messages` waits for the message's journal entry before answering `seq: null`. Default 1000. */
   messageSeqWaitMs?: number;
   /** Show secrets in the inspector's context. Default false (redacted). */
@@ -363,42 +366,55 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
         const session = await liveSession(id);
         try {
           await session.send(body.text, { localId: body.localId });
+          return { duplicate: false };
         } catch (error) {
           // Already accepted before (this server restarted, or another client sent it): the same answer.
           if (!isAseError(error, 'DUPLICATE_SEND')) throw error;
+          return { duplicate: true };
         }
-        return { localId: body.localId, seq: null, status: 'accepted' };
       })();
       hub.messages.set(body.localId, accepted);
       accepted.catch(() => hub.messages.delete(body.localId));
     }
-    await accepted;
-    const seq = await messageSeq(hub, body.localId, options.messageSeqWaitMs ?? 1000);
+    const { duplicate } = await accepted;
+    const seq = await messageSeq(hub, body.localId, options.messageSeqWaitMs ?? 1000, duplicate);
     return c.json({ localId: body.localId, seq, status: seq === null ? 'queued' : 'delivered' });
   });
 
-  /** The seq of the message's `user_message` entry, waiting up to `waitMs` for it to be journaled. */
-  const messageSeq = async (hub: SessionHub, localId: string, waitMs: number): Promise<number | null> => {
-    const isIt = (e: { type: string; payload: unknown }) => e.type === 'user_message' && (e.payload as { localId?: unknown } | null)?.localId === localId;
-    let heard: number | null = null;
+  /**
+   * The seq of the message's `user_message` entry, waiting up to `waitMs` for it to be journaled.
+   * The hub heard it when this server accepted the message (it watches the journal from before the
+   * send), so the journal is not read. Only a message accepted before this hub existed (a retry after
+   * a restart) is looked for in the journal, newest pages first.
+   */
+  const messageSeq = async (hub: SessionHub, localId: string, waitMs: number, acceptedBefore: boolean): Promise<number | null> => {
     let wake: (() => void) | undefined;
-    const stop = hub.watchDurable((e) => {
-      if (isIt(e)) {
-        heard = e.seq;
-        wake?.();
-      }
+    const stop = hub.watchDurable(() => {
+      if (hub.messageSeq(localId) !== undefined) wake?.();
     });
     try {
-      const found = (await journal.read(hub.id)).findLast(isIt);
-      if (found?.seq !== undefined) return found.seq;
-      if (heard !== null) return heard;
+      if (hub.messageSeq(localId) !== undefined) return hub.messageSeq(localId)!;
+      if (acceptedBefore || !hub.hearsJournal) {
+        const found = await findMessageInJournal(hub.id, localId);
+        if (found !== undefined) return found;
+      }
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, waitMs).unref?.();
       });
-      return heard;
+      return hub.messageSeq(localId) ?? null;
     } finally {
       stop();
+    }
+  };
+
+  const findMessageInJournal = async (id: string, localId: string): Promise<number | undefined> => {
+    for (let before = Number.MAX_SAFE_INTEGER; ; ) {
+      const page = (await journal.read(id, { beforeSeq: before, limit: 500 })) as JournaledEntry[];
+      const found = page.findLast((e) => e.type === 'user_message' && (e.payload as { localId?: unknown } | null)?.localId === localId);
+      if (found) return found.seq;
+      if (page.length < 500) return undefined;
+      before = page[0]!.seq;
     }
   };
 
@@ -433,7 +449,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       journal,
       cursor,
       inspect: c.req.query('inspect') === '1',
-      maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
+      maxQueuedBytes: options.maxQueuedBytes ?? 4 * 1024 * 1024,
+      writeTimeoutMs: options.writeTimeoutMs ?? 30_000,
       watchDurable: (listener) => hub.watchDurable(listener),
       onClose: (s) => {
         hub.removeStream(s);
