@@ -17,6 +17,7 @@ import { COOKIE_NAME, PAGE_TTL_MS, type ServerAuth } from './auth.js';
 import { EventStream } from './event-stream.js';
 import { errorBody, toHttpError } from './http-errors.js';
 import { allowedHostNames, hostAllowed } from './host-check.js';
+import { readBodyText } from './read-body.js';
 import { chartAt } from '../actors/chart-replay.js';
 import { openApiDocument } from './openapi.js';
 import { renderPage } from './page.js';
@@ -157,8 +158,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   };
 
   const readJson = async <T>(c: Context, schema: z.ZodType<T>): Promise<T> => {
-    const text = await c.req.text();
-    if (Buffer.byteLength(text) > maxBody) throw new AseError('BODY_TOO_LARGE', `request body over ${maxBody} bytes`);
+    const text = await readBodyText(c.req.raw, maxBody);
     let data: unknown;
     try {
       data = text === '' ? {} : JSON.parse(text);
@@ -221,7 +221,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       const origin = c.req.header('origin');
       if (origin !== undefined && !ownOrigins(c).has(origin)) throw new AseError('FORBIDDEN_ORIGIN', `Origin ${origin} may not change state here`);
       const length = Number(c.req.header('content-length') ?? 0);
-      if (length > maxBody) throw new AseError('BODY_TOO_LARGE', `request body over ${maxBody} bytes`);
+      if (length > maxBody) throw new AseError('BODY_TOO_LARGE', `request body over ${maxBody} bytes`, { details: { limit: maxBody } });
     }
     if (method === 'OPTIONS') {
       const origin = c.req.header('origin');

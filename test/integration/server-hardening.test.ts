@@ -108,6 +108,42 @@ describe('malformed requests and unexpected failures', () => {
   });
 });
 
+describe('request bodies are counted as they stream in', () => {
+  it('a 64 MiB chunked body (no Content-Length) is refused at the limit, without the server reading the rest', async () => {
+    server = await startTestServer({}, { maxBodyBytes: 256 * 1024 });
+    const { hostname, port } = new URL(server.url);
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const total = 64 * 1024 * 1024;
+    let sent = 0;
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request({ hostname, port, path: '/api/sessions', method: 'POST', headers: { authorization: `Bearer ${server!.token}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', (error) => (sent >= total ? undefined : reject(error)));
+      const pump = () => {
+        while (sent < total) {
+          sent += chunk.length;
+          if (!req.write(chunk)) return void req.once('drain', pump);
+        }
+        req.end();
+      };
+      req.write('{"agent": "fake", "workDir": "');
+      pump();
+    });
+    expect(answer.status).toBe(413);
+    expect(JSON.parse(answer.body).error).toMatchObject({ code: 'BODY_TOO_LARGE' });
+    // Answered long before the client could send it all: the server stopped at the limit.
+    expect(sent).toBeLessThan(total / 2);
+    expect((await server.api('GET', '/api/sessions')).body.sessions).toEqual([]);
+    // A body just under the limit, chunked too, still works.
+    const ok = await server.api('POST', '/api/sessions', JSON.stringify({ agent: 'fake', workDir: server.tmp, engineOptions: { pad: 'x'.repeat(200 * 1024) } }));
+    expect(ok.status).not.toBe(413);
+  });
+});
+
 describe('ids and directories', () => {
   it('refuses session ids that start with "." (hidden files, . and ..)', async () => {
     server = await startTestServer();

@@ -20,7 +20,7 @@ import { AseError } from '../../errors.js';
 /** One checkpoint per this many lines. */
 export const CHECKPOINT_EVERY = 64;
 /** Bytes read per step while scanning. */
-const SCAN_CHUNK = 1024 * 1024;
+const SCAN_CHUNK = 256 * 1024;
 
 export interface Checkpoint {
   /** Byte offset where the line starts. */
