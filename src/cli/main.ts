@@ -35,7 +35,7 @@ const USAGE = `Usage:
   ase diagram [--format mermaid|dot|svg|json]
                  the SessionActor statechart, generated from the machine (default Mermaid)
   ase serve [--host 127.0.0.1] [--port 8787] [--token-file F] [--data-dir D]
-            [--allow-origin URL]... [--script FILE] [--store postgres://...]
+            [--allow-origin URL]... [--allow-host NAME]... [--script FILE] [--store postgres://...]
                  the remote-control server and web page (docs/server.md); prints the URL to open
   ase inspect ID [--at-seq N] [--svg|--json] [--data-dir D]
                  replay a session's durable log through the statechart
@@ -181,6 +181,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
         'token-file': { type: 'string' },
         'data-dir': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true, default: [] },
+        'allow-host': { type: 'string', multiple: true, default: [] },
         script: { type: 'string' },
         store: { type: 'string' },
       },
@@ -199,6 +200,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
       port: Number(values.port),
       dataDir: resolveDataDir(values['data-dir']),
       allowOrigins: values['allow-origin'],
+      allowHosts: values['allow-host'],
       ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
       ...(values.script !== undefined && { script: values.script }),
       ...(values.store !== undefined && { store: values.store }),

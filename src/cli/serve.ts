@@ -16,6 +16,8 @@ export interface ServeArgs {
   /** A JSON FakeScript: the `fake` engine plays it (demos, tests). */
   script?: string;
   allowOrigins: string[];
+  /** Host names answered besides loopback and the bound one (a reverse proxy's, a LAN name). */
+  allowHosts?: string[];
   /** `postgres://...`: sessions and transcripts in PostgreSQL, shared with every host on it (docs/multi-host.md). */
   store?: string;
 }
@@ -43,6 +45,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     ...(token !== undefined && { token }),
     ...(engines.length > 0 && { engines }),
     ...(args.allowOrigins.length > 0 && { allowedOrigins: args.allowOrigins }),
+    ...(args.allowHosts !== undefined && args.allowHosts.length > 0 && { allowedHosts: args.allowHosts }),
   });
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);

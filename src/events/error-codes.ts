@@ -72,6 +72,21 @@ export const ERROR_CODES = [
    * completing the focused or a suspended session, spawning under a completed one. Nothing changed.
    */
   'TREE_CONFLICT',
+  // `ase serve`'s own refusals (src/server/http-errors.ts maps each code to its HTTP status).
+  /** A request to `ase serve` without the token, with a wrong one, or with a spent or expired ticket (401). */
+  'UNAUTHORIZED',
+  /** A state change to `ase serve` from an Origin other than its own or an allowed one (403). */
+  'FORBIDDEN_ORIGIN',
+  /** A request to `ase serve` naming a Host it does not answer for (421): a DNS-rebinding page, or a name not given with `--allow-host`. */
+  'FORBIDDEN_HOST',
+  /** `ase serve` has no such route or session (404). */
+  'NOT_FOUND',
+  /** A request body to `ase serve` that is not JSON (400). */
+  'BAD_JSON',
+  /** A request body to `ase serve` over its limit (413): cut off as it streams in. */
+  'BODY_TOO_LARGE',
+  /** An unexpected failure inside `ase serve` (500): logged with the request id the answer carries. */
+  'INTERNAL',
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
 export type ErrorCode = (typeof ERROR_CODES)[number];

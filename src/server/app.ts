@@ -7,13 +7,17 @@
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { isAseError } from '../errors.js';
+import { AseError, isAseError } from '../errors.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import type { JournaledEntry } from '../events/transcript-entry.js';
+import { SESSION_ID_PATTERN } from '../runtime/store/file-store.js';
 import type { Session } from '../session/session.js';
 import { COOKIE_NAME, PAGE_TTL_MS, type ServerAuth } from './auth.js';
 import { EventStream } from './event-stream.js';
-import { HttpError, errorBody, toHttpError } from './http-errors.js';
+import { errorBody, toHttpError } from './http-errors.js';
+import { allowedHostNames, hostAllowed } from './host-check.js';
+import { readBodyText } from './read-body.js';
 import { chartAt } from '../actors/chart-replay.js';
 import { openApiDocument } from './openapi.js';
 import { renderPage } from './page.js';
@@ -39,12 +43,22 @@ export interface ServerAppOptions {
   heartbeatMs?: number;
   /** Grace before `client_offline` once the last stream closed. Default 3000. */
   presenceGraceMs?: number;
-  /** Unread frames before a client is cut off. Default 10000. */
-  maxQueuedFrames?: number;
+  /** Bytes of frames a client may leave untaken before it is cut off (its queue dropped at once). Default 4 MiB. */
+  maxQueuedBytes?: number;
+  /** How long a client may take nothing while frames wait for it before it is cut off. Default 30000. */
+  writeTimeoutMs?: number;
   /** How long `POST messages` waits for the message's journal entry before answering `seq: null`. Default 1000. */
   messageSeqWaitMs?: number;
   /** Show secrets in the inspector's context. Default false (redacted). */
   revealSecrets?: boolean;
+  /**
+   * `Host` names answered besides loopback ones (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`);
+   * any other is 421 `FORBIDDEN_HOST` before authentication (DNS rebinding). `startServer` adds
+   * the name it binds. Default: none.
+   */
+  allowedHosts?: string[];
+  /** Where unexpected failures (500s) are logged, one line each with the request id. Default: stderr. */
+  logError?: (line: string) => void;
 }
 
 export interface ServerApp {
@@ -54,13 +68,10 @@ export interface ServerApp {
   close(): void;
 }
 
-const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const SESSION_ID = SESSION_ID_PATTERN;
 const LOCAL_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const SessionIdParam = z
-  .string()
-  .regex(SESSION_ID, 'a session id: 1-128 letters, digits or . _ -')
-  .refine((id) => id !== '.' && id !== '..', 'a session id is not . or ..');
+const SessionIdParam = z.string().regex(SESSION_ID, 'a session id: 1-128 letters, digits or . _ -, not starting with .');
 const CreateBody = z
   .strictObject({
     agent: z.string().min(1).max(64),
@@ -89,6 +100,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const heartbeatMs = Math.min(options.heartbeatMs ?? 10_000, 10_000);
   const maxBody = options.maxBodyBytes ?? 1.5 * 1024 * 1024;
   const hubs = new Map<string, SessionHub>();
+  const hostNames = allowedHostNames(undefined, options.allowedHosts);
+  const logError = options.logError ?? ((line: string) => process.stderr.write(`${line}\n`));
   const trees = new TreeFeed(host, hubs);
   const app = new Hono();
 
@@ -118,7 +131,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   };
 
   const checkId = (id: string | undefined): string => {
-    if (id === undefined || !SESSION_ID.test(id) || id === '.' || id === '..') throw new HttpError(400, 'INVALID_INPUT', `not a session id: ${JSON.stringify(id)}`);
+    if (id === undefined || !SESSION_ID.test(id)) throw new AseError('INVALID_INPUT', `not a session id: ${JSON.stringify(id)}`);
     return id;
   };
 
@@ -127,7 +140,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     if (host.get(id) || hubs.get(id)?.session) return;
     if (await host.stored(id)) return;
     if (((await journal.bounds?.(id))?.lastSeq ?? 0) > 0) return;
-    throw new HttpError(404, 'NOT_FOUND', `no session ${id}`);
+    throw new AseError('NOT_FOUND', `no session ${id}`);
   };
 
   /** The live session, continuing a stored one if needed (actions need a running session). */
@@ -139,23 +152,22 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       return running;
     }
     const opened = await host.open(id, { onNotice: hub.onNotice, inspect: hub.inspect });
-    if (!opened) throw new HttpError(404, 'NOT_FOUND', `no session ${id}`);
+    if (!opened) throw new AseError('NOT_FOUND', `no session ${id}`);
     hub.attach(opened);
     return opened;
   };
 
   const readJson = async <T>(c: Context, schema: z.ZodType<T>): Promise<T> => {
-    const text = await c.req.text();
-    if (Buffer.byteLength(text) > maxBody) throw new HttpError(413, 'BODY_TOO_LARGE', `request body over ${maxBody} bytes`);
+    const text = await readBodyText(c.req.raw, maxBody);
     let data: unknown;
     try {
       data = text === '' ? {} : JSON.parse(text);
     } catch (error) {
-      throw new HttpError(400, 'BAD_JSON', `request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+      throw new AseError('BAD_JSON', `request body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
     }
     const parsed = schema.safeParse(data);
     if (!parsed.success) {
-      throw new HttpError(400, 'INVALID_INPUT', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+      throw new AseError('INVALID_INPUT', parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
     }
     return parsed.data;
   };
@@ -168,8 +180,24 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   };
 
   app.onError((error, c) => {
-    const [status, body] = toHttpError(error);
+    const [status, body, logLine] = toHttpError(error, c.req);
+    if (logLine !== undefined) logError(logLine);
     return c.json(body, status as 400);
+  });
+
+  // Before anything else, authentication included: a Host this server does not answer for, then a
+  // path that does not decode (a bad percent-escape is the client's error, not a 500).
+  app.use('*', async (c, next) => {
+    const url = new URL(c.req.url);
+    if (!hostAllowed(c.req.header('host') ?? url.host, hostNames)) {
+      throw new AseError('FORBIDDEN_HOST', `this server does not answer for Host ${JSON.stringify((c.req.header('host') ?? '').slice(0, 100))}: add it with --allow-host`);
+    }
+    try {
+      decodeURIComponent(url.pathname);
+    } catch {
+      throw new AseError('INVALID_INPUT', 'the path has a malformed percent-escape');
+    }
+    await next();
   });
   app.notFound((c) => c.json(errorBody('NOT_FOUND', `no route ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
 
@@ -191,9 +219,9 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     const method = c.req.method;
     if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
       const origin = c.req.header('origin');
-      if (origin !== undefined && !ownOrigins(c).has(origin)) throw new HttpError(403, 'FORBIDDEN_ORIGIN', `Origin ${origin} may not change state here`);
+      if (origin !== undefined && !ownOrigins(c).has(origin)) throw new AseError('FORBIDDEN_ORIGIN', `Origin ${origin} may not change state here`);
       const length = Number(c.req.header('content-length') ?? 0);
-      if (length > maxBody) throw new HttpError(413, 'BODY_TOO_LARGE', `request body over ${maxBody} bytes`);
+      if (length > maxBody) throw new AseError('BODY_TOO_LARGE', `request body over ${maxBody} bytes`, { details: { limit: maxBody } });
     }
     if (method === 'OPTIONS') {
       const origin = c.req.header('origin');
@@ -231,17 +259,17 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     const events = /^\/api\/sessions\/([^/]+)\/events$/.exec(new URL(c.req.url).pathname);
     if (ticket !== undefined && events && c.req.method === 'GET') {
       const result = auth.redeemTicket(ticket, decodeURIComponent(events[1]!));
-      if (!result.ok) throw new HttpError(401, 'UNAUTHORIZED', result.reason);
+      if (!result.ok) throw new AseError('UNAUTHORIZED', result.reason);
       return next();
     }
     const result = auth.check({ authorization: c.req.header('authorization'), cookie: c.req.header('cookie') });
     if (!result.ok) {
       c.header('WWW-Authenticate', 'Bearer realm="ase"');
-      throw new HttpError(401, 'UNAUTHORIZED', result.reason);
+      throw new AseError('UNAUTHORIZED', result.reason);
     }
     // A page cookie rides along on any request the browser makes: state changes also need an Origin.
     if (result.via === 'cookie' && c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.header('origin') === undefined) {
-      throw new HttpError(403, 'FORBIDDEN_ORIGIN', 'a cookie-authenticated change needs an Origin header');
+      throw new AseError('FORBIDDEN_ORIGIN', 'a cookie-authenticated change needs an Origin header');
     }
     return next();
   });
@@ -280,7 +308,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     const live = hubs.get(id)?.session ?? host.get(id);
     if (live) return c.json({ live: true, ...live.snapshot() });
     const stored = await host.stored(id);
-    if (!stored) throw new HttpError(404, 'NOT_FOUND', `no session ${id}`);
+    if (!stored) throw new AseError('NOT_FOUND', `no session ${id}`);
     return c.json({ live: false, ...stored });
   });
 
@@ -290,7 +318,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     const id = checkId(c.req.param('id'));
     await assertKnown(id);
     const tree = await host.tree?.(id);
-    if (!tree) throw new HttpError(404, 'NOT_FOUND', `no session tree known here holds ${id}`);
+    if (!tree) throw new AseError('NOT_FOUND', `no session tree known here holds ${id}`);
     return c.json({ sessionId: id, ...tree });
   });
 
@@ -301,7 +329,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     await readJson(c, z.strictObject({}));
     await assertKnown(id);
     const found = host.moveTreeFocus ? await host.tree?.(id) : undefined;
-    if (!found) throw new HttpError(404, 'NOT_FOUND', `no session tree known here holds ${id}`);
+    if (!found) throw new AseError('NOT_FOUND', `no session tree known here holds ${id}`);
     // The rules first, on the tree as read (the move checks them again on the file): a refused
     // move opens no session. Then the sessions the move touches are opened here, with this
     // server's hooks, so their streams carry their live notices.
@@ -311,7 +339,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       if (touched !== undefined) await liveSession(touched).catch(() => undefined); // the move reports what fails
     }
     const moved = await host.moveTreeFocus!(id, move);
-    if (!moved) throw new HttpError(404, 'NOT_FOUND', `no session tree known here holds ${id}`);
+    if (!moved) throw new AseError('NOT_FOUND', `no session tree known here holds ${id}`);
     trees.refresh();
     return c.json({ sessionId: id, ...moved });
   };
@@ -338,42 +366,55 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
         const session = await liveSession(id);
         try {
           await session.send(body.text, { localId: body.localId });
+          return { duplicate: false };
         } catch (error) {
           // Already accepted before (this server restarted, or another client sent it): the same answer.
           if (!isAseError(error, 'DUPLICATE_SEND')) throw error;
+          return { duplicate: true };
         }
-        return { localId: body.localId, seq: null, status: 'accepted' };
       })();
       hub.messages.set(body.localId, accepted);
       accepted.catch(() => hub.messages.delete(body.localId));
     }
-    await accepted;
-    const seq = await messageSeq(hub, body.localId, options.messageSeqWaitMs ?? 1000);
+    const { duplicate } = await accepted;
+    const seq = await messageSeq(hub, body.localId, options.messageSeqWaitMs ?? 1000, duplicate);
     return c.json({ localId: body.localId, seq, status: seq === null ? 'queued' : 'delivered' });
   });
 
-  /** The seq of the message's `user_message` entry, waiting up to `waitMs` for it to be journaled. */
-  const messageSeq = async (hub: SessionHub, localId: string, waitMs: number): Promise<number | null> => {
-    const isIt = (e: { type: string; payload: unknown }) => e.type === 'user_message' && (e.payload as { localId?: unknown } | null)?.localId === localId;
-    let heard: number | null = null;
+  /**
+   * The seq of the message's `user_message` entry, waiting up to `waitMs` for it to be journaled.
+   * The hub heard it when this server accepted the message (it watches the journal from before the
+   * send), so the journal is not read. Only a message accepted before this hub existed (a retry after
+   * a restart) is looked for in the journal, newest pages first.
+   */
+  const messageSeq = async (hub: SessionHub, localId: string, waitMs: number, acceptedBefore: boolean): Promise<number | null> => {
     let wake: (() => void) | undefined;
-    const stop = hub.watchDurable((e) => {
-      if (isIt(e)) {
-        heard = e.seq;
-        wake?.();
-      }
+    const stop = hub.watchDurable(() => {
+      if (hub.messageSeq(localId) !== undefined) wake?.();
     });
     try {
-      const found = (await journal.read(hub.id)).findLast(isIt);
-      if (found?.seq !== undefined) return found.seq;
-      if (heard !== null) return heard;
+      if (hub.messageSeq(localId) !== undefined) return hub.messageSeq(localId)!;
+      if (acceptedBefore || !hub.hearsJournal) {
+        const found = await findMessageInJournal(hub.id, localId);
+        if (found !== undefined) return found;
+      }
       await new Promise<void>((resolve) => {
         wake = resolve;
         setTimeout(resolve, waitMs).unref?.();
       });
-      return heard;
+      return hub.messageSeq(localId) ?? null;
     } finally {
       stop();
+    }
+  };
+
+  const findMessageInJournal = async (id: string, localId: string): Promise<number | undefined> => {
+    for (let before = Number.MAX_SAFE_INTEGER; ; ) {
+      const page = (await journal.read(id, { beforeSeq: before, limit: 500 })) as JournaledEntry[];
+      const found = page.findLast((e) => e.type === 'user_message' && (e.payload as { localId?: unknown } | null)?.localId === localId);
+      if (found) return found.seq;
+      if (page.length < 500) return undefined;
+      before = page[0]!.seq;
     }
   };
 
@@ -383,8 +424,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     const afterSeq = cursorParam(c.req.query('after_seq'), 'after_seq');
     const beforeSeq = cursorParam(c.req.query('before_seq'), 'before_seq');
     const limit = cursorParam(c.req.query('limit'), 'limit') ?? 100;
-    if (limit < 1 || limit > 500) throw new HttpError(400, 'INVALID_INPUT', 'limit: 1 to 500');
-    if (afterSeq !== undefined && beforeSeq !== undefined) throw new HttpError(400, 'INVALID_INPUT', 'after_seq and before_seq exclude each other');
+    if (limit < 1 || limit > 500) throw new AseError('INVALID_INPUT', 'limit: 1 to 500');
+    if (afterSeq !== undefined && beforeSeq !== undefined) throw new AseError('INVALID_INPUT', 'after_seq and before_seq exclude each other');
     const range = { ...(afterSeq !== undefined && { afterSeq }), ...(beforeSeq !== undefined && { beforeSeq }), limit: limit + 1 };
     const rows = await journal.read(id, range);
     const hasMore = rows.length > limit;
@@ -408,7 +449,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       journal,
       cursor,
       inspect: c.req.query('inspect') === '1',
-      maxQueuedFrames: options.maxQueuedFrames ?? 10_000,
+      maxQueuedBytes: options.maxQueuedBytes ?? 4 * 1024 * 1024,
+      writeTimeoutMs: options.writeTimeoutMs ?? 30_000,
       watchDurable: (listener) => hub.watchDurable(listener),
       onClose: (s) => {
         hub.removeStream(s);
@@ -435,7 +477,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   app.post('/api/sessions/:id/permissions/:requestId', async (c) => {
     const id = checkId(c.req.param('id'));
     const requestId = c.req.param('requestId');
-    if (requestId.length === 0 || requestId.length > 256) throw new HttpError(400, 'INVALID_INPUT', 'requestId: 1-256 characters');
+    if (requestId.length === 0 || requestId.length > 256) throw new AseError('INVALID_INPUT', 'requestId: 1-256 characters');
     const body = await readJson(c, DecisionBody);
     await assertKnown(id);
     const session = await liveSession(id);
@@ -446,7 +488,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       });
     } catch (error) {
       if (isAseError(error, 'PERMISSION_ALREADY_DECIDED')) {
-        throw new HttpError(409, error.code, error.message, { outcome: session.snapshot().completed[requestId] ?? null });
+        // The body also says what the first answer was, so a client that lost the race shows it.
+        return c.json(errorBody(error.code, error.message, { outcome: session.snapshot().completed[requestId] ?? null }), 409);
       }
       throw error;
     }
@@ -506,7 +549,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
 
 function cursorParam(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!/^\d{1,15}$/.test(value)) throw new HttpError(400, 'INVALID_INPUT', `${name}: a non-negative integer, not ${JSON.stringify(value.slice(0, 40))}`);
+  if (!/^\d{1,15}$/.test(value)) throw new AseError('INVALID_INPUT', `${name}: a non-negative integer, not ${JSON.stringify(value.slice(0, 40))}`);
   return Number(value);
 }
 

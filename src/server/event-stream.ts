@@ -6,6 +6,15 @@
  * skipped). Everything else (text deltas, status, presence, prompts, inspection) goes out without an
  * id, so it never moves the client's cursor. A cursor the journal cannot serve gets a `gap` frame.
  * A client that stops reading is cut off (it resumes from its cursor, losing nothing durable).
+ *
+ * Memory per client is bounded by bytes: frames wait in this stream's own queue (the response body
+ * pulls from it only as fast as the socket takes them, so the queue measures exactly what the client
+ * has not taken). Live frames that would push it past `maxQueuedBytes`, or a queue the client has not
+ * taken from for `writeTimeoutMs`, cut the client off: its queue is dropped at once and the
+ * connection reset (not ended gracefully, which would wait for the stalled socket to take the rest).
+ * The replay never outruns the client: it waits for room before each entry, so a full replay of a
+ * long session costs a bounded queue, not the session's size. Entries journaled meanwhile are held
+ * up to the same bound; past it they are dropped and read from the journal again instead.
  */
 import type { JournaledEntry, TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
@@ -19,13 +28,17 @@ export interface EventStreamOptions {
   journal: TranscriptJournal;
   /** The last seq the client has (0: none). */
   cursor: number;
-  /** Frames a client may have unread before it is cut off. */
-  maxQueuedFrames: number;
+  /** Bytes a client may have untaken before it is cut off. */
+  maxQueuedBytes: number;
+  /** How long a client may take nothing while frames wait for it before it is cut off. */
+  writeTimeoutMs: number;
   /** Whether the client asked for the inspector's frames (`?inspect=1`). */
   inspect: boolean;
   /** Subscribes to the session's durable entries as they are journaled (with the frame, encoded once for all streams); returns the unsubscribe. */
   watchDurable(listener: (entry: JournaledEntry, frame: Uint8Array) => void): () => void;
   onClose(stream: EventStream): void;
+  /** The clock (tests). Default `Date.now`. */
+  now?: () => number;
 }
 
 /** Formats one SSE frame (multi-line data split into `data:` lines, as the format requires). */
@@ -47,12 +60,29 @@ export class EventStream {
   #closed = false;
   #lastSeq: number;
   #replaying = true;
-  #buffered: [JournaledEntry, Uint8Array][] = [];
+  /** Live entries heard while replaying, and their bytes; `#overflowed`: some were dropped (read them from the journal again). */
+  #held: [JournaledEntry, Uint8Array][] = [];
+  #heldBytes = 0;
+  #overflowed = false;
   #unwatch: (() => void) | undefined;
+  /** Frames the client has not taken yet (the response pulls from here), and their bytes. */
+  #queue: Uint8Array[] = [];
+  #queueHead = 0;
+  #queuedBytes = 0;
+  /** Set while the response waits for a frame (the client has taken everything). */
+  #wantsMore: (() => void) | undefined;
+  /** When the client last took a frame, and when the queue last started filling. */
+  #lastTakenAt: number;
+  #queueStartedAt = 0;
+  /** The replay waiting for room in the queue. */
+  #roomWaiter: (() => void) | undefined;
+  readonly #now: () => number;
 
   constructor(opts: EventStreamOptions) {
     this.opts = opts;
     this.#lastSeq = opts.cursor;
+    this.#now = opts.now ?? Date.now;
+    this.#lastTakenAt = this.#now();
     this.response = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
@@ -60,9 +90,11 @@ export class EventStream {
           // Retry hint for EventSource, and a comment so proxies flush the headers at once.
           controller.enqueue(encoder.encode('retry: 1000\n: connected\n\n'));
         },
+        pull: (controller) => this.#pull(controller),
         cancel: () => this.close(),
       },
-      new CountQueuingStrategy({ highWaterMark: opts.maxQueuedFrames }),
+      // Nothing queued inside the ReadableStream itself: every untaken byte is in #queue, counted.
+      { highWaterMark: 0 },
     );
   }
 
@@ -70,12 +102,25 @@ export class EventStream {
     return this.#closed;
   }
 
+  /** Bytes waiting for the client (what a stalled client costs). */
+  get queuedBytes(): number {
+    return this.#queuedBytes;
+  }
+
   /** Replays from the cursor, then goes live. Call once, right after construction. */
   async start(): Promise<void> {
     const { journal, sessionId } = this.opts;
     this.#unwatch = this.opts.watchDurable((entry, frame) => {
-      if (this.#replaying) this.#buffered.push([entry, frame]);
-      else this.#durable(entry, frame);
+      if (!this.#replaying) return this.#durable(entry, frame);
+      if (this.#overflowed) return;
+      this.#held.push([entry, frame]);
+      this.#heldBytes += frame.byteLength;
+      if (this.#heldBytes > this.opts.maxQueuedBytes) {
+        // The replay is slower than the session: drop what is held, read it from the journal after.
+        this.#held = [];
+        this.#heldBytes = 0;
+        this.#overflowed = true;
+      }
     });
     try {
       const bounds = (await journal.bounds?.(sessionId)) ?? { firstSeq: 0, lastSeq: Number.POSITIVE_INFINITY };
@@ -86,20 +131,29 @@ export class EventStream {
       } else if (bounds.firstSeq > this.#lastSeq + 1) {
         this.ephemeral('gap', { reason: 'trimmed', afterSeq: this.#lastSeq, firstSeq: bounds.firstSeq, lastSeq: bounds.lastSeq });
       }
-      for (;;) {
-        const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit: REPLAY_PAGE })) as TranscriptEntry[];
-        for (const entry of page) this.#durable(entry as JournaledEntry);
-        if (page.length < REPLAY_PAGE || this.#closed) break;
-      }
+      do {
+        this.#overflowed = false;
+        for (;;) {
+          const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit: REPLAY_PAGE })) as JournaledEntry[];
+          for (const entry of page) {
+            await this.#room();
+            if (this.#closed) return;
+            this.#durable(entry);
+          }
+          if (page.length < REPLAY_PAGE || this.#closed) break;
+        }
+      } while (this.#overflowed && !this.#closed);
     } catch (error) {
       this.ephemeral('error', { code: 'JOURNAL_IO', message: `replaying the journal failed: ${error instanceof Error ? error.message : String(error)}` });
       this.close();
       return;
     }
+    if (this.#closed) return;
     this.#replaying = false;
-    const buffered = this.#buffered;
-    this.#buffered = [];
-    for (const [entry, frame] of buffered) this.#durable(entry, frame);
+    const held = this.#held;
+    this.#held = [];
+    this.#heldBytes = 0;
+    for (const [entry, frame] of held) this.#durable(entry, frame);
     this.ephemeral('live', { lastSeq: this.#lastSeq });
   }
 
@@ -121,24 +175,113 @@ export class EventStream {
 
   #write(bytes: Uint8Array): void {
     if (this.#closed) return;
-    const backlog = -(this.#controller.desiredSize ?? 0);
-    if (backlog > 0) {
-      // The client stopped reading: cut it off rather than hold an unbounded queue for it.
-      this.close();
+    if (this.#wantsMore) {
+      // The client is waiting: hand it over without queueing.
+      const resume = this.#wantsMore;
+      this.#wantsMore = undefined;
+      this.#controller.enqueue(bytes);
+      resume();
       return;
     }
-    this.#controller.enqueue(bytes);
+    const now = this.#now();
+    if (this.#queuedBytes > 0 && now - Math.max(this.#lastTakenAt, this.#queueStartedAt) > this.opts.writeTimeoutMs) {
+      this.#cut(`took nothing for ${this.opts.writeTimeoutMs} ms`);
+      return;
+    }
+    if (this.#queuedBytes + bytes.byteLength > this.opts.maxQueuedBytes) {
+      this.#cut(`over ${this.opts.maxQueuedBytes} bytes untaken`);
+      return;
+    }
+    if (this.#queuedBytes === 0) this.#queueStartedAt = now;
+    this.#queue.push(bytes);
+    this.#queuedBytes += bytes.byteLength;
   }
 
+  /** The response wants the next frame: give the oldest, or wait for one. */
+  #pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> | void {
+    this.#lastTakenAt = this.#now();
+    if (this.#queueHead < this.#queue.length) {
+      const bytes = this.#queue[this.#queueHead]!;
+      this.#queue[this.#queueHead++] = EMPTY;
+      if (this.#queueHead > 1024 && this.#queueHead * 2 > this.#queue.length) {
+        this.#queue = this.#queue.slice(this.#queueHead);
+        this.#queueHead = 0;
+      }
+      this.#queuedBytes -= bytes.byteLength;
+      controller.enqueue(bytes);
+      if (this.#roomWaiter && this.#queuedBytes <= this.opts.maxQueuedBytes / 2) {
+        const wake = this.#roomWaiter;
+        this.#roomWaiter = undefined;
+        wake();
+      }
+      return;
+    }
+    if (this.#closed) return;
+    return new Promise<void>((resolve) => {
+      this.#wantsMore = resolve;
+    });
+  }
+
+  /** Resolves once the queue is at most half full; cuts the client off if it takes nothing for writeTimeoutMs. */
+  #room(): Promise<void> | void {
+    if (this.#closed || this.#queuedBytes <= this.opts.maxQueuedBytes / 2) return;
+    return new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (this.#closed) done();
+        else if (this.#now() - Math.max(this.#lastTakenAt, this.#queueStartedAt) > this.opts.writeTimeoutMs) {
+          this.#cut(`took nothing for ${this.opts.writeTimeoutMs} ms`);
+          done();
+        }
+      }, Math.min(1000, this.opts.writeTimeoutMs));
+      check.unref?.();
+      const done = () => {
+        clearInterval(check);
+        if (this.#roomWaiter === done) this.#roomWaiter = undefined;
+        resolve();
+      };
+      this.#roomWaiter = done;
+    });
+  }
+
+  /** A client that stopped taking frames: drop its queue now and reset the connection. */
+  #cut(reason: string): void {
+    if (this.#closed) return;
+    this.#free();
+    this.#finish(() => this.#controller.error(new Error(`event stream cut off: the client ${reason}`)));
+  }
+
+  /** Ends the stream: what is queued still goes out (an `error` frame before a close, say), then the end. */
   close(): void {
     if (this.#closed) return;
+    this.#finish(() => {
+      for (let i = this.#queueHead; i < this.#queue.length; i++) this.#controller.enqueue(this.#queue[i]!);
+      this.#free();
+      try {
+        this.#controller.close();
+      } catch {
+        // already closed or cancelled by the client
+      }
+    });
+  }
+
+  #free(): void {
+    this.#queue = [];
+    this.#queueHead = 0;
+    this.#queuedBytes = 0;
+    this.#held = [];
+    this.#heldBytes = 0;
+  }
+
+  #finish(end: () => void): void {
     this.#closed = true;
     this.#unwatch?.();
-    try {
-      this.#controller.close();
-    } catch {
-      // already closed or cancelled by the client
-    }
+    this.#roomWaiter?.();
+    end();
+    // A pull waiting for a frame is answered by the close or the error itself.
+    this.#wantsMore?.();
+    this.#wantsMore = undefined;
     this.opts.onClose(this);
   }
 }
+
+const EMPTY = new Uint8Array(0);

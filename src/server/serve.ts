@@ -73,7 +73,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
     });
   const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, ...appOptions } = options;
-  const app = createServerApp({ ...appOptions, host, journal, auth, agents: registry.names() });
+  const app = createServerApp({ ...appOptions, allowedHosts: [hostname, ...(options.allowedHosts ?? [])], host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.app.fetch, port: options.port ?? 8787, hostname }, () => resolve(s));

@@ -23,10 +23,14 @@ export interface SessionHubOptions {
   revealSecrets: boolean;
 }
 
+/** How many localId -> seq answers a hub keeps (more than a session's `deliveredIdsLimit`, 256, remembers). */
+const MESSAGE_SEQS_KEPT = 1024;
+
 export class SessionHub {
   readonly id: string;
   readonly streams = new Set<EventStream>();
-  readonly messages = new Map<string, Promise<{ localId: string; seq: number | null; status: string }>>();
+  /** `POST messages` by localId: the send in progress or done (`duplicate`: the session had it before), so a retry waits for the same one. */
+  readonly messages = new Map<string, Promise<{ duplicate: boolean }>>();
   readonly #opts: SessionHubOptions;
   readonly #encoder: InspectionEncoder;
   /** The SessionActor's `@xstate.actor` event (with the definition) and the events since, bounded. */
@@ -40,6 +44,7 @@ export class SessionHub {
   #lastSeq = 0;
   readonly #durableListeners = new Set<(entry: JournaledEntry, frame: Uint8Array) => void>();
   #unwatchJournal: (() => void) | undefined;
+  readonly #messageSeqs = new Map<string, number>();
 
   constructor(opts: SessionHubOptions) {
     this.id = opts.sessionId;
@@ -47,10 +52,30 @@ export class SessionHub {
     this.#encoder = new InspectionEncoder(opts.sessionId, sessionMachine, { revealSecrets: opts.revealSecrets });
     this.#unwatchJournal = opts.journal.watch?.(opts.sessionId, (entry) => {
       this.#lastSeq = Math.max(this.#lastSeq, entry.seq);
+      this.#noteMessage(entry);
       if (this.#durableListeners.size === 0) return;
       const frame = encodeFrame('entry', entry, entry.seq); // once, for every stream
       for (const listener of [...this.#durableListeners]) listener(entry, frame);
     });
+  }
+
+  /** Whether this hub hears the journal's appends (it cannot for a journal without `watch`). */
+  get hearsJournal(): boolean {
+    return this.#unwatchJournal !== undefined;
+  }
+
+  /** The seq of the `user_message` entry a `POST messages` with this localId produced, once heard here. */
+  messageSeq(localId: string): number | undefined {
+    return this.#messageSeqs.get(localId);
+  }
+
+  /** Keeps the newest MESSAGE_SEQS_KEPT localId -> seq: a retry is answered without reading the journal. */
+  #noteMessage(entry: JournaledEntry): void {
+    const localId = entry.type === 'user_message' ? (entry.payload as { localId?: unknown } | null)?.localId : undefined;
+    if (typeof localId !== 'string') return;
+    this.#messageSeqs.delete(localId);
+    this.#messageSeqs.set(localId, entry.seq);
+    if (this.#messageSeqs.size > MESSAGE_SEQS_KEPT) this.#messageSeqs.delete(this.#messageSeqs.keys().next().value!);
   }
 
   get session(): Session | undefined {

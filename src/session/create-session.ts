@@ -215,8 +215,11 @@ async function assertDirectory(workDir: string): Promise<void> {
     stat = await fs.stat(resolved);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? String(error)})`;
+    const why = code === 'ENOENT' ? 'does not exist' : code === 'ENOTDIR' ? 'does not exist (a part of the path is a file)' : `cannot be read (${code ?? String(error)})`;
     throw new AseError('INVALID_OPTIONS', `createSession: workDir: ${resolved} ${why}`, { cause: error, details: { workDir: resolved } });
   }
-  if (!stat.isDirectory()) throw new AseError('INVALID_OPTIONS', `createSession: workDir: ${resolved} is not a directory`, { details: { workDir: resolved } });
+  if (!stat.isDirectory()) {
+    const what = stat.isFile() ? 'is a file, not a directory' : 'is not a directory';
+    throw new AseError('INVALID_OPTIONS', `createSession: workDir: ${resolved} ${what}`, { details: { workDir: resolved } });
+  }
 }

@@ -10,6 +10,7 @@ import { DEFAULT_SESSION_CONFIG, type SessionConfig } from '../actors/session-co
 import type { Clock } from '../runtime/clock.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
+import { SESSION_ID_PATTERN } from '../runtime/store/file-store.js';
 import type { EngineFactory } from '../engines/core/engine.js';
 import type { RecordTarget } from '../engines/core/recorder.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
@@ -29,9 +30,8 @@ const isObjectWith = (...methods: string[]) => (v: unknown) =>
 /** What a session id may be: it names files (`<id>.json`), so never a path. */
 export const SessionIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9._-]{1,128}$/, 'use letters, digits, ".", "_" or "-" (max 128)')
-  // Ids name files (`<id>.json`): "." and ".." would point at directories, and the stores refuse them.
-  .refine((id) => id !== '.' && id !== '..', '"." and ".." are not session ids');
+  // Ids name files (`<id>.json`): one starting with "." would be a directory ("." / "..") or a hidden file; the stores refuse them too.
+  .regex(SESSION_ID_PATTERN, 'use letters, digits, ".", "_" or "-" (max 128), not starting with "."');
 
 export const SessionOptionsSchema = z
   .object({

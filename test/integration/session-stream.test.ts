@@ -476,7 +476,8 @@ describe('waitFor()', () => {
 describe('createSession: workDir checked up front', () => {
   it.each([
     ['does not exist', (dir: string) => path.join(dir, 'missing'), 'does not exist'],
-    ['is a file', (dir: string) => path.join(dir, 'file.txt'), 'is not a directory'],
+    ['is a file', (dir: string) => path.join(dir, 'file.txt'), 'is a file, not a directory'],
+    ['is below a file', (dir: string) => path.join(dir, 'file.txt', 'sub'), 'does not exist (a part of the path is a file)'],
   ])('a workDir that %s is INVALID_OPTIONS, and nothing is written', async (_what, make, why) => {
     await fs.writeFile(path.join(tmp, 'file.txt'), 'x');
     const workDir = make(tmp);

@@ -108,10 +108,10 @@ describe('FakeEngine start', () => {
   });
 
   it('refuses to start in a workDir that does not exist (or is a file), as a real spawn would', async () => {
-    for (const workDir of ['/nonexistent/ase-fake-workdir', import.meta.filename]) {
+    for (const [workDir, why] of [['/nonexistent/ase-fake-workdir', 'does not exist'], [import.meta.filename, 'is a file, not a directory']] as const) {
       const { engine, events, start } = setup({}, { workDir });
       const error = await rejection(start());
-      expect(error).toMatchObject({ code: 'INVALID_OPTIONS', message: `fake engine: workDir ${workDir} does not exist or is not a directory` });
+      expect(error).toMatchObject({ code: 'INVALID_OPTIONS', message: `fake engine: workDir ${workDir} ${why}` });
       expect(events).toEqual([]);
       expect(isAseError(await rejection(engine.send(msg('hi'))), 'ENGINE_NOT_RUNNING')).toBe(true);
     }

@@ -58,7 +58,7 @@ describe('FileStore', () => {
 
   it('rejects session ids that could escape the directory', async () => {
     const store = new FileStore({ dir: dir() });
-    for (const id of ['../x', 'a/b', '', '..', '.', 'a\\b', 'x'.repeat(129), 'a b', 'nul\0']) {
+    for (const id of ['../x', 'a/b', '', '..', '.', 'a\\b', 'x'.repeat(129), 'a b', 'nul\0', '.hidden', '....', '.s1.json']) {
       expect(isAseError(await rejection(store.save(id, session({ sessionId: id }), 0)), 'INVALID_INPUT'), `save ${JSON.stringify(id)}`).toBe(true);
       expect(isAseError(await rejection(store.load(id)), 'INVALID_INPUT'), `load ${JSON.stringify(id)}`).toBe(true);
       expect(isAseError(await rejection(store.delete(id)), 'INVALID_INPUT'), `delete ${JSON.stringify(id)}`).toBe(true);
@@ -68,6 +68,21 @@ describe('FileStore', () => {
     expect(await fs.readdir(tmp)).toEqual([]);
     expect(await store.save('x'.repeat(128), session({ sessionId: 'x'.repeat(128) }), 0)).toEqual({ ok: true, version: 1 });
     expect(await store.save('a.b_c-D9', session({ sessionId: 'a.b_c-D9' }), 0)).toEqual({ ok: true, version: 1 });
+  });
+
+  it('removes the temp files a host killed mid-write left, when the session is next opened, and only that session\'s', async () => {
+    const store = new FileStore({ dir: dir() });
+    expect(await store.save('s1', session(), 0)).toEqual({ ok: true, version: 1 });
+    // What a host killed between writing its temp file and renaming it leaves (the name #writeAtomic gives).
+    const pid = await deadPid();
+    const leftovers = [`.s1.json.${pid}.0123456789ab.tmp`, `.s1.lease.${pid}.ba9876543210.tmp`];
+    const others = [`.s1.json.json.${pid}.0123456789ab.tmp`, `.s2.json.${pid}.0123456789ab.tmp`, 'notes.tmp'];
+    for (const name of [...leftovers, ...others]) await fs.writeFile(path.join(dir(), name), '{"version": 9, "sta');
+    await store.acquire('s1', { ttlMs: 5_000 });
+    const names = await fs.readdir(dir());
+    for (const name of leftovers) expect(names).not.toContain(name);
+    for (const name of others) expect(names).toContain(name);
+    expect((await store.load('s1'))?.version).toBe(1);
   });
 
   it('writes a JSON file holding version and state, and the lease next to it', async () => {

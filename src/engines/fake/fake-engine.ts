@@ -131,8 +131,10 @@ export class FakeEngine implements AgentEngine {
     // Like a real agent's spawn, a start in a directory that is not there fails (checked
     // synchronously, so a SimulatedClock run stays deterministic). A manual engine is a puppet the
     // test drives; it stands for no process and has no directory to run in.
-    if (!this.#script.manual && !statSync(spec.workDir, { throwIfNoEntry: false })?.isDirectory()) {
-      throw new AseError('INVALID_OPTIONS', `fake engine: workDir ${spec.workDir} does not exist or is not a directory`, { details: { workDir: spec.workDir } });
+    const found = this.#script.manual ? undefined : statSync(spec.workDir, { throwIfNoEntry: false });
+    if (!this.#script.manual && !found?.isDirectory()) {
+      const why = found === undefined ? 'does not exist' : found.isFile() ? 'is a file, not a directory' : 'is not a directory';
+      throw new AseError('INVALID_OPTIONS', `fake engine: workDir ${spec.workDir} ${why}`, { details: { workDir: spec.workDir } });
     }
     this.#spec = spec;
     const base = this.#optionSettings();

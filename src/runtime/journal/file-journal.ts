@@ -16,9 +16,10 @@ import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../../errors.js';
 import { TranscriptEntrySchema, upgradeTranscriptEntry, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
-import { JournalWatchers, selectRange, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
+import { JournalWatchers, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
 import { assertSessionId } from '../store/file-store.js';
 import { errno, syncDir } from '../fs-durable.js';
+import { checkpointAfter, checkpointBefore, emptyIndex, endsLine, extendIndex, nextSeq, readLines, type SeqIndex } from './seq-index.js';
 
 export interface FileJournalOptions {
   dir: string;
@@ -40,6 +41,10 @@ export class FileJournal implements TranscriptJournal {
   /** Per session: the last seq written and the file size after it (a different size: someone else wrote). */
   readonly #tails = new Map<string, { lastSeq: number; size: number }>();
   readonly #watchers = new JournalWatchers();
+  /** Per session: where each stretch of seqs starts in its file (seq-index.ts). */
+  readonly #indexes = new Map<string, SeqIndex>();
+  /** Per session: the index extension in progress. */
+  readonly #indexing = new Map<string, Promise<void>>();
 
   constructor(options: FileJournalOptions) {
     if (!options || typeof options.dir !== 'string' || options.dir === '') {
@@ -79,51 +84,130 @@ export class FileJournal implements TranscriptJournal {
   }
 
   async read(sessionId: string, range?: JournalRange): Promise<TranscriptEntry[]> {
-    return selectRange(await this.#readAll(sessionId), range);
+    assertSessionId(sessionId);
+    await this.#chains.get(sessionId); // Read-your-writes: include appends already called.
+    return this.#readRange(sessionId, range);
   }
 
   async bounds(sessionId: string): Promise<JournalBounds> {
-    const entries = await this.#readAll(sessionId);
-    return { firstSeq: entries[0]?.seq ?? 0, lastSeq: entries.at(-1)?.seq ?? 0 };
+    assertSessionId(sessionId);
+    await this.#chains.get(sessionId);
+    const first = await this.#readRange(sessionId, { limit: 1 });
+    const last = await this.#readRange(sessionId, { beforeSeq: Number.MAX_SAFE_INTEGER, limit: 1 });
+    return { firstSeq: first[0]?.seq ?? 0, lastSeq: last[0]?.seq ?? 0 };
   }
 
   watch(sessionId: string, listener: JournalListener): () => void {
     return this.#watchers.watch(sessionId, listener);
   }
 
-  async #readAll(sessionId: string): Promise<JournaledEntry[]> {
-    assertSessionId(sessionId);
-    await this.#chains.get(sessionId); // Read-your-writes: include appends already called.
+  /**
+   * The entries of a range, read from the checkpoint before it (seq-index.ts): the cost is the
+   * entries returned plus at most one checkpoint's worth of lines, not the file.
+   */
+  async #readRange(sessionId: string, range: JournalRange | undefined): Promise<JournaledEntry[]> {
     const file = this.#file(sessionId);
-    let text: string;
+    const view = await this.#view(sessionId);
+    if (!view) return [];
+    const { handle, index, size } = view;
     try {
-      text = await fs.readFile(file, 'utf8');
+      const after = range?.afterSeq ?? 0;
+      const before = range?.beforeSeq ?? Number.POSITIVE_INFINITY;
+      const limit = range?.limit === undefined ? Number.POSITIVE_INFINITY : Math.max(0, Math.floor(range.limit));
+      // Only a beforeSeq (backward paging): the newest `limit` before the cursor.
+      const backward = range?.afterSeq === undefined && range?.beforeSeq !== undefined;
+      if (limit === 0) return [];
+      const at = index.checkpoints.length === 0 ? undefined : index.checkpoints[backward && limit !== Number.POSITIVE_INFINITY ? checkpointBefore(index, before, limit) : checkpointAfter(index, after)];
+      const entries: JournaledEntry[] = [];
+      let previous = at?.prevSeq ?? 0;
+      let finished = false;
+      /** Takes one line; false once the range is complete. */
+      const take = (text: string, lineNo: number, mayBeTorn: boolean): boolean => {
+        let data: unknown;
+        try {
+          data = JSON.parse(text);
+        } catch (error) {
+          // A crash mid-append can only tear the last line; anywhere else it is corruption.
+          if (mayBeTorn) return false;
+          throw new AseError('STORE_CORRUPT', `${file}:${lineNo + 1}: not valid JSON`, { cause: error });
+        }
+        const parsed = TranscriptEntrySchema.safeParse(data);
+        if (!parsed.success) throw new AseError('STORE_CORRUPT', `${file}:${lineNo + 1}: not a transcript entry: ${parsed.error.message}`);
+        // A line from before seqs existed counts by position; so does one whose seq does not grow
+        // (two writers despite the lease): the same rule the writer uses, so both agree.
+        const seq = nextSeq(previous, parsed.data.seq);
+        previous = seq;
+        if (seq <= after) return true;
+        if (seq >= before) {
+          finished = true;
+          return false;
+        }
+        entries.push({ ...upgradeTranscriptEntry(parsed.data), seq });
+        if (!backward && entries.length >= limit) {
+          finished = true;
+          return false;
+        }
+        return true;
+      };
+      await readLines(handle, at?.offset ?? 0, index.end, at?.line ?? 0, (line, lineNo) => take(line.toString('utf8'), lineNo, lineNo === index.lines - 1 && index.end === size));
+      if (!finished && size > index.end) {
+        // Past the last indexed newline: a torn tail, or lines another host is writing now.
+        const tail = Buffer.alloc(size - index.end);
+        const { bytesRead } = await handle.read(tail, 0, tail.length, index.end);
+        const lines = tail.subarray(0, bytesRead).toString('utf8').split('\n');
+        if (lines.at(-1) === '') lines.pop();
+        for (const [i, text] of lines.entries()) if (!take(text, index.lines + i, i === lines.length - 1)) break;
+      }
+      return backward && entries.length > limit ? entries.slice(entries.length - limit) : entries;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * The file opened for reading with its index brought up to date (one pass over the bytes appended
+   * since the last look, by anyone). Undefined when there is no file. The caller closes the handle.
+   */
+  async #view(sessionId: string): Promise<{ handle: FileHandle; index: SeqIndex; size: number } | undefined> {
+    const file = this.#file(sessionId);
+    let handle: FileHandle;
+    try {
+      handle = await fs.open(file, 'r');
     } catch (error) {
-      if (errno(error) === 'ENOENT') return [];
+      if (errno(error) === 'ENOENT') {
+        this.#indexes.delete(sessionId);
+        return undefined;
+      }
       throw new AseError('JOURNAL_IO', `reading ${file} failed: ${message(error)}`, { cause: error });
     }
-    const lines = text.split('\n');
-    if (lines.at(-1) === '') lines.pop();
-    const entries: JournaledEntry[] = [];
-    let lastSeq = 0;
-    for (const [index, line] of lines.entries()) {
-      let data: unknown;
-      try {
-        data = JSON.parse(line);
-      } catch (error) {
-        // A crash mid-append can only tear the last line; anywhere else it is corruption.
-        if (index === lines.length - 1) break;
-        throw new AseError('STORE_CORRUPT', `${file}:${index + 1}: not valid JSON`, { cause: error });
-      }
-      const parsed = TranscriptEntrySchema.safeParse(data);
-      if (!parsed.success) throw new AseError('STORE_CORRUPT', `${file}:${index + 1}: not a transcript entry: ${parsed.error.message}`);
-      // A line from before seqs existed counts by position; so does one whose seq does not grow
-      // (two writers despite the lease): the same rule the writer uses, so both agree.
-      const seq = nextSeq(lastSeq, parsed.data.seq);
-      lastSeq = seq;
-      entries.push({ ...upgradeTranscriptEntry(parsed.data), seq });
+    try {
+      // One extension at a time per session: two would both append checkpoints.
+      const previous = this.#indexing.get(sessionId) ?? Promise.resolve();
+      const run = previous.then(async () => {
+        const stat = await handle.stat();
+        const identity = `${stat.ino}:${stat.birthtimeMs}`;
+        let index = this.#indexes.get(sessionId);
+        // Another file now (deleted and created again, or replaced), or cut shorter: index it anew.
+        if (!index || index.identity !== identity || stat.size < index.end || !(await endsLine(handle, index.end))) index = emptyIndex(identity);
+        if (stat.size > index.end) await extendIndex(handle, file, index, stat.size);
+        this.#indexes.set(sessionId, index);
+        return { index, size: stat.size };
+      });
+      const settled = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.#indexing.set(sessionId, settled);
+      void settled.then(() => {
+        if (this.#indexing.get(sessionId) === settled) this.#indexing.delete(sessionId);
+      });
+      const { index, size } = await run;
+      return { handle, index, size };
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      if (error instanceof AseError) throw error;
+      throw new AseError('JOURNAL_IO', `reading ${file} failed: ${message(error)}`, { cause: error });
     }
-    return entries;
   }
 
   async flush(): Promise<void> {
@@ -152,6 +236,7 @@ export class FileJournal implements TranscriptJournal {
       const file = this.#file(sessionId);
       try {
         await fs.rm(file, { force: true });
+        this.#indexes.delete(sessionId);
         await syncDir(this.dir);
       } catch (error) {
         throw new AseError('JOURNAL_IO', `deleting ${file} failed: ${message(error)}`, { cause: error });
@@ -184,7 +269,7 @@ export class FileJournal implements TranscriptJournal {
       const handle = await this.#open(sessionId);
       const { size } = await handle.stat();
       let tail = this.#tails.get(sessionId);
-      if (!tail || tail.size !== size) tail = { lastSeq: await lastSeqIn(file), size };
+      if (!tail || tail.size !== size) tail = { lastSeq: await this.#lastSeqOnDisk(sessionId), size };
       for (const [i, entry] of entries.entries()) stored.push({ ...entry, seq: tail.lastSeq + 1 + i });
       const bytes = Buffer.from(stored.map((e) => `${JSON.stringify(e)}\n`).join(''), 'utf8');
       let offset = 0;
@@ -202,6 +287,36 @@ export class FileJournal implements TranscriptJournal {
     }
     for (const e of stored) this.#watchers.notify(e);
     return stored.map((e) => e.seq);
+  }
+
+  /**
+   * The seq of the (tail-trimmed) file's last line, from the index: its `seq`, or for lines written
+   * before seqs existed, their count. An unreadable last line counts too, as it always did.
+   */
+  async #lastSeqOnDisk(sessionId: string): Promise<number> {
+    const view = await this.#view(sessionId);
+    if (!view) return 0;
+    const { handle, index, size } = view;
+    try {
+      let lastSeq = index.lastSeq;
+      if (size > index.end) {
+        const tail = Buffer.alloc(size - index.end);
+        const { bytesRead } = await handle.read(tail, 0, tail.length, index.end);
+        for (const line of tail.subarray(0, bytesRead).toString('utf8').split('\n')) {
+          if (line === '') continue;
+          let own: unknown;
+          try {
+            own = (JSON.parse(line) as { seq?: unknown }).seq;
+          } catch {
+            own = undefined;
+          }
+          lastSeq = nextSeq(lastSeq, own);
+        }
+      }
+      return lastSeq;
+    } finally {
+      await handle.close();
+    }
   }
 
   async #open(sessionId: string): Promise<FileHandle> {
@@ -258,37 +373,6 @@ async function trimTornTail(file: string): Promise<boolean> {
   } finally {
     await handle.close();
   }
-}
-
-/**
- * The seq of a (tail-trimmed) file's last line: its `seq` field, or for a file written before seqs
- * existed, its line count. 0 for an empty or missing file.
- */
-async function lastSeqIn(file: string): Promise<number> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (error) {
-    if (errno(error) === 'ENOENT') return 0;
-    throw error;
-  }
-  const lines = text.split('\n').filter((line) => line !== '');
-  let counted = 0;
-  for (const line of lines) {
-    let seq: unknown;
-    try {
-      seq = (JSON.parse(line) as { seq?: unknown }).seq;
-    } catch {
-      seq = undefined;
-    }
-    counted = nextSeq(counted, seq);
-  }
-  return counted;
-}
-
-/** A line's seq: its own when it grows past the previous one, else the previous one plus one. */
-function nextSeq(previous: number, own: unknown): number {
-  return typeof own === 'number' && Number.isInteger(own) && own > previous ? own : previous + 1;
 }
 
 async function cut(handle: FileHandle, length: number): Promise<void> {

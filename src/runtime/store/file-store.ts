@@ -46,17 +46,22 @@ export interface FileStoreOptions {
   now?: () => number;
 }
 
-const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/**
+ * What a session id may be, the one rule every layer checks: 1-128 of `[A-Za-z0-9._-]`, not starting
+ * with `.`. Ids become file names (`<id>.json`): `.` and `..` would name directories, and `.hidden`
+ * or `....` would be hidden files that listings skip (and the store's own temp files start with `.`).
+ */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
 
-/** Session ids become file names, so anything that could leave `dir` is rejected. */
+/** Session ids become file names, so anything that could leave `dir` or hide in it is rejected. */
 export function assertSessionId(sessionId: string): void {
-  if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId) || sessionId === '.' || sessionId === '..') {
-    throw new AseError('INVALID_INPUT', `invalid session id ${JSON.stringify(sessionId)}: expected 1-128 of [A-Za-z0-9._-], not '.' or '..'`);
+  if (!isValidSessionId(sessionId)) {
+    throw new AseError('INVALID_INPUT', `invalid session id ${JSON.stringify(sessionId)}: expected 1-128 of [A-Za-z0-9._-], not starting with '.'`);
   }
 }
 
 export function isValidSessionId(sessionId: string): boolean {
-  return SESSION_ID.test(sessionId) && sessionId !== '.' && sessionId !== '..';
+  return typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId);
 }
 
 /** Per session file, process-wide, so two FileStore instances on one dir also serialize. */
@@ -199,6 +204,7 @@ export class FileStore implements SessionStore {
       ...(options.label !== undefined && { label: options.label }),
     };
     return this.#locked(sessionId, async () => {
+      await this.#removeLeftoverTemps(sessionId);
       const record = takeLease(sessionId, await this.#readLease(sessionId), owner, options, this.#now(), (o) => liveness(o, this.#me));
       await this.#writeLease(sessionId, record);
       return toLease(sessionId, { ...record, owner });
@@ -292,6 +298,20 @@ export class FileStore implements SessionStore {
     return data;
   }
 
+  /**
+   * Removes the temp files of a write that never reached its rename (the host was killed between
+   * `open` and `rename`). Called under the session's lock, which every write of the session holds, so
+   * no temp file of this session can belong to a write still running, in this process or another.
+   */
+  async #removeLeftoverTemps(sessionId: string): Promise<void> {
+    const names = await fs.readdir(this.dir).catch(() => [] as string[]);
+    const leftover = new RegExp(`^\\.${sessionId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(json|lease)\\.\\d+\\.[0-9a-f]{12}\\.tmp$`);
+    for (const name of names) {
+      if (leftover.test(name)) await fs.rm(path.join(this.dir, name), { force: true }).catch(() => undefined);
+    }
+  }
+
+  /** Temp file, fsync, rename: a crash leaves the old file or the new one (and at worst a temp file the next `acquire` removes). */
   async #writeAtomic(target: string, body: string): Promise<void> {
     const tmp = path.join(this.dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     let handle: FileHandle | undefined;
