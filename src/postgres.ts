@@ -5,5 +5,7 @@
  */
 export { PostgresStore, type PostgresStoreOptions } from './runtime/postgres/postgres-store.js';
 export { PostgresJournal, type PostgresJournalOptions } from './runtime/postgres/postgres-journal.js';
+export { PostgresCommandRouter, type PostgresCommandRouterOptions } from './runtime/postgres/command-router.js';
 export type { PostgresConnectionOptions } from './runtime/postgres/pool.js';
+export type { SessionCommand, CommandOutcome, SessionCommandRouter } from './runtime/session-commands.js';
 export { SCHEMA_VERSION } from './runtime/postgres/schema.js';

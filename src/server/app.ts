@@ -16,6 +16,8 @@ import type { Session } from '../session/session.js';
 import { COOKIE_NAME, PAGE_TTL_MS, type ServerAuth } from './auth.js';
 import { EventStream } from './event-stream.js';
 import { errorBody, toHttpError } from './http-errors.js';
+import type { CommandOutcome, SessionCommand, SessionCommandRouter } from '../runtime/session-commands.js';
+import type { ErrorCode } from '../events/error-codes.js';
 import { allowedHostNames, hostAllowed } from './host-check.js';
 import { readBodyText } from './read-body.js';
 import { chartAt } from '../actors/chart-replay.js';
@@ -57,6 +59,12 @@ export interface ServerAppOptions {
    * the name it binds. Default: none.
    */
   allowedHosts?: string[];
+  /**
+   * Carries commands for sessions another live host owns to that host (a store shared by hosts:
+   * `PostgresCommandRouter`), and applies the commands other hosts route here. Without it such a
+   * command is refused with `SESSION_OWNED`.
+   */
+  router?: SessionCommandRouter;
   /** Where unexpected failures (500s) are logged, one line each with the request id. Default: stderr. */
   logError?: (line: string) => void;
 }
@@ -349,36 +357,97 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   app.post('/api/sessions/:id/stop', async (c) => {
     const id = checkId(c.req.param('id'));
     await assertKnown(id);
-    const live = hubs.get(id)?.session ?? host.get(id);
-    if (!live) return c.json({ stopped: true, live: false });
-    const snapshot = await host.stop(id);
-    return c.json({ stopped: true, snapshot });
+    return c.json(await apply(id, { kind: 'stop' }));
+  });
+
+  /** What a client asks of a session, done here: the routes below, and the commands other hosts route to this one. */
+  const applyHere = async (id: string, command: SessionCommand): Promise<Record<string, unknown>> => {
+    switch (command.kind) {
+      case 'send': {
+        const hub = hubFor(id);
+        let accepted = hub.messages.get(command.localId);
+        if (!accepted) {
+          accepted = (async () => {
+            const session = await liveSession(id);
+            try {
+              await session.send(command.text, { localId: command.localId });
+              return { duplicate: false };
+            } catch (error) {
+              // Already accepted before (this server restarted, or another client sent it): the same answer.
+              if (!isAseError(error, 'DUPLICATE_SEND')) throw error;
+              return { duplicate: true };
+            }
+          })();
+          hub.messages.set(command.localId, accepted);
+          accepted.catch(() => hub.messages.delete(command.localId));
+        }
+        const { duplicate } = await accepted;
+        const seq = await messageSeq(hub, command.localId, options.messageSeqWaitMs ?? 1000, duplicate);
+        return { localId: command.localId, seq, status: seq === null ? 'queued' : 'delivered' };
+      }
+      case 'decide': {
+        const session = await liveSession(id);
+        try {
+          await session.decide(command.requestId, command.decision, {
+            ...(command.updatedInput !== undefined && { updatedInput: command.updatedInput }),
+            ...(command.message !== undefined && { message: command.message }),
+          });
+        } catch (error) {
+          // The error also says what the first answer was, so a client that lost the race shows it.
+          if (isAseError(error, 'PERMISSION_ALREADY_DECIDED')) {
+            throw new AseError(error.code, error.message, { details: { outcome: session.snapshot().completed[command.requestId] ?? null } });
+          }
+          throw error;
+        }
+        return { requestId: command.requestId, outcome: session.snapshot().completed[command.requestId] ?? null };
+      }
+      case 'abort':
+        await (await liveSession(id)).abort();
+        return { aborted: true };
+      case 'mode':
+        await (await liveSession(id)).switchMode(command.to);
+        return { mode: command.to };
+      case 'stop': {
+        const live = hubs.get(id)?.session ?? host.get(id);
+        if (!live) return { stopped: true, live: false };
+        const snapshot = await host.stop(id);
+        return { stopped: true, snapshot };
+      }
+    }
+  };
+
+  /**
+   * Does `command` here, or, when another live host owns the session and a router is given
+   * (`--store postgres://`), there: the owner applies it with its own `applyHere` and answers.
+   */
+  const apply = async (id: string, command: SessionCommand): Promise<Record<string, unknown>> => {
+    const router = options.router;
+    if (router && command.kind === 'stop' && !(hubs.get(id)?.session ?? host.get(id))) {
+      return unwrap((await router.route(id, command)) ?? { ok: true, value: { stopped: true, live: false } });
+    }
+    try {
+      return await applyHere(id, command);
+    } catch (error) {
+      if (!router || !isAseError(error, 'SESSION_OWNED')) throw error;
+      const outcome = await router.route(id, command);
+      return outcome ? unwrap(outcome) : applyHere(id, command);
+    }
+  };
+  options.router?.serve(async (id, command) => {
+    try {
+      await assertKnown(id);
+      return { ok: true, value: await applyHere(id, command) };
+    } catch (error) {
+      const failure = isAseError(error) ? error : new AseError('INTERNAL', 'the owning host failed to apply the command');
+      return { ok: false, error: { code: failure.code, message: failure.message, ...(failure.details !== undefined && { details: failure.details }) } };
+    }
   });
 
   app.post('/api/sessions/:id/messages', async (c) => {
     const id = checkId(c.req.param('id'));
     const body = await readJson(c, MessageBody);
     await assertKnown(id);
-    const hub = hubFor(id);
-    let accepted = hub.messages.get(body.localId);
-    if (!accepted) {
-      accepted = (async () => {
-        const session = await liveSession(id);
-        try {
-          await session.send(body.text, { localId: body.localId });
-          return { duplicate: false };
-        } catch (error) {
-          // Already accepted before (this server restarted, or another client sent it): the same answer.
-          if (!isAseError(error, 'DUPLICATE_SEND')) throw error;
-          return { duplicate: true };
-        }
-      })();
-      hub.messages.set(body.localId, accepted);
-      accepted.catch(() => hub.messages.delete(body.localId));
-    }
-    const { duplicate } = await accepted;
-    const seq = await messageSeq(hub, body.localId, options.messageSeqWaitMs ?? 1000, duplicate);
-    return c.json({ localId: body.localId, seq, status: seq === null ? 'queued' : 'delivered' });
+    return c.json(await apply(id, { kind: 'send', text: body.text, localId: body.localId }));
   });
 
   /**
@@ -480,36 +549,29 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     if (requestId.length === 0 || requestId.length > 256) throw new AseError('INVALID_INPUT', 'requestId: 1-256 characters');
     const body = await readJson(c, DecisionBody);
     await assertKnown(id);
-    const session = await liveSession(id);
     try {
-      await session.decide(requestId, body.decision, {
-        ...(body.updatedInput !== undefined && { updatedInput: body.updatedInput }),
-        ...(body.message !== undefined && { message: body.message }),
-      });
+      return c.json(await apply(id, { kind: 'decide', requestId, ...body }));
     } catch (error) {
       if (isAseError(error, 'PERMISSION_ALREADY_DECIDED')) {
         // The body also says what the first answer was, so a client that lost the race shows it.
-        return c.json(errorBody(error.code, error.message, { outcome: session.snapshot().completed[requestId] ?? null }), 409);
+        return c.json(errorBody(error.code, error.message, { outcome: (error.details as { outcome?: unknown } | undefined)?.outcome ?? null }), 409);
       }
       throw error;
     }
-    return c.json({ requestId, outcome: session.snapshot().completed[requestId] ?? null });
   });
 
   app.post('/api/sessions/:id/abort', async (c) => {
     const id = checkId(c.req.param('id'));
     await readJson(c, z.strictObject({}));
     await assertKnown(id);
-    await (await liveSession(id)).abort();
-    return c.json({ aborted: true });
+    return c.json(await apply(id, { kind: 'abort' }));
   });
 
   app.post('/api/sessions/:id/mode', async (c) => {
     const id = checkId(c.req.param('id'));
     const body = await readJson(c, ModeBody);
     await assertKnown(id);
-    await (await liveSession(id)).switchMode(body.to);
-    return c.json({ mode: body.to });
+    return c.json(await apply(id, { kind: 'mode', to: body.to }));
   });
 
   app.get('/api/sessions/:id/inspect', async (c) => {
@@ -556,4 +618,10 @@ function cursorParam(value: string | undefined, name: string): number | undefine
 function loginPage(message: string): string {
   const safe = message.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
   return `<!doctype html><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>ase serve</title><p style="font:16px system-ui;margin:2em">${safe}</p>`;
+}
+
+/** The owner's answer as the route's own: its value, or its error rethrown with the same code. */
+function unwrap(outcome: CommandOutcome): Record<string, unknown> {
+  if (outcome.ok) return outcome.value;
+  throw new AseError(outcome.error.code as ErrorCode, outcome.error.message, { ...(outcome.error.details !== undefined && { details: outcome.error.details as Record<string, unknown> }) });
 }

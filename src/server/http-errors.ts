@@ -30,6 +30,8 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   BODY_TOO_LARGE: 413,
   FORBIDDEN_HOST: 421,
   INTERNAL: 500,
+  // The host that owns a session did not answer a routed command in time (multi-host).
+  TIMEOUT: 504,
 };
 
 /** The status an error is answered with: its code's, 500 for any other code or value. */

@@ -2,8 +2,9 @@
  * Two `ase serve` processes (the built CLI, as a user runs it) on one PostgreSQL, each with its own
  * data dir and token: both list both hosts' sessions, a session owned by A is listed on B with its
  * owner, B's event stream of A's session replays and then hears A's new entries live (through the
- * journal's LISTEN/NOTIFY hint and a read of the table), and a message sent to B for A's session is
- * refused at once with SESSION_OWNED naming A (not hung).
+ * journal's LISTEN/NOTIFY hint and a read of the table), a message and an abort sent to B for A's
+ * session are carried to A through the command table and answered (a retry is the same command), and
+ * after A is SIGKILLed B takes the session over: every message once, the stream without a gap.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -64,7 +65,7 @@ async function api<T>(s: Serve, route: string, body?: unknown): Promise<{ status
 }
 
 describePostgres('two ase serve on one PostgreSQL', () => {
-  it("each lists both hosts' sessions; B streams A's session live; B refuses to drive it with SESSION_OWNED naming A", async () => {
+  it("each lists both hosts' sessions; B streams A's session live and drives it through A; A SIGKILLed: nothing lost or repeated", async () => {
     const schema = db!.schema('serve');
     const [a, b] = await Promise.all([serve('a', schema), serve('b', schema)]);
     const onA = await api<{ sessionId: string }>(a, '/api/sessions', { agent: 'fake', workDir: tmp });
@@ -88,13 +89,29 @@ describePostgres('two ase serve on one PostgreSQL', () => {
     expect((await api(a, `/api/sessions/${idA}/messages`, { text: 'second', localId: 'm2' })).status).toBe(200);
     await stream.waitFor((f) => f.event === 'entry' && f.data.includes('"second"'), 20_000);
     await stream.waitFor((f) => f.event === 'entry' && f.data.includes('turn_complete') && Number(f.id) > Number(stream.frames.find((x) => x.data.includes('"second"'))!.id), 20_000);
-    const ids = stream.frames.filter((f) => f.event === 'entry').map((f) => Number(f.id));
-    expect(ids, 'every entry once, in order, no gap').toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
-    stream.cut();
+    
+    // B drives A's session: the command goes to A through the command table, A applies it and answers.
+    const routed = await api<{ localId: string; status: string }>(b, `/api/sessions/${idA}/messages`, { text: 'from b', localId: 'm3' });
+    expect(routed).toMatchObject({ status: 200, body: { localId: 'm3' } });
+    await stream.waitFor((f) => f.event === 'entry' && f.data.includes('"from b"'), 20_000);
+    // A retry of the same message is the same command: answered again, delivered once.
+    expect((await api(b, `/api/sessions/${idA}/messages`, { text: 'from b', localId: 'm3' })).status).toBe(200);
+    // A's refusal comes back to B's caller with its own code.
+    const idle = await api<{ error: { code: string } }>(b, `/api/sessions/${idA}/abort`, {});
+    expect(idle.body.error.code).toBe('NOTHING_TO_ABORT');
+    expect(idle.status).toBe(409);
 
-    // Driving A's session through B is refused at once, naming its owner.
-    const refused = await api<{ error: { code: string; details?: { owner?: { pid: number } } } }>(b, `/api/sessions/${idA}/messages`, { text: 'from b', localId: 'm3' });
-    expect(refused.status).toBe(409);
-    expect(refused.body.error.code).toBe('SESSION_OWNED');
+    // A is SIGKILLed. On this machine B sees its pid is dead and takes the session over at once.
+    process.kill(a.pid, 'SIGKILL');
+    const after = await api<{ localId: string }>(b, `/api/sessions/${idA}/messages`, { text: 'after the kill', localId: 'm4' });
+    expect(after.status).toBe(200);
+    await stream.waitFor((f) => f.event === 'entry' && f.data.includes('"after the kill"'), 20_000);
+    const texts = stream.frames
+      .filter((f) => f.event === 'entry' && f.data.includes('"user_message"'))
+      .map((f) => (JSON.parse(f.data) as { payload: { text: string } }).payload.text);
+    expect(texts, 'each message delivered once').toEqual(['first', 'second', 'from b', 'after the kill']);
+    const seqs = stream.frames.filter((f) => f.event === 'entry').map((f) => Number(f.id));
+    expect(seqs, 'the stream on B: no gap, no repeat').toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    stream.cut();
   });
 });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSession } from '../../src/index.js';
 import { isAseError } from '../../src/errors.js';
 import { PostgresJournal, PostgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
+import { channelName } from '../../src/runtime/postgres/schema.js';
 import { rejection } from '../support/async.js';
 import { describeJournalConformance, journalEntry } from '../support/journal-conformance.js';
 import { describePostgres, PG_URL, testDatabase } from '../support/postgres.js';
@@ -207,7 +208,7 @@ describePostgres('PostgreSQL journal across hosts', () => {
       const stop = reader.watch('s1', (e) => heard.push(e.seq!));
       await reader.bounds('s1'); // the watch has started
       // The writer notifies nobody (acrossHosts false), and the reader's LISTEN connection is cut.
-      await db!.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN "ase_journal_${schema}"%'`);
+      await db!.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [`LISTEN "${channelName('ase_journal', schema)}"`]);
       for (let i = 1; i <= 20; i++) await writer.append(journalEntry(i));
       const deadline = Date.now() + 20_000;
       while (heard.length < 20 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -17,7 +17,7 @@ import { TranscriptEntrySchema, type JournaledEntry, type TranscriptEntry } from
 import { JournalWatchers, type JournalAppendOptions, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from '../journal/transcript-journal.js';
 import { JournalFeed } from './journal-feed.js';
 import { PostgresPool, type PostgresConnectionOptions } from './pool.js';
-import { migrate, quoteSchema } from './schema.js';
+import { channelName, migrate, quoteSchema } from './schema.js';
 
 export interface PostgresJournalOptions extends PostgresConnectionOptions {
   /**
@@ -63,7 +63,7 @@ export class PostgresJournal implements TranscriptJournal {
             return this.#db.connect();
           },
         },
-        { channel: `ase_journal_${this.#db.schema}`, ...(options.pollMs !== undefined && { pollMs: options.pollMs }) },
+        { channel: channelName('ase_journal', this.#db.schema), ...(options.pollMs !== undefined && { pollMs: options.pollMs }) },
       );
     }
   }

@@ -9,6 +9,7 @@
  * and refuses `\u0000` inside strings, which an agent's output may hold), and the server never needs
  * to look inside an entry.
  */
+import { createHash } from 'node:crypto';
 import type { Queryable } from './pool.js';
 
 /** Each entry moves the schema from version `index` to `index + 1`; never edit one that shipped. */
@@ -36,9 +37,32 @@ const MIGRATIONS: readonly ((s: string) => string)[] = [
       entry      text NOT NULL,
       PRIMARY KEY (session_id, seq)
     );`,
+  // Commands for a session another host owns (PostgresCommandRouter): durable, idempotent on local_id.
+  (s) => `
+    CREATE TABLE ${s}.ase_command (
+      id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      session_id text NOT NULL,
+      owner_key  text NOT NULL,               -- the owning process (its channel)
+      local_id   text,                        -- a message's localId: one row per message
+      body       text NOT NULL,               -- the SessionCommand as JSON
+      created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      claimed_at timestamptz,
+      done_at    timestamptz,
+      result     text,                        -- the CommandOutcome as JSON
+      UNIQUE (session_id, local_id)
+    );
+    CREATE INDEX ase_command_pending ON ${s}.ase_command (owner_key, id) WHERE done_at IS NULL;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * A LISTEN/NOTIFY channel for these parts (a schema, a process): hashed, since a channel is an
+ * identifier of at most 63 bytes and a schema name alone may be that long.
+ */
+export function channelName(prefix: string, ...parts: string[]): string {
+  return `${prefix}_${createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 24)}`;
+}
 
 /** `"name"`: safe because PostgresPool accepts only names matching SCHEMA_NAME. */
 export function quoteSchema(schema: string): string {
