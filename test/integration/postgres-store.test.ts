@@ -8,7 +8,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSession } from '../../src/index.js';
 import { isAseError } from '../../src/errors.js';
-import { PostgresJournal, PostgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
+import { PostgresCommandRouter, PostgresJournal, PostgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
 import { channelName } from '../../src/runtime/postgres/schema.js';
 import { rejection } from '../support/async.js';
 import { describeJournalConformance, journalEntry } from '../support/journal-conformance.js';
@@ -217,6 +217,40 @@ describePostgres('PostgreSQL journal across hosts', () => {
     } finally {
       await writer.close();
       await reader.close();
+    }
+  });
+});
+
+describePostgres('PostgresCommandRouter', () => {
+  it('carries a command to the owner and its answer back; no owner: undefined; silent owner: TIMEOUT; expired owner: orphaned', async () => {
+    const schema = db!.schema('cmd');
+    const ownerStore = new PostgresStore({ connectionString: PG_URL!, schema, hostId: 'host-a', maxConnections: 2 });
+    const owner = new PostgresCommandRouter({ connectionString: PG_URL!, schema, hostId: 'host-a', maxConnections: 3, pollMs: 100 });
+    const caller = new PostgresCommandRouter({ connectionString: PG_URL!, schema, hostId: 'host-b', maxConnections: 3, pollMs: 100, timeoutMs: 1_500 });
+    try {
+      expect(await caller.route('nobody', { kind: 'abort' })).toBeUndefined();
+      const lease = await ownerStore.acquire('s1', { ttlMs: 60_000 });
+      // Owned, but the owner does not serve yet: the caller times out and the command stays queued.
+      expect(isAseError(await rejection(caller.route('s1', { kind: 'send', text: 'hi', localId: 'm1' })), 'TIMEOUT')).toBe(true);
+      const applied: string[] = [];
+      owner.serve(async (sessionId, command) => {
+        applied.push(`${sessionId}:${command.kind}:${command.kind === 'send' ? command.localId : ''}`);
+        return command.kind === 'abort' ? { ok: false, error: { code: 'NOTHING_TO_ABORT', message: 'idle' } } : { ok: true, value: { done: command.kind } };
+      });
+      // The queued message is applied once the owner serves; its retry is the same command.
+      expect(await caller.route('s1', { kind: 'send', text: 'hi', localId: 'm1' })).toEqual({ ok: true, value: { done: 'send' } });
+      expect(await caller.route('s1', { kind: 'abort' })).toEqual({ ok: false, error: { code: 'NOTHING_TO_ABORT', message: 'idle' } });
+      expect(applied).toEqual(['s1:send:m1', 's1:abort:']);
+      // Its lease expires (the owner stalled): orphaned, refused at once.
+      await db!.pool.query(`UPDATE "${schema}".ase_lease SET expires_at = clock_timestamp() - interval '1 second' WHERE session_id = 's1'`);
+      const orphaned = await rejection(caller.route('s1', { kind: 'abort' }));
+      expect(isAseError(orphaned, 'SESSION_OWNED')).toBe(true);
+      expect((orphaned as { details: { orphaned: boolean } }).details.orphaned).toBe(true);
+      await ownerStore.release(lease);
+    } finally {
+      await owner.close();
+      await caller.close();
+      await ownerStore.close();
     }
   });
 });
