@@ -74,6 +74,8 @@ describe('spawn_session with a real Claude parent', () => {
     expect(lastUserText(delivery.body)).toBe(`[sub-agent ${childId} (call toolu_spawn1) finished]\necho: count the files`);
 
     // A node of the parent's tree, completed and delivered; listed under its parent like a host-spawned child.
+    // The tree notes the delivery right after the parent stored the message: wait for that write.
+    await expect.poll(async () => (await findSessionTree({ dataDir, store: supervisor.store, sessionId: childId }))?.nodes[childId]?.delivered, { timeout: 10_000 }).toBe(true);
     const tree = await findSessionTree({ dataDir, store: supervisor.store, sessionId: childId });
     expect(tree?.rootId).toBe('parent');
     expect(tree?.nodes[childId]).toMatchObject({ parentId: 'parent', parentCallId: 'toolu_spawn1', state: 'completed', delivered: true });
