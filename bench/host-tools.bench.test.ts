@@ -1,5 +1,5 @@
 /**
- * 10. Host tools: the round trip of one host tool call on the REAL pinned Claude Code CLI, hermetic
+ * 12. Host tools: the round trip of one host tool call on the REAL pinned Claude Code CLI, hermetic
  * (our mock Messages API on 127.0.0.1, scripted to call `mcp__host__stamp` once per turn).
  *
  * Per call, three instants on this process's monotonic clock: the session's `tool_call` notice
@@ -106,8 +106,8 @@ describe('host tools', () => {
     const load = os.loadavg()[0]!.toFixed(1);
     writeSection(inject('benchResultsDir'), {
       id: 'host-tools',
-      order: 11,
-      title: '11. Host tools: one call on the real Claude Code CLI',
+      order: 12,
+      title: '12. Host tools: one call on the real Claude Code CLI',
       method:
         `The claude engine on the pinned Claude Code CLI against the instant mock Messages API (127.0.0.1), one session with one host tool; each turn the mock has the model call it once (${WARMUP} warm-up turns, then ${CALLS} measured). ` +
         "Instants on this process's monotonic clock: the session's `tool_call` notice, the handler entered, the mock receiving the model request that carries the result; and, from the engine's traffic tap, the `tools/call` line read and its `mcp_response` line written. " +
