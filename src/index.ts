@@ -37,6 +37,7 @@ export {
 // Sub-agent sessions entered without forking (issue 15)
 export { openSessionTree, type SessionTree, type SessionTreeOptions, type SpawnSessionOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
 export { findSessionTree, sessionTreeFile } from './session/session-tree-file.js';
+export { subAgentTools, type SubAgentToolsOptions } from './session/sub-agent-tools.js';
 export { watchSessionTrees, type SessionTreeWatch, type SessionTreeWatchOptions } from './session/session-tree-watch.js';
 
 // Errors
@@ -157,6 +158,26 @@ export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runt
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
 export { EngineRegistry } from './engines/core/registry.js';
+export {
+  defineTool,
+  displayToolName,
+  hostToolName,
+  HostToolbox,
+  HostToolCalls,
+  HOST_TOOL_NAME,
+  HOST_TOOL_SERVER,
+  textResult,
+  type HostTool,
+  type HostToolCallOptions,
+  type HostToolContent,
+  type HostToolContext,
+  type HostToolProblem,
+  type HostToolResult,
+  type HostToolReturn,
+  type HostToolSpec,
+  type JsonSchema,
+} from './engines/core/host-tools.js';
+export { answerMcpMessage, mcpCallId, HOST_MCP_PROTOCOL_VERSION, type HostMcpOptions, type JsonRpcResponse } from './engines/core/host-tools-mcp.js';
 // The completion backstop (createSession `verifyTurn`)
 export type { VerifyTurn, TurnToVerify, TurnVerdict } from './session/turn-verifier.js';
 export {
