@@ -17,8 +17,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
-import { seedClaudeTuiConfig } from '../support/headless-screen.js';
+import { HeadlessScreen, seedClaudeTuiConfig } from '../support/headless-screen.js';
 import { findProcesses, waitUntil } from '../support/processes.js';
+import { openTerminal } from '../support/terminal-client.js';
 
 const hasTmux = (() => {
   try {
@@ -113,10 +114,28 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     await new Promise((resolve) => setTimeout(resolve, 200));
     tmux('send-keys', '-t', pane, 'Enter');
     await waitScreen(/Echo: hello from the desk/);
+    // A viewer (the page's panel) connecting now is repainted the screen at once, and told who types.
+    const ticket = (await api('POST', '/api/tickets', { sessionId: id })).body.ticket as string;
+    const viewer = await openTerminal(`${entry.url}/api/sessions/${id}/terminal`, { ticket, headers: { origin: entry.url } });
+    if ('refused' in viewer) throw new Error(`viewer refused: ${viewer.refused}`);
+    expect(await viewer.waitFor(() => viewer.statuses[0], 'status')).toMatchObject({ role: 'viewer', mode: 'local', running: true, writerAttached: true, cols: 100, rows: 30 });
+    // Drawn by a terminal emulator at the status's size, as the page draws it.
+    const panel = new HeadlessScreen(100, 30);
+    let fed = 0;
+    const feed = () => {
+      const all = viewer.output();
+      panel.term.write(all.slice(fed));
+      fed = all.length;
+    };
+    await viewer.waitFor(() => viewer.bytes() > 0, 'the repaint');
+    feed();
+    expect(await panel.waitFor(/Echo: hello from the desk/)).toMatch(/hello from the desk/);
 
     // The phone takes control: the desk shows the one-line banner instead of a dead screen.
     expect((await api('POST', `/api/sessions/${id}/mode`, { to: 'remote' })).status).toBe(200);
     const bannered = await waitScreen(/controlled remotely — press any key to take it back/);
+    await viewer.waitFor(() => viewer.statuses.find((s) => s.mode === 'remote' && !s.running), 'the viewer told of remote control');
+    viewer.close();
     expect(bannered).not.toMatch(/❯/);
     // The phone's turn, answered in remote mode.
     expect((await api('POST', `/api/sessions/${id}/messages`, { text: 'hello from the phone', localId: 'phone-1' })).status).toBe(200);
