@@ -51,7 +51,7 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
       // already gone
     }
     server?.kill('SIGKILL');
-    await mock.close();
+    await mock?.close();
     rmSync(root, { recursive: true, force: true });
   });
 
