@@ -9,7 +9,7 @@
  * over again and leaves a clean screen. Nothing is left behind: no agent process, no hook
  * directory, no serve.json.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,11 +89,11 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     writeFileSync(script, `cd ${quote(work)}\n${command}\necho "ase exited $?"\nstty -a | grep -o -- '-\\?icanon' | head -1\nexec sh\n`);
     const pane = 'desk';
     tmux('-f', '/dev/null', 'new-session', '-d', '-s', pane, '-x', '100', '-y', '30', '-e', `HOME=${env.HOME}`, `sh ${quote(script)}`);
-    const screen = () => tmux('capture-pane', '-p', '-t', pane);
-    async function waitScreen(pattern: RegExp, timeoutMs = 45_000): Promise<string> {
+    const screen = (target = pane) => tmux('capture-pane', '-p', '-t', target);
+    async function waitScreen(pattern: RegExp, timeoutMs = 45_000, target = pane): Promise<string> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const text = screen();
+        const text = screen(target);
         if (pattern.test(text)) return text;
         if (Date.now() > deadline) throw new Error(`tmux screen never showed ${pattern}:\n${text}\n--- server:\n${serverOut}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -156,6 +156,15 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     expect((await api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: true, mode: 'local' });
     expect((await api('GET', '/api/sessions')).body.sessions).toHaveLength(1);
 
+    // A second desk is refused; `ase run --session-id` is pointed at the server instead of fighting it for the session.
+    const attachCommand = [process.execPath, ASE_BIN, 'attach', id, '--data-dir', data].map(quote).join(' ');
+    tmux('new-window', '-d', '-t', `${pane}:`, '-n', 'second', `sh -c ${quote(`${attachCommand}; echo "attach exited $?"; exec sh`)}`);
+    const second = await waitScreen(/attach exited 1/, 30_000, `${pane}:second`);
+    expect(second).toMatch(/a desk is already attached/);
+    const run = spawnSync(process.execPath, [ASE_BIN, 'run', '--session-id', id, '--data-dir', data, 'hello'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/SESSION_OWNED[\s\S]*belongs to the ase serve[\s\S]*ase attach/);
+
     // Ctrl-] hands over again: the screen is cleared before the hand-over line, the shell is back.
     tmux('send-keys', '-t', pane, 'C-]');
     const after = await waitScreen(/ase exited 0[\s\S]*icanon/);
@@ -163,6 +172,18 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     const beforeLine = after.slice(0, after.indexOf('session '));
     expect(beforeLine).not.toMatch(/❯|Echo:/);
     expect(after).not.toMatch(/-icanon/);
+
+    // `ase attach` to the session, remote now: the banner at once; a key takes it back, Ctrl-] hands it over.
+    tmux('new-window', '-d', '-t', `${pane}:`, '-n', 'third', `sh -c ${quote(`${attachCommand}; echo "attach exited $?"; exec sh`)}`);
+    const third = `${pane}:third`;
+    await waitScreen(/controlled remotely — press any key to take it back/, 30_000, third);
+    tmux('send-keys', '-t', third, '-l', 'y');
+    const again = await waitScreen(/Echo: hello from the phone[\s\S]*❯/, 60_000, third);
+    expect(again).toMatch(/hello from the desk/);
+    tmux('send-keys', '-t', third, 'C-]');
+    const left = await waitScreen(/attach exited 0/, 30_000, third);
+    expect(left).toMatch(/handed to remote control; take it back with: ase attach/);
+    expect(left.slice(0, left.indexOf('handed to remote'))).not.toMatch(/❯|Echo:/);
 
     // The server stops cleanly: its serve.json and token are gone, no agent, no hook directory.
     server.kill('SIGTERM');
