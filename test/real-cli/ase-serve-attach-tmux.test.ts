@@ -3,7 +3,8 @@
  * data dir, `ase run --mode local --agent claude` in a real terminal (tmux on a private socket)
  * finds it through serve.json and goes through it, so Claude Code's own terminal UI (the real
  * pinned CLI, its mock Messages API, loopback only) runs inside the server and this terminal is its
- * desk. We type a turn at the desk; the session is on the server's API; the phone takes control
+ * desk. We type a turn at the desk; the session is on the server's API; a viewer is repainted the
+ * screen; a permission dialog raised in the desk's UI is answered from the phone; the phone takes control
  * (`POST …/mode`) and sends a turn; the desk shows the one-line banner; a key there takes control
  * back and the terminal UI redraws the whole conversation, the phone's turn included; Ctrl-] hands
  * over again and leaves a clean screen. Nothing is left behind: no agent process, no hook
@@ -20,6 +21,7 @@ import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { HeadlessScreen, seedClaudeTuiConfig } from '../support/headless-screen.js';
 import { findProcesses, waitUntil } from '../support/processes.js';
 import { openTerminal } from '../support/terminal-client.js';
+import { openSse } from '../support/sse-client.js';
 
 const hasTmux = (() => {
   try {
@@ -55,7 +57,7 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('desk turn, the phone takes control and sends a turn, a key takes it back and the UI shows both, Ctrl-] leaves a clean screen', async () => {
+  it('desk turn, a dialog answered on the phone, the phone takes control and sends a turn, a key takes it back and the UI shows both, a second desk refused, ase attach to a remote session, Ctrl-] leaves a clean screen', async () => {
     const work = join(root, 'work');
     const data = join(root, 'data');
     const hookTmp = join(root, 'tmp');
@@ -131,6 +133,21 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     feed();
     expect(await panel.waitFor(/Echo: hello from the desk/)).toMatch(/hello from the desk/);
 
+    // A permission dialog raised in the desk's terminal UI is on the phone's event stream and answered there.
+    const phone = await openSse(`${entry.url}/api/sessions/${id}/events`, { authorization: `Bearer ${token}` });
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo from-the-phone > phone.txt', description: 'write' } }, { kind: 'text', text: 'written' });
+    tmux('send-keys', '-t', pane, '-l', 'write the file please');
+    await waitScreen(/write the file please/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    tmux('send-keys', '-t', pane, 'Enter');
+    const ask = JSON.parse((await phone.waitFor((f) => f.event === 'permission_prompt', 60_000)).data) as { requestId: string; toolName: string };
+    expect(ask.toolName).toBe('Bash');
+    await waitScreen(/Do you want to proceed\?/);
+    expect((await api('POST', `/api/sessions/${id}/permissions/${encodeURIComponent(ask.requestId)}`, { decision: 'allow' })).status).toBe(200);
+    await waitScreen(/written/, 60_000);
+    expect(readFileSync(join(work, 'phone.txt'), 'utf8')).toBe('from-the-phone\n');
+    phone.cut();
+
     // The phone takes control: the desk shows the one-line banner instead of a dead screen.
     expect((await api('POST', `/api/sessions/${id}/mode`, { to: 'remote' })).status).toBe(200);
     const bannered = await waitScreen(/controlled remotely — press any key to take it back/);
@@ -192,5 +209,5 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     expect(existsSync(entry.tokenFile)).toBe(false);
     expect(findProcesses((p) => p.cmdline().includes(claudeBinary()) && p.environ().includes(root))).toEqual([]);
     expect(readdirSync(hookTmp).filter((name) => name.startsWith('ase-'))).toEqual([]);
-  }, 240_000);
+  }, 420_000);
 });
