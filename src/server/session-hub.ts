@@ -21,6 +21,8 @@ export interface SessionHubOptions {
   /** Inspection events kept for clients that connect later. */
   inspectorBacklog: number;
   revealSecrets: boolean;
+  /** Told each time the hub gets a live session (the server's terminal room follows it). */
+  onAttach?: (session: Session) => void;
 }
 
 /** How many localId -> seq answers a hub keeps (more than a session's `deliveredIdsLimit`, 256, remembers). */
@@ -127,6 +129,7 @@ export class SessionHub {
 
   attach(session: Session): void {
     this.#session = session;
+    this.#opts.onAttach?.(session);
     // A session starts online (an in-process caller is there); here only streams are clients.
     if (this.streams.size > 0) session.setOnline(true);
     else this.#scheduleOffline();
