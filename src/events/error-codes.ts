@@ -85,6 +85,8 @@ export const ERROR_CODES = [
   'BAD_JSON',
   /** A request body to `ase serve` over its limit (413): cut off as it streams in. */
   'BODY_TOO_LARGE',
+  /** A plain request to a WebSocket route of `ase serve` (the terminal), 426. */
+  'UPGRADE_REQUIRED',
   /** An unexpected failure inside `ase serve` (500): logged with the request id the answer carries. */
   'INTERNAL',
 ] as const;

@@ -573,10 +573,10 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   app.get('/api/sessions/:id/terminal', async (c, next) => {
     const id = checkId(c.req.param('id'));
     const origin = c.req.header('origin');
-    if (origin !== undefined && !ownOrigins(c).has(origin)) throw new HttpError(403, 'FORBIDDEN_ORIGIN', `Origin ${origin} may not open this terminal`);
+    if (origin !== undefined && !ownOrigins(c).has(origin)) throw new AseError('FORBIDDEN_ORIGIN', `Origin ${origin} may not open this terminal`);
     const role = c.req.query('role') ?? 'viewer';
-    if (role !== 'writer' && role !== 'viewer') throw new HttpError(400, 'INVALID_INPUT', `role: writer or viewer, not ${JSON.stringify(role.slice(0, 40))}`);
-    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new HttpError(426, 'UPGRADE_REQUIRED', 'the terminal is a WebSocket: send Upgrade: websocket');
+    if (role !== 'writer' && role !== 'viewer') throw new AseError('INVALID_INPUT', `role: writer or viewer, not ${JSON.stringify(role.slice(0, 40))}`);
+    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new AseError('UPGRADE_REQUIRED', 'the terminal is a WebSocket: send Upgrade: websocket');
     await assertKnown(id);
     const room = roomFor(await liveSession(id));
     const upgrade = upgradeWebSocket(() => ({
@@ -590,7 +590,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     }));
     const response = await upgrade(c, next);
     // Without the server's WebSocket support (e.g. `app.request()` in a test) there is no upgrade.
-    if (!response) throw new HttpError(500, 'INTERNAL', 'this server cannot upgrade to a WebSocket');
+    if (!response) throw new AseError('INTERNAL', 'this server cannot upgrade to a WebSocket');
     return response;
   });
 

@@ -29,6 +29,7 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   RESUME_FORKED: 409,
   BODY_TOO_LARGE: 413,
   FORBIDDEN_HOST: 421,
+  UPGRADE_REQUIRED: 426,
   INTERNAL: 500,
   // The host that owns a session did not answer a routed command in time (multi-host).
   TIMEOUT: 504,
