@@ -50,6 +50,8 @@ export interface ServerAppOptions {
 export interface ServerApp {
   app: Hono;
   hubs: Map<string, SessionHub>;
+  /** The live session, continuing a stored one with the server's hooks attached (what a client's first action does). */
+  openSession(id: string): Promise<Session>;
   /** Closes every stream and stops the heartbeat (sessions are the host's). */
   close(): void;
 }
@@ -495,6 +497,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   return {
     app,
     hubs,
+    openSession: (id) => liveSession(checkId(id)),
     close() {
       clearInterval(beat);
       trees.close();
