@@ -17,6 +17,7 @@ import { HttpError, errorBody, toHttpError } from './http-errors.js';
 import { chartAt } from '../actors/chart-replay.js';
 import { openApiDocument } from './openapi.js';
 import { renderPage } from './page.js';
+import { mountPageAssets } from './page-assets.js';
 import { SessionHub } from './session-hub.js';
 import type { SessionHost } from './session-host.js';
 import { TreeFeed } from './tree-feed.js';
@@ -226,6 +227,9 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     c.header('Cache-Control', 'no-store');
     return c.html(renderPage(nonce));
   });
+
+  // The page's scripts (markdown-it from node_modules, the page's own), authenticated like the page.
+  mountPageAssets(app, auth);
 
   // Everything under /api needs the token (or the page cookie); an event stream may use a ticket.
   app.use('/api/*', async (c, next) => {
