@@ -14,7 +14,7 @@ button.allow{background:#1a7f37;color:#fff;border-color:#1a7f37}button.deny{back
 main{display:grid;grid-template-columns:220px minmax(0,1fr) minmax(0,1fr);gap:10px;padding:10px;height:calc(100vh - 52px)}
 section{background:#fff;border:1px solid #dde1ea;border-radius:8px;padding:8px;overflow:auto;min-height:0;min-width:0}
 h2{font-size:13px;text-transform:uppercase;letter-spacing:.04em;color:#5a6477;margin:2px 0 8px}
-#session-title{text-transform:none;letter-spacing:normal;font:12px ui-monospace,monospace;color:#1d2430;overflow-wrap:anywhere}
+#session-title,#chart-state{text-transform:none;letter-spacing:normal;font:12px ui-monospace,monospace;color:#1d2430;overflow-wrap:anywhere}
 #sessions ul{list-style:none;margin:0;padding:0}#sessions li{padding:6px;border-radius:6px;cursor:pointer;border:1px solid transparent;word-break:break-all}
 #sessions li.current{border-color:#2f6fed;background:#eef3ff}#sessions li small{display:block;color:#6a7385}
 #sessions li.sub::before{content:"\21b3  ";color:#9aa3b5}
@@ -35,7 +35,7 @@ h2{font-size:13px;text-transform:uppercase;letter-spacing:.04em;color:#5a6477;ma
 .tool-view pre{margin:4px 0;padding:6px 8px;white-space:pre-wrap;overflow-wrap:anywhere;max-height:40vh;overflow:auto;font:12px/1.45 ui-monospace,monospace;background:#fff;border:1px solid #e4dcc0;border-radius:6px}
 .tool-view pre.cmd{background:#1f2430;color:#e8ecf3;border-color:#1f2430}.tool-view pre.cmd::before{content:"$ ";color:#8f9bb3}
 .tool-view .path{display:inline-block;max-width:100%;font:12px ui-monospace,monospace;background:#eef1f6;border-radius:4px;padding:1px 5px;overflow-wrap:anywhere}
-.tool-view .path::before{content:"\1F4C4  "}.tool-view .kind{font-size:11px;color:#6a7385;margin-left:6px}
+.tool-view .kind{font-size:11px;color:#6a7385;margin-left:6px}
 .tool-view pre.diff{padding:4px 0}.diff span{display:block;padding:0 8px}.diff .add{background:#e6ffec;color:#116329}.diff .del{background:#ffebe9;color:#82071e}.diff .hunk{color:#6a7385;background:#f3f4f7}
 .tool-view .more{font-size:11px;color:#6a7385}.tool-view dl{margin:4px 0;display:grid;grid-template-columns:auto minmax(0,1fr);gap:2px 8px;font-size:12px}
 .tool-view dt{color:#6a7385}.tool-view dd{margin:0;font-family:ui-monospace,monospace;overflow-wrap:anywhere;white-space:pre-wrap}
