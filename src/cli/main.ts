@@ -5,6 +5,7 @@ import { runDemo } from './demo.js';
 import { DIAGRAM_FORMATS, runDiagram, type DiagramFormat } from './diagram.js';
 import { runInspect } from './inspect.js';
 import { runServe } from './serve.js';
+import { runAttach } from './attach.js';
 import { resolveDataDir } from './data-dir.js';
 import { runDoctor } from './doctor.js';
 import { processOutput, type Output } from './render.js';
@@ -22,7 +23,12 @@ const USAGE = `Usage:
           [--data-dir DIR] [--script FILE] [--record FILE] "prompt"
   ase run --session-id ID [options] "prompt"    continue a stored session (its agent and directory)
   ase run --mode local --agent <name> [options]  on a terminal: the agent's own UI, attached to it
-                                                 (Ctrl-] hands the session to remote control)
+                                                 (Ctrl-] hands the session to remote control);
+                                                 goes through the data dir's ase serve if one runs
+                                                 (--no-server: host it in this process)
+  ase attach ID [--server URL] [--token-file F] [--data-dir D]
+                                                 this terminal as the desk of a session ase serve
+                                                 hosts (default: the data dir's server)
   ase replay FILE [--json]                       replay a --record'ed run: the real engine against a
                                                  stand-in agent answering from FILE (no agent needed)
   ase sessions [--json] [--data-dir DIR]         list stored sessions
@@ -54,6 +60,7 @@ run options:
   --data-dir    where session state and transcripts are kept (default: $ASE_DATA_DIR, else ~/.agent-session-engine)
   --script      JSON script for the fake engine
   --record      write the agent traffic (both directions, timestamped) to FILE (docs/recording.md)
+  --no-server   local mode: host the session in this process even when ase serve runs on the data dir
 The session id is printed on stderr as "session <id>".
 `;
 
@@ -66,6 +73,8 @@ export async function main(argv: string[], output: Output = processOutput): Prom
       return diagramCommand(rest, output);
     case 'serve':
       return serveCommand(rest, output);
+    case 'attach':
+      return attachCommand(rest, output);
     case 'inspect':
       return inspectCommand(rest, output);
     case 'doctor':
@@ -200,6 +209,34 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
       allowOrigins: values['allow-origin'],
       ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
       ...(values.script !== undefined && { script: values.script }),
+    },
+    output,
+  );
+}
+
+async function attachCommand(argv: string[], output: Output): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: { server: { type: 'string' }, 'token-file': { type: 'string' }, 'data-dir': { type: 'string' } } });
+  } catch (error) {
+    output.err(`ase attach: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) {
+    output.err(`ase attach: expected one session id\n\n${USAGE}`);
+    return 2;
+  }
+  if (!process.stdin.isTTY || !process.stdout.isTTY) {
+    output.err('ase attach: needs a terminal (stdin and stdout must be TTYs)\n');
+    return 2;
+  }
+  return runAttach(
+    {
+      sessionId: positionals[0]!,
+      dataDir: resolveDataDir(values['data-dir']),
+      ...(values.server !== undefined && { server: values.server }),
+      ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
     },
     output,
   );

@@ -49,6 +49,7 @@ export function runArgsOf(argv: string[], context: { terminal?: boolean } = {}):
     ...(values.bin !== undefined && { bin: values.bin }),
     ...(values.script !== undefined && { script: values.script }),
     ...(values.record !== undefined && { record: values.record }),
+    ...(values['no-server'] && { noServer: true }),
   };
 }
 
@@ -70,6 +71,7 @@ function parseRunArgs(argv: string[]) {
       'data-dir': { type: 'string' },
       script: { type: 'string' },
       record: { type: 'string' },
+      'no-server': { type: 'boolean', default: false },
     },
   });
 }

@@ -3,6 +3,10 @@
  * terminal through `session.terminal`. stdin goes raw into the agent's PTY, its output straight to
  * stdout, the window size follows (SIGWINCH).
  *
+ * When an `ase serve` runs on the data dir (its serve.json), the session is created (or continued)
+ * in that server instead and this terminal attaches to it as its desk (attach.ts), so the page sees
+ * it at once; `--no-server` keeps it in this process.
+ *
  * Keys: Ctrl-] hands the session to remote control (it stays stored; `ase run --session-id` or a
  * host continues it) and gives the terminal back. Quitting the agent's UI ends the session.
  *
@@ -13,21 +17,19 @@
 import path from 'node:path';
 import { AseError, createSession, defaultRegistry, type Session } from '../index.js';
 import { assertDirectory } from './data-dir.js';
+import { openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
 import type { RunArgs } from './run.js';
-
-/** Ctrl-]: the telnet/ssh-style escape key; no agent TUI binds it. */
-const DETACH_KEY = '\x1d';
-/** Show the cursor, leave the alternate screen, reset attributes: what a TUI killed mid-draw leaves behind. */
-const RESET_SCREEN = '\x1b[?25h\x1b[?1049l\x1b[0m\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1006l';
+import { attachDesk, serverRequest, type ServerTarget } from './attach.js';
+import { findLiveServer } from './serve-file.js';
 
 export async function runLocal(args: RunArgs, output: Output): Promise<number> {
-  const stdin = process.stdin;
-  const stdout = process.stdout;
-  if (!stdin.isTTY || !stdout.isTTY) throw new AseError('INVALID_OPTIONS', '--mode local needs a terminal (stdin and stdout must be TTYs)');
+  if (!process.stdin.isTTY || !process.stdout.isTTY) throw new AseError('INVALID_OPTIONS', '--mode local needs a terminal (stdin and stdout must be TTYs)');
   if (args.agent === undefined && args.sessionId === undefined) throw new AseError('INVALID_OPTIONS', '--agent is required');
   const workDir = path.resolve(args.cwd ?? process.cwd());
   await assertDirectory(workDir, '--cwd');
+  const server = args.noServer ? undefined : await findLiveServer(args.dataDir);
+  if (server) return runLocalThroughServer(args, workDir, server, output);
 
   const session: Session = await createSession({
     agent: args.agent ?? '',
@@ -43,50 +45,24 @@ export async function runLocal(args: RunArgs, output: Output): Promise<number> {
   });
   output.err(`session ${session.id} (local: Ctrl-] hands it to remote control)\r\n`);
 
-  let restored = false;
-  const restore = () => {
-    if (restored) return;
-    restored = true;
-    stdin.off('data', onKeys);
-    process.off('SIGWINCH', onResize);
-    try {
-      stdin.setRawMode(false);
-    } catch {
-      // stdin already closed
-    }
-    stdin.pause();
-    drainTypeAhead();
-    stdout.write(RESET_SCREEN);
-  };
-  const onResize = () => session.terminal.resize(stdout.columns, stdout.rows);
   let detached = false;
-  const onKeys = (keys: Buffer) => {
-    const text = keys.toString('utf8');
-    const at = text.indexOf(DETACH_KEY);
-    if (at < 0) {
-      session.terminal.write(text);
-      return;
-    }
-    if (at > 0) session.terminal.write(text.slice(0, at));
-    detached = true;
-    void session.switchMode('remote').catch(() => undefined);
-  };
-  const onExit = () => restore();
-  process.once('exit', onExit);
-  const onSignal = (signal: NodeJS.Signals) => {
-    restore();
-    void session.stop().finally(() => process.kill(process.pid, signal));
-  };
-  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGHUP'];
-  for (const signal of signals) process.once(signal, onSignal);
-
+  let desk: Desk | undefined;
   try {
-    onResize();
-    session.terminal.onData((data) => stdout.write(data));
-    stdin.setRawMode(true);
-    stdin.resume();
-    stdin.on('data', onKeys);
-    process.on('SIGWINCH', onResize);
+    desk = openDesk({
+      onKeys: (keys) => {
+        if (detached) return;
+        const { before, detached: leaving } = splitAtDetachKey(keys);
+        if (before !== '') session.terminal.write(before);
+        if (!leaving) return;
+        detached = true;
+        void session.switchMode('remote').catch(() => undefined);
+      },
+      onResize: (cols, rows) => session.terminal.resize(cols, rows),
+      onSignal: (signal) => void session.stop().finally(() => process.kill(process.pid, signal)),
+    });
+    session.terminal.resize(desk.cols, desk.rows);
+    const shown = desk;
+    session.terminal.onData((data) => shown.write(data));
     // Ends when the UI quits (session done) or Ctrl-] handed the session over (the terminal detached).
     await new Promise<void>((resolve) => {
       void session.done.then(() => resolve());
@@ -95,9 +71,8 @@ export async function runLocal(args: RunArgs, output: Output): Promise<number> {
       });
     });
   } finally {
-    restore();
-    for (const signal of signals) process.off(signal, onSignal);
-    process.off('exit', onExit);
+    // Handing over clears the terminal UI's remains, so the hand-over line stands on a clean screen.
+    desk?.restore({ clear: detached });
   }
   if (detached) {
     output.err(`session ${session.id} handed to remote control; continue it with: ase run --session-id ${session.id} "…"\n`);
@@ -108,18 +83,26 @@ export async function runLocal(args: RunArgs, output: Output): Promise<number> {
   return final.phase === 'stopped' && !final.lastError ? 0 : 1;
 }
 
-/**
- * Drops keys typed during the last moments (they were meant for the agent's UI, not the shell) and
- * puts stdin back to blocking, as a shell expects it (Node leaves a TTY stdin non-blocking).
- */
-function drainTypeAhead(): void {
-  while (process.stdin.read() !== null) {
-    // dropped
+/** The session in the data dir's `ase serve`: created there (or continued and switched to local), then attached. */
+async function runLocalThroughServer(args: RunArgs, workDir: string, server: ServerTarget, output: Output): Promise<number> {
+  let sessionId: string;
+  if (args.sessionId !== undefined) {
+    sessionId = args.sessionId;
+    await serverRequest(server, 'POST', `/api/sessions/${encodeURIComponent(sessionId)}/mode`, { to: 'local' });
+  } else {
+    const engineOptions = {
+      ...args.options,
+      ...(Object.keys(args.env).length > 0 && { env: args.env }),
+      ...(args.bin !== undefined && { bin: args.bin }),
+    };
+    const created = await serverRequest<{ sessionId: string }>(server, 'POST', '/api/sessions', {
+      agent: args.agent,
+      workDir,
+      mode: 'local',
+      ...(Object.keys(engineOptions).length > 0 && { engineOptions }),
+    });
+    sessionId = created.sessionId;
   }
-  const handle = (process.stdin as unknown as { _handle?: { setBlocking?: (blocking: boolean) => void } })._handle;
-  try {
-    handle?.setBlocking?.(true);
-  } catch {
-    // not a TTY handle any more
-  }
+  output.err(`session ${sessionId} (local, hosted by ase serve at ${server.url}: Ctrl-] hands it to remote control)\r\n`);
+  return attachDesk(server, sessionId, output);
 }

@@ -44,6 +44,8 @@ export interface RunArgs {
   interactive: boolean;
   /** Record the agent traffic to this file (docs/recording.md). */
   record?: string;
+  /** Local mode: host the session here even when an `ase serve` runs on the data dir (default: go through it). */
+  noServer?: boolean;
   /** The `ase` arguments of this run, for the recording's header. */
   argv?: string[];
   /** An engine used instead of the registered one of its name (`ase replay`'s replaying engine). */

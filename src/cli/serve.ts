@@ -3,10 +3,11 @@
  * the page trades for a cookie) and, when the token was generated, the token itself for API
  * clients; runs until SIGINT/SIGTERM, then stops its sessions.
  */
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { AseError, fakeEngine, FakeScriptSchema } from '../index.js';
 import { startServer } from '../server.js';
 import type { Output } from './render.js';
+import { findLiveServer, generatedTokenPath, removeServeFile, writeServeFile } from './serve-file.js';
 
 export interface ServeArgs {
   host: string;
@@ -32,6 +33,9 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     if (!parsed.success) throw new AseError('INVALID_OPTIONS', `--script ${args.script}: ${parsed.error.message}`);
     engines.push(fakeEngine(parsed.data));
   }
+  await mkdir(args.dataDir, { recursive: true });
+  const other = await findLiveServer(args.dataDir);
+  if (other) throw new AseError('INVALID_OPTIONS', `another ase serve (pid ${other.pid}, ${other.url}) runs on the data dir ${args.dataDir}: two servers would drive the same sessions`);
   const server = await startServer({
     hostname: args.host,
     port: args.port,
@@ -49,13 +53,30 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     if (report.reopened.length > 0) output.err(`ase serve: reopened ${report.reopened.length} session(s) that were live when the last server stopped: ${report.reopened.join(', ')}\n`);
     for (const s of report.skipped) output.err(`ase serve: session ${s.sessionId} was live but is not reopened here: ${s.code}: ${s.message}\n`);
   });
-  await new Promise<void>((resolve) => {
-    const done = () => resolve();
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  // serve.json: `ase run --mode local` and `ase attach` on this data dir find the server there.
+  // A generated token goes into a file only this user can read, for them.
+  const tokenFile = args.tokenFile ?? generatedTokenPath(args.dataDir);
+  try {
+    if (args.tokenFile === undefined) await writeFile(tokenFile, server.token + '\n', { mode: 0o600 });
+    await writeServeFile(args.dataDir, { url: reachableUrl(server.url, args.host), tokenFile });
+    await new Promise<void>((resolve) => {
+      const done = () => resolve();
+      process.once('SIGINT', done);
+      process.once('SIGTERM', done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  } finally {
+    await removeServeFile(args.dataDir).catch(() => undefined);
+    if (args.tokenFile === undefined) await rm(tokenFile, { force: true }).catch(() => undefined);
+  }
   output.err('ase serve: stopping sessions...\n');
   await server.close();
   return 0;
+}
+
+/** The URL a command on this machine uses: a wildcard bind is reached on loopback. */
+function reachableUrl(url: string, host: string): string {
+  if (host === '0.0.0.0') return url.replace('//0.0.0.0:', '//127.0.0.1:');
+  if (host === '::') return url.replace('//[::]:', '//[::1]:');
+  return url;
 }

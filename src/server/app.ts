@@ -23,6 +23,9 @@ import type { SessionHost } from './session-host.js';
 import { TreeFeed } from './tree-feed.js';
 import * as treeRules from '../session/session-tree-state.js';
 import { diagramSvg } from './diagram-svg.js';
+import { upgradeWebSocket } from '@hono/node-server';
+import type { WebSocket } from 'ws';
+import { TerminalRoom, type TerminalRole } from './terminal-room.js';
 import { sessionMachine } from '../actors/session.js';
 import { toGraph } from '../actors/diagram.js';
 
@@ -44,6 +47,8 @@ export interface ServerAppOptions {
   maxQueuedFrames?: number;
   /** How long `POST messages` waits for the message's journal entry before answering `seq: null`. Default 1000. */
   messageSeqWaitMs?: number;
+  /** Unsent terminal output bytes a terminal client (`GET …/terminal`) may have before it is cut. Default 4 MiB. */
+  maxTerminalBufferedBytes?: number;
   /** Show secrets in the inspector's context. Default false (redacted). */
   revealSecrets?: boolean;
 }
@@ -94,6 +99,23 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const hubs = new Map<string, SessionHub>();
   const trees = new TreeFeed(host, hubs);
   const app = new Hono();
+  /** Per session id: its terminal's clients (terminal-room.ts), following the live Session object. */
+  const rooms = new Map<string, TerminalRoom>();
+  const roomFor = (session: Session): TerminalRoom => {
+    let room = rooms.get(session.id);
+    if (!room) {
+      room = new TerminalRoom({
+        sessionId: session.id,
+        maxBufferedBytes: options.maxTerminalBufferedBytes ?? 4 * 1024 * 1024,
+        onClosed: (closed) => {
+          if (rooms.get(closed.sessionId) === closed) rooms.delete(closed.sessionId);
+        },
+      });
+      rooms.set(session.id, room);
+    }
+    room.bind(session);
+    return room;
+  };
 
   const hubFor = (id: string): SessionHub => {
     let hub = hubs.get(id);
@@ -104,6 +126,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
         presenceGraceMs: options.presenceGraceMs ?? 3000,
         inspectorBacklog: 500,
         revealSecrets: options.revealSecrets === true,
+        // Its terminal is mirrored from the start, so a client connecting later sees the screen.
+        onAttach: (session) => void roomFor(session),
       });
       hubs.set(id, hub);
       // Forgotten once nothing watches it and no session runs (its answers by localId are then
@@ -234,7 +258,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   // Everything under /api needs the token (or the page cookie); an event stream may use a ticket.
   app.use('/api/*', async (c, next) => {
     const ticket = c.req.query('ticket');
-    const events = /^\/api\/sessions\/([^/]+)\/events$/.exec(new URL(c.req.url).pathname);
+    const events = /^\/api\/sessions\/([^/]+)\/(?:events|terminal)$/.exec(new URL(c.req.url).pathname);
     if (ticket !== undefined && events && c.req.method === 'GET') {
       const result = auth.redeemTicket(ticket, decodeURIComponent(events[1]!));
       if (!result.ok) throw new HttpError(401, 'UNAUTHORIZED', result.reason);
@@ -438,6 +462,33 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     });
   });
 
+  // The session's terminal (local mode's terminal UI) over a WebSocket: terminal-room.ts, and
+  // docs/server.md "The terminal". Refused before the upgrade: a foreign Origin (403, a page of
+  // another site riding on the cookie), a bad role (400), no upgrade (426), an unknown session (404).
+  app.get('/api/sessions/:id/terminal', async (c, next) => {
+    const id = checkId(c.req.param('id'));
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !ownOrigins(c).has(origin)) throw new HttpError(403, 'FORBIDDEN_ORIGIN', `Origin ${origin} may not open this terminal`);
+    const role = c.req.query('role') ?? 'viewer';
+    if (role !== 'writer' && role !== 'viewer') throw new HttpError(400, 'INVALID_INPUT', `role: writer or viewer, not ${JSON.stringify(role.slice(0, 40))}`);
+    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') throw new HttpError(426, 'UPGRADE_REQUIRED', 'the terminal is a WebSocket: send Upgrade: websocket');
+    await assertKnown(id);
+    const room = roomFor(await liveSession(id));
+    const upgrade = upgradeWebSocket(() => ({
+      onOpen: (_event, ws) => room.join(ws.raw as unknown as WebSocket, role as TerminalRole),
+      onMessage: (event, ws) => {
+        const socket = ws.raw as unknown as WebSocket;
+        if (typeof event.data === 'string') room.control(socket, event.data);
+        else if (event.data instanceof ArrayBuffer) room.input(socket, new Uint8Array(event.data));
+      },
+      onClose: (_event, ws) => room.leave(ws.raw as unknown as WebSocket),
+    }));
+    const response = await upgrade(c, next);
+    // Without the server's WebSocket support (e.g. `app.request()` in a test) there is no upgrade.
+    if (!response) throw new HttpError(500, 'INTERNAL', 'this server cannot upgrade to a WebSocket');
+    return response;
+  });
+
   app.post('/api/sessions/:id/permissions/:requestId', async (c) => {
     const id = checkId(c.req.param('id'));
     const requestId = c.req.param('requestId');
@@ -505,6 +556,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     close() {
       clearInterval(beat);
       trees.close();
+      for (const room of [...rooms.values()]) room.close();
       for (const hub of hubs.values()) hub.close();
       hubs.clear();
     },

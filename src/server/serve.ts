@@ -6,6 +6,7 @@
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
+import { WebSocketServer } from 'ws';
 import { defaultRegistry } from '../engines/default-registry.js';
 import type { EngineFactory } from '../engines/core/engine.js';
 import { AseError } from '../errors.js';
@@ -84,7 +85,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const app = createServerApp({ ...appOptions, host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.app.fetch, port: options.port ?? 8787, hostname }, () => resolve(s));
+    // The terminal's WebSockets (`GET /api/sessions/:id/terminal`): `ws` does the protocol, hono's
+    // node adapter routes the upgrade through the app (auth, Origin, 404 before upgrading). A
+    // client frame is at most 1 MiB (a paste); `ws` refuses bigger ones.
+    const websocket = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+    const s = serve({ fetch: app.app.fetch, port: options.port ?? 8787, hostname, websocket: { server: websocket } }, () => resolve(s));
     s.once('error', reject);
   });
   const port = (server.address() as AddressInfo).port;

@@ -21,6 +21,8 @@ export interface SessionHubOptions {
   /** Inspection events kept for clients that connect later. */
   inspectorBacklog: number;
   revealSecrets: boolean;
+  /** Told each time the hub gets a live session (the server's terminal room follows it). */
+  onAttach?: (session: Session) => void;
 }
 
 export class SessionHub {
@@ -102,6 +104,7 @@ export class SessionHub {
 
   attach(session: Session): void {
     this.#session = session;
+    this.#opts.onAttach?.(session);
     // A session starts online (an in-process caller is there); here only streams are clients.
     if (this.streams.size > 0) session.setOnline(true);
     else this.#scheduleOffline();

@@ -20,6 +20,12 @@ export class SessionTerminal implements TerminalHost {
     return this.#port !== undefined;
   }
 
+  /** The size of the local terminal running now, else the host's window size (undefined: neither). */
+  dimensions(): { cols: number; rows: number } | undefined {
+    if (this.#port) return { cols: this.#port.port.cols, rows: this.#port.port.rows };
+    return this.#size;
+  }
+
   /** The terminal's output (escape sequences included), from every local engine; returns the unsubscribe. */
   onData(listener: (data: string) => void): () => void {
     this.#data.add(listener);
