@@ -2,7 +2,8 @@
  * The page's scripts, served by the server itself at `GET /assets/<name>` (no CDN: the page works
  * offline and its CSP stays `script-src 'nonce-…'`, each script tag carrying the nonce). Vendor
  * libraries come from node_modules, resolved through their package exports and read once; the
- * page's own scripts are the strings in page/. Authenticated like the page (the page cookie or the
+ * page's own scripts are the strings in page/. xterm.js's stylesheet is inlined into the page instead
+ * (pageVendorCss), so the CSP needs no style files. Authenticated like the page (the page cookie or the
  * bearer token); an ETag lets the browser revalidate instead of downloading again.
  */
 import { createHash } from 'node:crypto';
@@ -13,6 +14,7 @@ import type { ServerAuth } from './auth.js';
 import { HttpError } from './http-errors.js';
 import { PAGE_SCRIPT } from './page/app-script.js';
 import { MARKDOWN_SCRIPT } from './page/markdown.js';
+import { TERMINAL_PANEL_SCRIPT } from './page/terminal-panel.js';
 import { TOOL_VIEW_SCRIPT } from './page/tool-view.js';
 
 const require = createRequire(import.meta.url);
@@ -33,11 +35,21 @@ const ASSETS: Record<string, Asset> = {
   'markdown-it.js': { type: 'text/javascript; charset=utf-8', load: fromPackage('markdown-it/browser') },
   'markdown.js': { type: 'text/javascript; charset=utf-8', load: () => MARKDOWN_SCRIPT },
   'tool-view.js': { type: 'text/javascript; charset=utf-8', load: () => TOOL_VIEW_SCRIPT },
+  // xterm.js's UMD build (defines window.Terminal): the terminal panel.
+  'xterm.js': { type: 'text/javascript; charset=utf-8', load: fromPackage('@xterm/xterm/lib/xterm.js') },
+  'terminal-panel.js': { type: 'text/javascript; charset=utf-8', load: () => TERMINAL_PANEL_SCRIPT },
   'page.js': { type: 'text/javascript; charset=utf-8', load: () => PAGE_SCRIPT },
 };
 
 /** The scripts the page loads, in order (each needs the ones before it). */
-export const PAGE_SCRIPTS: readonly string[] = ['markdown-it.js', 'markdown.js', 'tool-view.js', 'page.js'];
+export const PAGE_SCRIPTS: readonly string[] = ['markdown-it.js', 'markdown.js', 'tool-view.js', 'xterm.js', 'terminal-panel.js', 'page.js'];
+
+let vendorCss: string | undefined;
+/** Vendor stylesheets, inlined into the page's <style> (its CSP allows inline styles, not style files): xterm.js's. */
+export function pageVendorCss(): string {
+  vendorCss ??= fromPackage('@xterm/xterm/css/xterm.css')();
+  return vendorCss;
+}
 
 const loaded = new Map<string, { body: string; etag: string }>();
 

@@ -2,10 +2,10 @@
  * The web client at `/`: one page served by `ase serve`, no CDN and no build step (it works
  * offline). This file is its HTML; the style is inlined (page/style.ts), and the scripts are
  * files the server serves itself under /assets/ (page-assets.ts), each loaded with the page's CSP
- * nonce: markdown-it from node_modules, then the page's own (page/markdown.ts, page/tool-view.ts,
- * page/app-script.ts).
+ * nonce: markdown-it and xterm.js from node_modules, then the page's own (page/markdown.ts,
+ * page/tool-view.ts, page/terminal-panel.ts, page/app-script.ts).
  */
-import { PAGE_SCRIPTS } from './page-assets.js';
+import { PAGE_SCRIPTS, pageVendorCss } from './page-assets.js';
 import { PAGE_CSS } from './page/style.js';
 
 const BODY = String.raw`
@@ -34,6 +34,11 @@ const BODY = String.raw`
     </form>
     <div class="bar"><button id="abort" type="button">Abort</button><button id="mode" type="button" data-mode="remote">Hand to terminal</button><button id="stop" type="button">Stop</button><button id="sub-agent" type="button">New sub-agent</button></div>
   </section>
+  <section id="terminal-panel" hidden>
+    <h2>Terminal <small id="terminal-state"></small></h2>
+    <div class="bar"><button id="terminal-take" class="primary" type="button">Take remote control</button><button id="terminal-zoom" type="button" aria-pressed="false">Actual size</button></div>
+    <div id="terminal-screen"><div id="terminal-host"></div></div>
+  </section>
   <section id="inspector" class="folded">
     <h2>Inspector <button id="inspector-toggle" type="button" aria-expanded="false" aria-controls="chart">Show</button> <small id="chart-state"></small></h2>
     <div id="chart"></div>
@@ -48,7 +53,7 @@ export function renderPage(nonce: string): string {
   const scripts = PAGE_SCRIPTS.map((name) => `<script nonce="${nonce}" src="/assets/${name}"></script>`).join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>ase serve</title><link rel="icon" href="data:,"><style>${PAGE_CSS}</style></head>
+<title>ase serve</title><link rel="icon" href="data:,"><style>${pageVendorCss()}${PAGE_CSS}</style></head>
 <body>${BODY}${scripts}</body></html>
 `;
 }

@@ -220,7 +220,8 @@ describe('the page on a phone and at a desk', () => {
     await page.goto(server.pageUrl);
     await page.click(`#session-list li[data-id="${sessionId}"]`);
     await page.waitForSelector('.entry[data-type="turn_complete"]');
-    await page.waitForFunction(`document.getElementById('chart-state').textContent.includes('idle')`);
+    // (Polled from here: the page's CSP refuses the eval that waitForFunction's polling needs.)
+    await expect.poll(() => page.textContent('#chart-state'), { timeout: 20_000 }).toContain('idle');
     expect(await page.$('#chart svg')).toBeNull();
     releaseChart();
     // No new event happens in the session: the state known already is highlighted as the chart lands.

@@ -7,7 +7,8 @@
  * arrives after the stream's first frames), the event and effect logs, and a scrubber over the
  * durable log. Sub-agent sessions sit indented under their parent; a session of a session tree
  * shows the tree with its focus (from the stream's `tree` frames) and moves it (enter / exit), and
- * a focus moved by someone else is a notice to follow, never a jump. Tool inputs go through
+ * a focus moved by someone else is a notice to follow, never a jump. A local session's terminal UI
+ * is shown live beside the transcript (terminal-panel.ts). Tool inputs go through
  * tool-view.ts and the agent's text through markdown.ts (window.ase); everything else the server
  * sends is written with textContent, never as HTML.
  */
@@ -67,12 +68,13 @@ function select(id){
   $('tree').hidden = true; $('tree-nodes').textContent = ''; $('focus-moved').hidden = true;
   $('transcript').textContent = ''; $('prompts').textContent = ''; $('events-log').textContent = ''; $('effects-log').textContent = '';
   $('session-title').textContent = id;
+  ase.terminalPanel.follow(id, undefined); // the terminal of the session viewed before is closed
   Array.prototype.forEach.call(document.querySelectorAll('#session-list li'), function(li){ li.classList.toggle('current', li.dataset.id === id); });
   es = new EventSource('/api/sessions/' + encodeURIComponent(id) + '/events?inspect=1');
   es.addEventListener('entry', function(m){ onEntry(JSON.parse(m.data)); });
   es.addEventListener('agent', function(m){ onAgent(JSON.parse(m.data)); });
   es.addEventListener('snapshot', function(m){ onSnapshot(JSON.parse(m.data)); });
-  es.addEventListener('status', function(m){ var s = JSON.parse(m.data); setStatus(s.phase + ' / ' + s.mode + ' / gen ' + s.gen); $('mode').dataset.mode = s.mode; $('mode').textContent = s.mode === 'local' ? 'Take remote control' : 'Hand to terminal'; });
+  es.addEventListener('status', function(m){ var s = JSON.parse(m.data); setStatus(s.phase + ' / ' + s.mode + ' / gen ' + s.gen); $('mode').dataset.mode = s.mode; $('mode').textContent = s.mode === 'local' ? 'Take remote control' : 'Hand to terminal'; ase.terminalPanel.follow(id, s.mode); });
   es.addEventListener('permission_prompt', function(m){ showPrompt(JSON.parse(m.data)); });
   es.addEventListener('permission_resolved', function(m){ var p = JSON.parse(m.data); removePrompt(p.requestId); });
   es.addEventListener('presence', function(m){ $('presence').textContent = JSON.parse(m.data).online ? 'online' : 'offline'; });
@@ -185,6 +187,7 @@ function onSnapshot(s){
   $('usage').textContent = s.usage.turns + ' turns, ' + s.usage.inputTokens + ' in / ' + s.usage.outputTokens + ' out, $' + (s.usage.costUsd || 0).toFixed(4);
   setStatus(s.phase + ' / ' + s.mode + ' / gen ' + s.gen);
   $('mode').dataset.mode = s.mode; $('mode').textContent = s.mode === 'local' ? 'Take remote control' : 'Hand to terminal';
+  if (s.sessionId === current) ase.terminalPanel.follow(current, s.mode);
   Object.keys(s.requests || {}).forEach(function(id){ var r = s.requests[id]; showPrompt({ requestId: id, toolName: r.toolName, input: r.input }); });
   if (scrubLive) highlight(s.state);
 }
@@ -270,6 +273,8 @@ $('send-form').addEventListener('submit', function(ev){
 $('abort').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/abort', {}).catch(fail); };
 $('stop').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/stop', {}).then(loadSessions).catch(fail); };
 $('mode').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/mode', { to: $('mode').dataset.mode === 'local' ? 'remote' : 'local' }).catch(fail); };
+// Next to the terminal panel: the phone takes control (the desk's terminal shows a banner).
+$('terminal-take').onclick = function(){ if (current) api('POST', '/api/sessions/' + encodeURIComponent(current) + '/mode', { to: 'remote' }).then(function(){ setStatus('remote control taken'); }).catch(fail); };
 $('tree-exit').onclick = exitTree;
 $('sub-agent').onclick = newSubAgent;
 $('focus-follow').onclick = function(ev){ ev.preventDefault(); select(this.dataset.id); };

@@ -51,8 +51,15 @@ h2{font-size:13px;text-transform:uppercase;letter-spacing:.04em;color:#5a6477;ma
 .logs ol{margin:0;padding-left:4px;list-style:none;font:11px/1.35 ui-monospace,monospace;max-height:180px;overflow:auto}
 #scrubline{display:flex;gap:6px;align-items:center}#scrub{flex:1;min-width:0}
 #inspector-toggle{display:none}
+/* The terminal panel (terminal-panel.ts): beside the transcript, the inspector under it; the PTY's screen scaled to the width. */
+main.with-terminal{grid-template-columns:200px minmax(0,1fr) minmax(0,1.6fr);grid-template-rows:auto minmax(0,1fr)}
+main.with-terminal #sessions,main.with-terminal #chat{grid-row:1 / span 2}main.with-terminal #terminal-panel{grid-column:3;grid-row:1}main.with-terminal #inspector{grid-column:3;grid-row:2}
+#terminal-state{text-transform:none;letter-spacing:normal;font-weight:normal}#terminal-panel .bar{margin:0 0 6px}
+#terminal-screen{position:relative;overflow:hidden;background:#1f2430;border-radius:6px;min-height:40px}#terminal-host{position:absolute;top:0;left:0;transform-origin:0 0}
+#terminal-screen.actual{overflow:auto;max-height:70vh}#terminal-screen.actual #terminal-host{position:relative}
 @media (max-width:900px){
-  main{grid-template-columns:minmax(0,1fr);height:auto}#transcript{max-height:55vh}section{max-height:none}.logs{grid-template-columns:1fr}
+  main,main.with-terminal{grid-template-columns:minmax(0,1fr);grid-template-rows:none;height:auto}
+  main.with-terminal>section{grid-column:auto!important;grid-row:auto!important}#transcript{max-height:55vh}section{max-height:none}.logs{grid-template-columns:1fr}
   .entry.user{margin-left:8%}.entry.assistant,.live-text{margin-right:0}
   /* The inspector folds away on a phone: one tap opens it. */
   #inspector-toggle{display:inline-block;padding:2px 8px;font-size:12px;margin-left:6px;text-transform:none;letter-spacing:normal}
