@@ -205,7 +205,7 @@ describe('the page on a phone and at a desk', () => {
     await (await page.waitForSelector('.prompt button.allow')).click();
     await page.waitForSelector('.entry[data-type="turn_complete"]');
     await page.close();
-  });
+  }, 240_000);
 
   it('highlights the current state from the first frame when the chart arrives after the stream greeted', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -229,7 +229,7 @@ describe('the page on a phone and at a desk', () => {
     expect(await activeStates(page)).toEqual(expect.arrayContaining(['session.remote', 'session.remote.idle']));
     expect(problems).toEqual([]);
     await page.close();
-  });
+  }, 120_000);
 
   it('runs nothing from payloads in Markdown, tool inputs, paths and names, even with the CSP off', async () => {
     // A server of its own: its agent plays the payload turn.
@@ -239,7 +239,7 @@ describe('the page on a phone and at a desk', () => {
     } finally {
       await xssServer.stop();
     }
-  });
+  }, 180_000);
 });
 
 async function xssPage(server: TestServer): Promise<void> {

@@ -151,5 +151,5 @@ describe('the terminal panel of a local session', () => {
     await page.waitForSelector('#terminal-panel', { state: 'hidden' });
     expect(problems).toEqual([]);
     await page.close();
-  });
+  }, 240_000);
 });
