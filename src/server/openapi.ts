@@ -67,6 +67,22 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { 200: { description: 'accepted (stored); seq is its user_message entry once journaled, null while queued', ...json(ref('MessageReceipt')) }, ...errors(400, 401, 403, 404, 409, 413) },
         },
       },
+      '/api/sessions/{id}/terminal': {
+        get: {
+          summary:
+            "The session's terminal (local mode's terminal UI in a PTY in the server) over a WebSocket. Auth as the event stream (bearer, page cookie or ?ticket=); an Origin other than the server's own is 403 before the upgrade. One writer (a second one is closed with 4409), any number of read-only viewers. Server -> client: a JSON text frame {type:'status', sessionId, mode, role, writerAttached, cols, rows, running} first and on every change; binary frames of terminal output, the first one (when a terminal UI runs) repainting the current screen. Client -> server (writer only): binary keystrokes, text {type:'resize', cols, rows} and {type:'mode', to:'local'|'remote'}. A client whose unsent output passes the byte bound is closed with 1008; the session ending closes with 1000",
+          parameters: [
+            idParam,
+            { name: 'role', in: 'query', schema: { enum: ['writer', 'viewer'], default: 'viewer' } },
+            { name: 'ticket', in: 'query', schema: { type: 'string' }, description: 'single-use, from POST /api/tickets' },
+          ],
+          responses: {
+            101: { description: 'switched to the WebSocket protocol' },
+            426: { description: 'not a WebSocket upgrade request', ...json(ref('Error')) },
+            ...errors(400, 401, 403, 404),
+          },
+        },
+      },
       '/api/sessions/{id}/events': {
         get: {
           summary: 'Server-Sent Events: durable entries (event: entry, id: seq) replayed from Last-Event-ID or after_seq, then live; ephemeral frames without id (agent, status, thinking, presence, permission_prompt, permission_resolved, snapshot, tree, inspect, error, done, live, heartbeat, gap); tree: the SessionTree body at connect and on every change of the tree that holds the session (null once none does)',

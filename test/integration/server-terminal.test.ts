@@ -98,6 +98,17 @@ describe('the terminal WebSocket of ase serve', () => {
     await viewer.waitFor(() => viewer.statuses.at(-1)?.writerAttached === false, 'writer gone');
     const next = await connect('writer');
     await next.waitFor(() => next.statuses.at(-1)?.role === 'writer', 'new writer');
+    // A desk killed outright (no close frame): its place is free again.
+    next.socket.terminate();
+    await viewer.waitFor(() => viewer.statuses.at(-1)?.writerAttached === false, 'killed writer gone');
+    const third = await connect('writer');
+    await third.waitFor(() => third.statuses.at(-1)?.role === 'writer', 'writer after a killed one');
+    // A frame over 1 MiB is refused by closing that connection (1009); the terminal goes on.
+    third.socket.send(Buffer.alloc(2 * 1024 * 1024, 0x61));
+    expect((await third.closed).code).toBe(1009);
+    const fourth = await connect('writer');
+    fourth.type('still-typing\r');
+    await viewer.waitFor(() => /still-typing[\s\S]*still-typing/.test(viewer.output()), 'the terminal still works');
   });
 
   it("the writer's resize reaches the PTY, and a late viewer is repainted the screen at the new size", async () => {

@@ -116,6 +116,8 @@ describe.runIf(hasTmux)('ase run --mode local in tmux', () => {
     tmux('send-keys', '-t', session, '-l', 'typed-during-switch');
     const after = await waitScreen(/ase exited 0[\s\S]*icanon/, 30_000);
     expect(after).toMatch(/handed to remote control/);
+    // The terminal UI's remains were cleared before the hand-over line (no overlapping lines).
+    expect(after.slice(0, after.indexOf('handed to remote control'))).not.toMatch(agent.prompt);
     // Cooked mode again ("icanon", not "-icanon"), and the shell prompt works: echo on.
     expect(after).not.toMatch(/-icanon/);
     tmux('send-keys', '-t', session, '-l', 'echo shell-ok');

@@ -3,13 +3,14 @@
  * data dir, `ase run --mode local --agent claude` in a real terminal (tmux on a private socket)
  * finds it through serve.json and goes through it, so Claude Code's own terminal UI (the real
  * pinned CLI, its mock Messages API, loopback only) runs inside the server and this terminal is its
- * desk. We type a turn at the desk; the session is on the server's API; the phone takes control
+ * desk. We type a turn at the desk; the session is on the server's API; a viewer is repainted the
+ * screen; a permission dialog raised in the desk's UI is answered from the phone; the phone takes control
  * (`POST …/mode`) and sends a turn; the desk shows the one-line banner; a key there takes control
  * back and the terminal UI redraws the whole conversation, the phone's turn included; Ctrl-] hands
  * over again and leaves a clean screen. Nothing is left behind: no agent process, no hook
  * directory, no serve.json.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +18,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
-import { seedClaudeTuiConfig } from '../support/headless-screen.js';
+import { HeadlessScreen, seedClaudeTuiConfig } from '../support/headless-screen.js';
 import { findProcesses, waitUntil } from '../support/processes.js';
+import { openTerminal } from '../support/terminal-client.js';
+import { openSse } from '../support/sse-client.js';
 
 const hasTmux = (() => {
   try {
@@ -50,11 +53,11 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
       // already gone
     }
     server?.kill('SIGKILL');
-    await mock.close();
+    await mock?.close();
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('desk turn, the phone takes control and sends a turn, a key takes it back and the UI shows both, Ctrl-] leaves a clean screen', async () => {
+  it('desk turn, a dialog answered on the phone, the phone takes control and sends a turn, a key takes it back and the UI shows both, a second desk refused, ase attach to a remote session, Ctrl-] leaves a clean screen', async () => {
     const work = join(root, 'work');
     const data = join(root, 'data');
     const hookTmp = join(root, 'tmp');
@@ -88,11 +91,11 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     writeFileSync(script, `cd ${quote(work)}\n${command}\necho "ase exited $?"\nstty -a | grep -o -- '-\\?icanon' | head -1\nexec sh\n`);
     const pane = 'desk';
     tmux('-f', '/dev/null', 'new-session', '-d', '-s', pane, '-x', '100', '-y', '30', '-e', `HOME=${env.HOME}`, `sh ${quote(script)}`);
-    const screen = () => tmux('capture-pane', '-p', '-t', pane);
-    async function waitScreen(pattern: RegExp, timeoutMs = 45_000): Promise<string> {
+    const screen = (target = pane) => tmux('capture-pane', '-p', '-t', target);
+    async function waitScreen(pattern: RegExp, timeoutMs = 45_000, target = pane): Promise<string> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const text = screen();
+        const text = screen(target);
         if (pattern.test(text)) return text;
         if (Date.now() > deadline) throw new Error(`tmux screen never showed ${pattern}:\n${text}\n--- server:\n${serverOut}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -113,10 +116,43 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     await new Promise((resolve) => setTimeout(resolve, 200));
     tmux('send-keys', '-t', pane, 'Enter');
     await waitScreen(/Echo: hello from the desk/);
+    // A viewer (the page's panel) connecting now is repainted the screen at once, and told who types.
+    const ticket = (await api('POST', '/api/tickets', { sessionId: id })).body.ticket as string;
+    const viewer = await openTerminal(`${entry.url}/api/sessions/${id}/terminal`, { ticket, headers: { origin: entry.url } });
+    if ('refused' in viewer) throw new Error(`viewer refused: ${viewer.refused}`);
+    expect(await viewer.waitFor(() => viewer.statuses[0], 'status')).toMatchObject({ role: 'viewer', mode: 'local', running: true, writerAttached: true, cols: 100, rows: 30 });
+    // Drawn by a terminal emulator at the status's size, as the page draws it.
+    const panel = new HeadlessScreen(100, 30);
+    let fed = 0;
+    const feed = () => {
+      const all = viewer.output();
+      panel.term.write(all.slice(fed));
+      fed = all.length;
+    };
+    await viewer.waitFor(() => viewer.bytes() > 0, 'the repaint');
+    feed();
+    expect(await panel.waitFor(/Echo: hello from the desk/)).toMatch(/hello from the desk/);
+
+    // A permission dialog raised in the desk's terminal UI is on the phone's event stream and answered there.
+    const phone = await openSse(`${entry.url}/api/sessions/${id}/events`, { authorization: `Bearer ${token}` });
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo from-the-phone > phone.txt', description: 'write' } }, { kind: 'text', text: 'written' });
+    tmux('send-keys', '-t', pane, '-l', 'write the file please');
+    await waitScreen(/write the file please/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    tmux('send-keys', '-t', pane, 'Enter');
+    const ask = JSON.parse((await phone.waitFor((f) => f.event === 'permission_prompt', 60_000)).data) as { requestId: string; toolName: string };
+    expect(ask.toolName).toBe('Bash');
+    await waitScreen(/Do you want to proceed\?/);
+    expect((await api('POST', `/api/sessions/${id}/permissions/${encodeURIComponent(ask.requestId)}`, { decision: 'allow' })).status).toBe(200);
+    await waitScreen(/written/, 60_000);
+    expect(readFileSync(join(work, 'phone.txt'), 'utf8')).toBe('from-the-phone\n');
+    phone.cut();
 
     // The phone takes control: the desk shows the one-line banner instead of a dead screen.
     expect((await api('POST', `/api/sessions/${id}/mode`, { to: 'remote' })).status).toBe(200);
     const bannered = await waitScreen(/controlled remotely — press any key to take it back/);
+    await viewer.waitFor(() => viewer.statuses.find((s) => s.mode === 'remote' && !s.running), 'the viewer told of remote control');
+    viewer.close();
     expect(bannered).not.toMatch(/❯/);
     // The phone's turn, answered in remote mode.
     expect((await api('POST', `/api/sessions/${id}/messages`, { text: 'hello from the phone', localId: 'phone-1' })).status).toBe(200);
@@ -137,6 +173,15 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     expect((await api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: true, mode: 'local' });
     expect((await api('GET', '/api/sessions')).body.sessions).toHaveLength(1);
 
+    // A second desk is refused; `ase run --session-id` is pointed at the server instead of fighting it for the session.
+    const attachCommand = [process.execPath, ASE_BIN, 'attach', id, '--data-dir', data].map(quote).join(' ');
+    tmux('new-window', '-d', '-t', `${pane}:`, '-n', 'second', `sh -c ${quote(`${attachCommand}; echo "attach exited $?"; exec sh`)}`);
+    const second = await waitScreen(/attach exited 1/, 30_000, `${pane}:second`);
+    expect(second).toMatch(/a desk is already attached/);
+    const run = spawnSync(process.execPath, [ASE_BIN, 'run', '--session-id', id, '--data-dir', data, 'hello'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/SESSION_OWNED[\s\S]*belongs to the ase serve[\s\S]*ase attach/);
+
     // Ctrl-] hands over again: the screen is cleared before the hand-over line, the shell is back.
     tmux('send-keys', '-t', pane, 'C-]');
     const after = await waitScreen(/ase exited 0[\s\S]*icanon/);
@@ -145,6 +190,18 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     expect(beforeLine).not.toMatch(/❯|Echo:/);
     expect(after).not.toMatch(/-icanon/);
 
+    // `ase attach` to the session, remote now: the banner at once; a key takes it back, Ctrl-] hands it over.
+    tmux('new-window', '-d', '-t', `${pane}:`, '-n', 'third', `sh -c ${quote(`${attachCommand}; echo "attach exited $?"; exec sh`)}`);
+    const third = `${pane}:third`;
+    await waitScreen(/controlled remotely — press any key to take it back/, 30_000, third);
+    tmux('send-keys', '-t', third, '-l', 'y');
+    const again = await waitScreen(/Echo: hello from the phone[\s\S]*❯/, 60_000, third);
+    expect(again).toMatch(/hello from the desk/);
+    tmux('send-keys', '-t', third, 'C-]');
+    const left = await waitScreen(/attach exited 0/, 30_000, third);
+    expect(left).toMatch(/handed to remote control; take it back with: ase attach/);
+    expect(left.slice(0, left.indexOf('handed to remote'))).not.toMatch(/❯|Echo:/);
+
     // The server stops cleanly: its serve.json and token are gone, no agent, no hook directory.
     server.kill('SIGTERM');
     expect(await waitUntil(() => server!.exitCode !== null, 30_000), serverOut).toBe(true);
@@ -152,5 +209,5 @@ describe.runIf(hasTmux)('ase run --mode local through ase serve, in tmux', () =>
     expect(existsSync(entry.tokenFile)).toBe(false);
     expect(findProcesses((p) => p.cmdline().includes(claudeBinary()) && p.environ().includes(root))).toEqual([]);
     expect(readdirSync(hookTmp).filter((name) => name.startsWith('ase-'))).toEqual([]);
-  }, 240_000);
+  }, 420_000);
 });

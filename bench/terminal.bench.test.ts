@@ -1,0 +1,113 @@
+/**
+ * The terminal through `ase serve` (issue 20): keystroke → echo, as the desk (`ase attach`) feels
+ * it. A writer on `GET /api/sessions/:id/terminal` sends one key and times the first output frame
+ * that shows it: the WebSocket in, the room, the PTY, the program's echo, the mirror, the
+ * WebSocket out. Twice: with `cat` in a PTY attached to the session's terminal (the server's own
+ * cost: the line discipline echoes at once), and with the real pinned Claude Code's terminal UI in
+ * local mode (its mock Messages API, loopback only), whose Ink renderer redraws the input box.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { claudeEngine } from '../src/engines/claude/index.js';
+import { spawnPty } from '../src/engines/transport/pty-process.js';
+import { fakeEngine, MemoryJournal, MemoryStore } from '../src/index.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { startAnthropicMock } from '../test/mocks/anthropic-mock.js';
+import { claudeBinary, hermeticClaudeEnv } from '../test/support/claude-hermetic.js';
+import { seedClaudeTuiConfig } from '../test/support/headless-screen.js';
+import { openTerminal, type TerminalTestClient } from '../test/support/terminal-client.js';
+import { latency } from './support/measure.js';
+import { ms, writeSection, type Row } from './support/report.js';
+
+const KEYS = 200;
+/** Letters that no escape sequence ends with and Claude Code's screen does not show by itself. */
+const KEYS_TYPED = 'qxzjkv';
+/** Output without its escape sequences (CSI, OSC): only what is drawn as text. */
+const visible = (text: string) => text.replace(/\x1b\[[0-9;?<>=]*[ -/]*[@-~]/g, '').replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, '').replace(/\x1b[()][0-9A-Za-z]|\x1b[=>78]/g, '');
+const p99 = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.ceil(0.99 * samples.length) - 1]!;
+
+async function writer(server: RunningServer, id: string): Promise<TerminalTestClient> {
+  const client = await openTerminal(`${server.url}/api/sessions/${id}/terminal`, { role: 'writer', headers: { authorization: `Bearer ${server.token}` } });
+  if ('refused' in client) throw new Error(`refused ${client.refused}`);
+  client.control({ type: 'resize', cols: 100, rows: 30 });
+  return client;
+}
+
+/** Types KEYS keys one at a time; each sample is send → the first frame after it holding the key. */
+async function echoLatencies(client: TerminalTestClient, reset: () => void): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < KEYS; i++) {
+    if (i % 40 === 0) reset();
+    const key = KEYS_TYPED[i % KEYS_TYPED.length]!;
+    const from = client.output().length;
+    const started = performance.now();
+    client.type(key);
+    await client.waitFor(() => visible(client.output().slice(from)).includes(key), `echo of ${key}`, 10_000);
+    samples.push(performance.now() - started);
+  }
+  return samples;
+}
+
+describe('the terminal through ase serve', () => {
+  it('keystroke → echo, cat and Claude Code', async () => {
+    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-bench-terminal-'));
+    const mock = await startAnthropicMock();
+    const env = hermeticClaudeEnv({ port: mock.port, root: path.join(tmp, 'claude') });
+    const work = path.join(tmp, 'work');
+    await fs.mkdir(work, { recursive: true });
+    seedClaudeTuiConfig(env.CLAUDE_CONFIG_DIR!, work);
+    const server = await startServer({ port: 0, dataDir: tmp, store: new MemoryStore(), journal: new MemoryJournal(), engines: [fakeEngine({}), claudeEngine({ bin: claudeBinary() })] });
+    const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+    const create = async (body: unknown) => {
+      const r = await fetch(`${server.url}/api/sessions`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (!r.ok) throw new Error(`create: ${r.status} ${await r.text()}`);
+      return ((await r.json()) as { sessionId: string }).sessionId;
+    };
+    try {
+      // cat in a PTY on a fake session's terminal: the server's path alone.
+      const catId = await create({ agent: 'fake', workDir: work });
+      const cat = await writer(server, catId);
+      const pty = await spawnPty({ file: 'sh', args: ['-c', 'stty -icanon; exec cat >/dev/null'], cwd: work, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TERM: 'xterm-256color' }, cols: 100, rows: 30 });
+      server.host.get(catId)!.terminal.attach(1, pty);
+      await cat.waitFor(() => cat.statuses.at(-1)?.running, 'running');
+      const catSamples = await echoLatencies(cat, () => cat.type('\r'));
+      await pty.stop();
+      cat.close();
+
+      // Claude Code's terminal UI in local mode, hosted by the server.
+      const claudeId = await create({ agent: 'claude', workDir: work, mode: 'local', engineOptions: { env, permissionMode: 'default' } });
+      const claude = await writer(server, claudeId);
+      await claude.waitFor(() => claude.tail().includes('❯'), 'the prompt', 60_000);
+      await new Promise((r) => setTimeout(r, 1000));
+      // Ctrl-U clears the input line every 40 keys, so the box stays one line.
+      const claudeSamples = await echoLatencies(claude, () => claude.type('\x15'));
+      claude.close();
+
+      expect(catSamples).toHaveLength(KEYS);
+      expect(claudeSamples).toHaveLength(KEYS);
+      const row = (samples: number[]) => {
+        const l = latency(samples);
+        return `p50 ${ms(l.p50)}, p99 ${ms(p99(samples))}, max ${ms(l.max)} (${KEYS} keys)`;
+      };
+      const rows: Row[] = [
+        { measurement: 'Keystroke → echo through the server, `cat` in a PTY', result: row(catSamples), meaning: "The server's own path (WebSocket in, room, PTY, mirror, WebSocket out): what the desk pays for going through ase serve." },
+        { measurement: "Keystroke → echo through the server, Claude Code's terminal UI", result: row(claudeSamples), meaning: 'What the person at the desk feels: mostly the TUI redrawing its input box.' },
+      ];
+      writeSection(inject('benchResultsDir'), {
+        id: 'terminal',
+        order: 20,
+        title: 'Terminal through `ase serve`: keystroke → echo',
+        method:
+          `One server (\`startServer\`, in-process), a writer on \`GET /api/sessions/:id/terminal\` (the \`ws\` client, as \`ase attach\`) at 100×30. It sends ${KEYS} keys one at a time and times each from the send to the first output frame holding the key. ` +
+          'First with `cat` in a PTY attached to a session\'s terminal (the line discipline echoes), then with the real pinned Claude Code in local mode (mock Messages API on loopback), its input line cleared every 40 keys.',
+        rows,
+      });
+    } finally {
+      await server.close();
+      await mock.close();
+      await fs.rm(tmp, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
