@@ -8,7 +8,9 @@
  * the local session, with the screen as it was before the page came (repaint) and what the desk
  * types after (live), drawn at the PTY's cols/rows and scaled to fit (no overflow, at a desk and on
  * a phone), read-only (its keys reach nothing), within the page's CSP (no console errors, nothing
- * fetched elsewhere), and at 1:1 on request ("Actual size"); and "Take remote control" next to it switches the session to remote.
+ * fetched elsewhere), and at 1:1 on request ("Actual size"); "Take remote control" next to it
+ * switches the session to remote; the panel comes back when the session is local again, and a
+ * stopped session's panel closes without reopening (which would start the session again).
  */
 import fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -149,6 +151,18 @@ describe('the terminal panel of a local session', () => {
     await desk.waitFor(() => desk.statuses.at(-1)?.mode === 'remote', 'the desk told of remote control');
     expect(server.host.get(id)!.snapshot().mode).toBe('remote');
     await page.waitForSelector('#terminal-panel', { state: 'hidden' });
+
+    // Back to local (another client's switch): the panel comes back by itself.
+    expect((await server.api('POST', `/api/sessions/${id}/mode`, { to: 'local' })).status).toBe(200);
+    await page.waitForSelector('#terminal-panel', { state: 'visible' });
+    await expect.poll(() => page.evaluate<string | undefined>('window.ase.terminalPanel.status() && window.ase.terminalPanel.status().mode')).toBe('local');
+    // Stopped: the room closes its clients (1000); the panel goes and does not reopen the terminal,
+    // which would start the stopped session again.
+    expect((await server.api('POST', `/api/sessions/${id}/stop`, {})).status).toBe(200);
+    await page.waitForSelector('#terminal-panel', { state: 'hidden' });
+    await new Promise((resolve) => setTimeout(resolve, 3000)); // longer than the panel's first retry (0.5 s) and the next (1 s)
+    expect(server.host.get(id)).toBeUndefined();
+    expect((await server.api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: false, phase: 'stopped' });
     expect(problems).toEqual([]);
     await page.close();
   }, 240_000);

@@ -83,7 +83,7 @@ function select(id){
   es.addEventListener('tree', function(m){ onTree(JSON.parse(m.data)); });
   es.addEventListener('error', function(m){ if (m.data) { var e = JSON.parse(m.data); setStatus(e.code + ': ' + e.message); } });
   es.addEventListener('gap', function(m){ var g = JSON.parse(m.data); addMeta('gap: entries before seq ' + g.firstSeq + ' are no longer kept (' + g.reason + ')'); if (g.reason === 'ahead') { lastSeq = 0; $('transcript').textContent = ''; } });
-  es.addEventListener('done', function(){ setStatus('stopped'); loadSessions(); });
+  es.addEventListener('done', function(){ setStatus('stopped'); ase.terminalPanel.follow(id, undefined); loadSessions(); });
   refreshSnapshot();
 }
 

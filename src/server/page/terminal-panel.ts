@@ -7,7 +7,8 @@
  * controls, binary frames are the terminal's output (the first one repaints the current screen).
  * The terminal is drawn at the PTY's own size, so the agent's layout is exactly the desk's, and
  * scaled down to fit the panel (or shown at 1:1 and scrolled inside the panel: "Actual size", for
- * a phone). It sends nothing: the page is never a writer. A dropped socket is reopened (with a growing delay) while the session stays local.
+ * a phone). It sends nothing: the page is never a writer. A lost connection is reopened (with a
+ * growing delay) while the session stays local; a session that ended is not.
  */
 export const TERMINAL_PANEL_SCRIPT = String.raw`
 (function(ase){
@@ -70,7 +71,12 @@ function open(){
     if (ws !== socket) return;
     socket = null;
     if (!wanted || id !== sessionId) return;
-    setLine('terminal connection closed (' + ev.code + (ev.reason ? ': ' + ev.reason : '') + '); reconnecting');
+    var why = 'terminal closed (' + ev.code + (ev.reason ? ': ' + ev.reason : '') + ')';
+    // Only a lost connection (1006) or a cut for reading too slowly (1008) is reopened: the session
+    // ended (1000) or the server stopping (1001) are not, since opening the terminal of a session
+    // that is not running would start it again.
+    if (ev.code !== 1006 && ev.code !== 1008) { setLine(why); return; }
+    setLine(why + '; reconnecting');
     retryTimer = setTimeout(open, retryMs); retryMs = Math.min(retryMs * 2, 10000);
   };
 }
