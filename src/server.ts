@@ -9,3 +9,4 @@ export { ServerAuth, generateToken, isLoopback, type AuthResult } from './server
 export { diagramSvg } from './server/diagram-svg.js';
 export { InspectionEncoder, redact, machineDefinition, type InspectionWire } from './server/inspection.js';
 export { openApiDocument } from './server/openapi.js';
+export { recoverSessions, LIVE_PHASES, type RecoveryReport, type RecoverSessionsOptions } from './server/recover-sessions.js';

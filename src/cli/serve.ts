@@ -54,6 +54,12 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);
   output.out(`data: ${args.dataDir}${shared ? ` (sessions in PostgreSQL, schema ${shared.store.schema})` : ''}\n`);
+  // Sessions that were live when the last server died are reopened in the background: said once done.
+  void server.recovery.then((report) => {
+    if (report.error) output.err(`ase serve: could not list the stored sessions to reopen: ${report.error.code}: ${report.error.message}\n`);
+    if (report.reopened.length > 0) output.err(`ase serve: reopened ${report.reopened.length} session(s) that were live when the last server stopped: ${report.reopened.join(', ')}\n`);
+    for (const s of report.skipped) output.err(`ase serve: session ${s.sessionId} was live but is not reopened here: ${s.code}: ${s.message}\n`);
+  });
   // serve.json: `ase run --mode local` and `ase attach` on this data dir find the server there.
   // A generated token goes into a file only this user can read, for them.
   const tokenFile = args.tokenFile ?? generatedTokenPath(args.dataDir);

@@ -23,6 +23,7 @@ import { readBodyText } from './read-body.js';
 import { chartAt } from '../actors/chart-replay.js';
 import { openApiDocument } from './openapi.js';
 import { renderPage } from './page.js';
+import { mountPageAssets } from './page-assets.js';
 import { SessionHub } from './session-hub.js';
 import type { SessionHost } from './session-host.js';
 import { TreeFeed } from './tree-feed.js';
@@ -77,6 +78,8 @@ export interface ServerAppOptions {
 export interface ServerApp {
   app: Hono;
   hubs: Map<string, SessionHub>;
+  /** The live session, continuing a stored one with the server's hooks attached (what a client's first action does). */
+  openSession(id: string): Promise<Session>;
   /** Closes every stream and stops the heartbeat (sessions are the host's). */
   close(): void;
 }
@@ -284,6 +287,9 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     c.header('Cache-Control', 'no-store');
     return c.html(renderPage(nonce));
   });
+
+  // The page's scripts (markdown-it from node_modules, the page's own), authenticated like the page.
+  mountPageAssets(app, auth);
 
   // Everything under /api needs the token (or the page cookie); an event stream may use a ticket.
   app.use('/api/*', async (c, next) => {
@@ -651,6 +657,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   return {
     app,
     hubs,
+    openSession: (id) => liveSession(checkId(id)),
     close() {
       clearInterval(beat);
       trees.close();

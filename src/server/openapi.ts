@@ -134,6 +134,13 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/diagram.svg': { get: { summary: 'The SessionActor statechart as SVG (elkjs layout)', responses: { 200: { description: 'svg', content: { 'image/svg+xml': { schema: { type: 'string' } } } }, ...errors(401) } } },
       '/api/diagram.json': { get: { summary: 'The SessionActor statechart as JSON (nested states, edges)', responses: { 200: { description: 'graph', ...json({ type: 'object' }) }, ...errors(401) } } },
       '/api/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } } } },
+      '/assets/{name}': {
+        get: {
+          summary: "The web page's scripts, served by the server itself (markdown-it from node_modules, the page's own); the page cookie or the token. ETag: If-None-Match answers 304",
+          parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: { description: 'the script', content: { 'text/javascript': { schema: { type: 'string' } } } }, 304: { description: 'not modified' }, ...errors(401, 404) },
+        },
+      },
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

@@ -15,6 +15,7 @@ import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js
 import type { SessionStore } from '../runtime/store/session-store.js';
 import { createServerApp, type ServerApp, type ServerAppOptions } from './app.js';
 import { generateToken, isLoopback, ServerAuth } from './auth.js';
+import { recoverSessions, type RecoveryReport } from './recover-sessions.js';
 import { createSessionHost, type SessionHost } from './session-host.js';
 
 export interface ServerOptions extends Partial<Omit<ServerAppOptions, 'host' | 'journal' | 'auth' | 'agents'>> {
@@ -36,6 +37,11 @@ export interface ServerOptions extends Partial<Omit<ServerAppOptions, 'host' | '
   maxSessions?: number;
   /** The default host's supervisor: idle sessions stop their agent after this long (0: never). */
   hibernateAfterMs?: number;
+  /**
+   * On start, open the stored sessions that were live when the last server died (recover-sessions.ts):
+   * their turn in flight ends `interrupted`, open prompts `cancelled`, accepted messages go out. Default true.
+   */
+  recoverSessions?: boolean;
 }
 
 export interface RunningServer {
@@ -50,6 +56,8 @@ export interface RunningServer {
   app: ServerApp;
   host: SessionHost;
   journal: TranscriptJournal;
+  /** Resolves once every session that was live when the last server died has been tried (`recoverSessions`). */
+  recovery: Promise<RecoveryReport>;
   close(): Promise<void>;
 }
 
@@ -73,7 +81,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
       ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
     });
-  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, ...appOptions } = options;
+  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, recoverSessions: _r, ...appOptions } = options;
   const app = createServerApp({ ...appOptions, allowedHosts: [hostname, ...(options.allowedHosts ?? [])], host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -87,6 +95,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const port = (server.address() as AddressInfo).port;
   const shown = hostname.includes(':') ? `[${hostname}]` : hostname;
   const url = `http://${shown}:${port}`;
+  // After listening: a client may connect while the sessions reopen (its first request joins the same open).
+  const closed = new AbortController();
+  const recovery =
+    options.recoverSessions === false
+      ? Promise.resolve<RecoveryReport>({ reopened: [], skipped: [] })
+      : recoverSessions(host, { open: (id) => app.openSession(id), signal: closed.signal });
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -97,10 +111,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     app,
     host,
     journal,
+    recovery,
     close() {
       closing ??= (async () => {
+        closed.abort();
         app.close();
         await host.shutdown();
+        await recovery.catch(() => undefined);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           (server as { closeAllConnections?: () => void }).closeAllConnections?.();

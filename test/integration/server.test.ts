@@ -93,7 +93,21 @@ describe('auth', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'nonce-");
     const html = await page.text();
-    expect(html).not.toMatch(/<script[^>]+src=/); // self-contained: nothing loaded from elsewhere
+    // Self-contained: every script is the server's own (/assets/, markdown-it from node_modules), each with the page's nonce.
+    const nonce = /script-src 'nonce-([^']+)'/.exec(page.headers.get('content-security-policy')!)![1]!;
+    const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1]!);
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const attrs of scripts) expect(attrs).toMatch(new RegExp(`^ nonce="${nonce}" src="/assets/[a-z-]+\\.js"$`));
+    for (const src of scripts.map((attrs) => /src="([^"]+)"/.exec(attrs)![1]!)) {
+      const asset = await fetch(`${server.url}${src}`, { headers: jar });
+      expect(asset.status, src).toBe(200);
+      expect(asset.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      expect((await asset.text()).length).toBeGreaterThan(100);
+      expect((await fetch(`${server.url}${src}`, { headers: { ...jar, 'if-none-match': asset.headers.get('etag')! } })).status).toBe(304);
+      expect((await fetch(`${server.url}${src}`)).status).toBe(401);
+    }
+    expect((await fetch(`${server.url}/assets/..%2Fpackage.json`, { headers: jar })).status).toBe(404);
+    expect((await fetch(`${server.url}/assets/constructor`, { headers: jar })).status).toBe(404);
     expect(html).not.toContain(server.token);
     expect((await fetch(`${server.url}/api/sessions`, { headers: jar })).status).toBe(200);
     const noOrigin = await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: { ...jar, 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'fake', workDir: server.tmp }) });
