@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Hono } from 'hono';
 import type { ServerAuth } from './auth.js';
-import { HttpError } from './http-errors.js';
+import { AseError } from '../errors.js';
 import { PAGE_SCRIPT } from './page/app-script.js';
 import { MARKDOWN_SCRIPT } from './page/markdown.js';
 import { TERMINAL_PANEL_SCRIPT } from './page/terminal-panel.js';
@@ -69,10 +69,10 @@ function assetBody(name: string): { body: string; etag: string } | undefined {
 export function mountPageAssets(app: Hono, auth: ServerAuth): void {
   app.get('/assets/:name', (c) => {
     const result = auth.check({ authorization: c.req.header('authorization'), cookie: c.req.header('cookie') });
-    if (!result.ok) throw new HttpError(401, 'UNAUTHORIZED', result.reason);
+    if (!result.ok) throw new AseError('UNAUTHORIZED', result.reason);
     const name = c.req.param('name');
     const asset = assetBody(name);
-    if (!asset) throw new HttpError(404, 'NOT_FOUND', `no asset ${JSON.stringify(name.slice(0, 80))}`);
+    if (!asset) throw new AseError('NOT_FOUND', `no asset ${JSON.stringify(name.slice(0, 80))}`);
     c.header('ETag', asset.etag);
     c.header('Cache-Control', 'private, no-cache');
     if (c.req.header('if-none-match') === asset.etag) return c.body(null, 304);
