@@ -1,0 +1,305 @@
+/**
+ * The loopback MCP server that carries a session's host tools to agents that can only reach tools
+ * through MCP (ACP agents, Codex's fallback and `codex-exec`): Streamable HTTP, JSON-RPC over POST,
+ * answered with plain JSON (no SSE stream, no MCP session id: every POST stands alone).
+ *
+ * Only the subset the agents use is served: `initialize`, `notifications/initialized`, `ping`,
+ * `tools/list`, `tools/call` and `notifications/cancelled`; anything else is `-32601`. It is
+ * written here rather than taken from `@modelcontextprotocol/sdk` because the checks below must
+ * run before a byte of the body is read, the body must be capped, and the SDK's stateless mode
+ * builds a server and transport per request for five methods (reference host-tools.md).
+ *
+ * Who may talk to it (reference host-tools.md, "Loopback MCP server"):
+ * - bound to 127.0.0.1 on a random port, never 0.0.0.0 or `localhost`;
+ * - reachable only at `/mcp/<32 random bytes, base64url>`, the token compared in constant time;
+ *   the token is only in the URL handed to the agent and is never logged;
+ * - `Host` must be `127.0.0.1:<port>` or `localhost:<port>` (DNS rebinding), and a request with
+ *   any `Origin` header is refused (a browser page);
+ * - POST only (GET/DELETE: 405), `application/json` only, bodies over {@link MAX_BODY_BYTES}: 413.
+ *
+ * One server per session at most (the engine starts it only when the session has tools); closing
+ * it aborts the calls in flight and drops every connection, so no port outlives the session.
+ */
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** A request body larger than this is refused (413) without being read to the end. */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Protocol versions we answer with (newest first); a client asking for another gets the newest. */
+export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
+
+/** A tool as `tools/list` describes it. */
+export interface McpToolDescription {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+}
+
+/** What `tools/call` answers (MCP `CallToolResult`). */
+export interface McpToolResult {
+  readonly content: readonly unknown[];
+  readonly isError?: boolean;
+}
+
+/** Where the tools come from: the session's host tools (engines/core/host-tools.ts). */
+export interface McpToolSource {
+  readonly tools: readonly McpToolDescription[];
+  /** Runs one call; a handler failure is an `isError` result, not a rejection. */
+  call(name: string, args: unknown, ctx: { callId: string; signal: AbortSignal }): Promise<McpToolResult>;
+}
+
+export interface HostMcpServerOptions {
+  readonly tools: McpToolSource;
+  /** `serverInfo.name` (default `ase-host`). */
+  readonly name?: string;
+  /** `_meta.progressToken` etc. are read for the call id; told about each call that starts (diagnostics, timing). */
+  readonly onCall?: (call: { name: string; callId: string }) => void;
+}
+
+type JsonRpcId = string | number;
+
+interface JsonRpcReply {
+  jsonrpc: '2.0';
+  id: JsonRpcId | null;
+  result?: unknown;
+  error?: { code: number; message: string };
+}
+
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+
+export class HostMcpServer {
+  /** `http://127.0.0.1:<port>/mcp/<token>`: a secret; hand it to the agent only. */
+  readonly url: string;
+  readonly port: number;
+  readonly #server: Server;
+  readonly #token: Buffer;
+  readonly #options: HostMcpServerOptions;
+  readonly #sockets = new Set<Socket>();
+  /** Calls in flight by JSON-RPC id, so `notifications/cancelled` (sent on another POST) can abort them. */
+  readonly #calls = new Map<JsonRpcId, AbortController>();
+  #closing: Promise<void> | undefined;
+
+  private constructor(server: Server, port: number, token: Buffer, options: HostMcpServerOptions) {
+    this.#server = server;
+    this.port = port;
+    this.#token = token;
+    this.#options = options;
+    this.url = `http://127.0.0.1:${port}/mcp/${token.toString('base64url')}`;
+  }
+
+  /** Listens on 127.0.0.1, a random port, a fresh token. */
+  static async start(options: HostMcpServerOptions): Promise<HostMcpServer> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = server.address() as AddressInfo;
+    const mcp = new HostMcpServer(server, port, randomBytes(32), options);
+    server.on('connection', (socket) => {
+      mcp.#sockets.add(socket);
+      socket.on('close', () => mcp.#sockets.delete(socket));
+    });
+    server.on('request', (req, res) => void mcp.#handle(req, res));
+    return mcp;
+  }
+
+  /** Calls still running. */
+  get activeCalls(): number {
+    return this.#calls.size;
+  }
+
+  /** Stops listening, aborts the calls in flight and drops every connection. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      for (const call of this.#calls.values()) call.abort(new Error('host MCP server closed'));
+      this.#calls.clear();
+      const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+      for (const socket of this.#sockets) socket.destroy();
+      await closed;
+    })();
+    return this.#closing;
+  }
+
+  // ------------------------------------------------------------------------------ the gate
+
+  /** Why a request is refused before its body is read, or undefined when it may proceed. */
+  #refusal(req: IncomingMessage): { status: number; message: string; headers?: Record<string, string> } | undefined {
+    if (req.headers.origin !== undefined) return { status: 403, message: 'requests with an Origin are refused' };
+    const host = req.headers.host;
+    if (host !== `127.0.0.1:${this.port}` && host !== `localhost:${this.port}`) return { status: 403, message: 'wrong Host' };
+    if (!this.#pathMatches(req.url ?? '')) return { status: 404, message: 'not found' };
+    if (req.method !== 'POST') return { status: 405, message: 'only POST', headers: { allow: 'POST' } };
+    const type = req.headers['content-type'] ?? '';
+    if (!/^application\/json\b/i.test(type)) return { status: 415, message: 'content-type must be application/json' };
+    const length = Number(req.headers['content-length'] ?? '0');
+    if (Number.isFinite(length) && length > MAX_BODY_BYTES) return { status: 413, message: 'body too large' };
+    return undefined;
+  }
+
+  /** `/mcp/<token>` (a query string is ignored), the token compared in constant time. */
+  #pathMatches(url: string): boolean {
+    const path = url.split('?')[0] ?? '';
+    if (!path.startsWith('/mcp/')) return false;
+    const given = Buffer.from(path.slice('/mcp/'.length), 'base64url');
+    // A different length says nothing about the token's bytes; the compare needs equal lengths.
+    if (given.length !== this.#token.length) return false;
+    return timingSafeEqual(given, this.#token);
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const refused = this.#refusal(req);
+    if (refused) {
+      // The body is not wanted: the connection goes with the answer, so a client cannot keep
+      // streaming into it.
+      res.writeHead(refused.status, { 'content-type': 'text/plain', connection: 'close', ...refused.headers });
+      res.end(refused.message);
+      req.resume();
+      return;
+    }
+    const body = await readCapped(req, MAX_BODY_BYTES);
+    if (body === 'too large') {
+      res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' });
+      res.end('body too large');
+      return;
+    }
+    if (body === 'aborted') return;
+    let message: unknown;
+    try {
+      message = JSON.parse(body);
+    } catch {
+      return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: PARSE_ERROR, message: 'parse error' } });
+    }
+    // The client may give up on a call (its HTTP request closes): the handler's signal says so.
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort(new Error('the agent closed the request'));
+    });
+    const batch = Array.isArray(message);
+    const messages = batch ? (message as unknown[]) : [message];
+    if (messages.length === 0) return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'empty batch' } });
+    const replies = (await Promise.all(messages.map((m) => this.#dispatch(m, gone.signal)))).filter((r): r is JsonRpcReply => r !== undefined);
+    if (res.destroyed) return;
+    if (replies.length === 0) {
+      res.writeHead(202).end();
+      return;
+    }
+    sendJson(res, 200, batch ? replies : replies[0]);
+  }
+
+  // ------------------------------------------------------------------------------ JSON-RPC
+
+  /** One message: a reply for a request, nothing for a notification or a client's response. */
+  async #dispatch(raw: unknown, gone: AbortSignal): Promise<JsonRpcReply | undefined> {
+    if (typeof raw !== 'object' || raw === null) return { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'not a JSON-RPC message' } };
+    const m = raw as { id?: unknown; method?: unknown; params?: unknown };
+    const id = typeof m.id === 'string' || typeof m.id === 'number' ? m.id : undefined;
+    if (typeof m.method !== 'string') {
+      // A response to a request of ours (we send none) or garbage with an id.
+      return id === undefined && ('result' in m || 'error' in m) ? undefined : { jsonrpc: '2.0', id: id ?? null, error: { code: INVALID_REQUEST, message: 'no method' } };
+    }
+    const params = (typeof m.params === 'object' && m.params !== null ? m.params : {}) as Record<string, unknown>;
+    if (id === undefined) {
+      if (m.method === 'notifications/cancelled') this.#calls.get(params['requestId'] as JsonRpcId)?.abort(new Error(String(params['reason'] ?? 'cancelled by the agent')));
+      return undefined;
+    }
+    const ok = (result: unknown): JsonRpcReply => ({ jsonrpc: '2.0', id, result });
+    const fail = (code: number, message: string): JsonRpcReply => ({ jsonrpc: '2.0', id, error: { code, message } });
+    switch (m.method) {
+      case 'initialize': {
+        const asked = params['protocolVersion'];
+        const version = (MCP_PROTOCOL_VERSIONS as readonly unknown[]).includes(asked) ? (asked as string) : MCP_PROTOCOL_VERSIONS[0];
+        return ok({ protocolVersion: version, capabilities: { tools: { listChanged: false } }, serverInfo: { name: this.#options.name ?? 'ase-host', version: '1.0.0' } });
+      }
+      case 'ping':
+        return ok({});
+      case 'tools/list':
+        return ok({ tools: this.#options.tools.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) });
+      case 'tools/call':
+        return this.#call(id, params, gone, ok, fail);
+      default:
+        return fail(METHOD_NOT_FOUND, `method not found: ${m.method}`);
+    }
+  }
+
+  async #call(
+    id: JsonRpcId,
+    params: Record<string, unknown>,
+    gone: AbortSignal,
+    ok: (result: unknown) => JsonRpcReply,
+    fail: (code: number, message: string) => JsonRpcReply,
+  ): Promise<JsonRpcReply> {
+    const name = params['name'];
+    if (typeof name !== 'string' || !this.#options.tools.tools.some((t) => t.name === name)) return fail(INVALID_PARAMS, `unknown tool: ${String(name)}`);
+    const callId = callIdOf(params['_meta']);
+    const controller = new AbortController();
+    const onGone = () => controller.abort(gone.reason);
+    gone.addEventListener('abort', onGone, { once: true });
+    this.#calls.set(id, controller);
+    this.#options.onCall?.({ name, callId });
+    try {
+      const result = await this.#options.tools.call(name, params['arguments'] ?? {}, { callId, signal: controller.signal });
+      return ok({ content: result.content, isError: result.isError === true });
+    } catch (error) {
+      // The source turns handler failures into results; this is its own failure, still an answer.
+      return ok({ content: [{ type: 'text', text: error instanceof Error ? error.message : String(error) }], isError: true });
+    } finally {
+      gone.removeEventListener('abort', onGone);
+      if (this.#calls.get(id) === controller) this.#calls.delete(id);
+    }
+  }
+}
+
+/**
+ * The agent's own id for the call, when it sends one: Codex `_meta.callId`, Claude Code
+ * `_meta["claudecode/toolUseId"]`; otherwise a fresh one.
+ */
+function callIdOf(meta: unknown): string {
+  if (typeof meta === 'object' && meta !== null) {
+    const m = meta as Record<string, unknown>;
+    for (const key of ['callId', 'claudecode/toolUseId']) if (typeof m[key] === 'string' && m[key] !== '') return m[key];
+  }
+  return `mcp-${randomUUID()}`;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  if (res.destroyed) return;
+  const data = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+/** The whole body as text, or 'too large' (then the request is torn down) / 'aborted'. */
+function readCapped(req: IncomingMessage, max: number): Promise<string | 'too large' | 'aborted'> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (value: string | 'too large' | 'aborted') => {
+      if (settled) return;
+      settled = true;
+      resolve(value);
+    };
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > max) {
+        settle('too large');
+        req.pause();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => settle(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => settle('aborted'));
+    req.on('close', () => settle('aborted'));
+  });
+}
