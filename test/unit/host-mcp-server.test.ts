@@ -8,7 +8,10 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { HostMcpServer, MAX_BODY_BYTES, type McpToolSource } from '../../src/engines/transport/host-mcp-server.js';
+import { stdioShimServer } from '../../src/engines/transport/host-mcp-stdio-shim.js';
 
 interface Reply {
   status: number;
@@ -183,5 +186,31 @@ describe('host MCP server', () => {
     });
     expect(refused).toBe('ECONNREFUSED');
     await server.close(); // idempotent
+  });
+
+  it('the stdio shim forwards newline JSON-RPC to the server and answers an unreachable server with an error', async () => {
+    server = await HostMcpServer.start({ tools });
+    const run = async (url: string, lines: string[]): Promise<unknown[]> => {
+      const entry = stdioShimServer('host', url);
+      const child = spawn(entry.command, entry.args, { env: { PATH: process.env['PATH'] ?? '', ...Object.fromEntries(entry.env.map((e) => [e.name, e.value])) }, stdio: ['pipe', 'pipe', 'inherit'] });
+      const answers: unknown[] = [];
+      createInterface({ input: child.stdout }).on('line', (line) => answers.push(JSON.parse(line)));
+      for (const line of lines) child.stdin.write(`${line}\n`);
+      child.stdin.end();
+      const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      expect(code).toBe(0);
+      return answers;
+    };
+    const answers = await run(server.url, [
+      rpc('initialize', { protocolVersion: '2025-06-18' }, 1),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      rpc('tools/call', { name: 'add', arguments: { a: 20, b: 22 } }, 2),
+    ]);
+    expect(answers).toHaveLength(2);
+    expect(answers).toContainEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'sum=42' }], isError: false } });
+    const port = server.port;
+    await server.close();
+    const dead = await run(`http://127.0.0.1:${port}/mcp/x`, [rpc('ping', {}, 9)]);
+    expect(dead).toEqual([{ jsonrpc: '2.0', id: 9, error: { code: -32603, message: expect.stringContaining('unreachable') } }]);
   });
 });
