@@ -157,6 +157,26 @@ export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runt
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
 export { EngineRegistry } from './engines/core/registry.js';
+export {
+  defineTool,
+  displayToolName,
+  hostToolName,
+  HostToolbox,
+  HostToolCalls,
+  HOST_TOOL_NAME,
+  HOST_TOOL_SERVER,
+  textResult,
+  type HostTool,
+  type HostToolCallOptions,
+  type HostToolContent,
+  type HostToolContext,
+  type HostToolProblem,
+  type HostToolResult,
+  type HostToolReturn,
+  type HostToolSpec,
+  type JsonSchema,
+} from './engines/core/host-tools.js';
+export { answerMcpMessage, mcpCallId, HOST_MCP_PROTOCOL_VERSION, type HostMcpOptions, type JsonRpcResponse } from './engines/core/host-tools-mcp.js';
 // The completion backstop (createSession `verifyTurn`)
 export type { VerifyTurn, TurnToVerify, TurnVerdict } from './session/turn-verifier.js';
 export {

@@ -22,6 +22,7 @@ import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import type { AgentEngine, TerminalHost } from '../engines/core/engine.js';
+import type { HostToolbox } from '../engines/core/host-tools.js';
 import type { ProcessObserver } from '../engines/transport/process-observer.js';
 import { AseError, isAseError } from '../errors.js';
 import type { Clock, TimerHandle } from './clock.js';
@@ -53,6 +54,8 @@ export interface RuntimeOptions {
   processes?: ProcessObserver;
   /** Where a local-mode engine hands its terminal UI (EngineContext.terminal): the session's terminal. */
   terminal?: TerminalHost;
+  /** The session's host tools (EngineContext.hostTools), handed to every engine generation. */
+  hostTools?: HostToolbox;
   /** Largest `send` text in UTF-8 bytes; a larger one is refused with `INVALID_INPUT`. Default {@link DEFAULT_MAX_MESSAGE_BYTES}. */
   maxMessageBytes?: number;
   /** XState inspection hook (the model-based harness uses it for transition coverage). */
@@ -434,7 +437,7 @@ export class SessionRuntime {
 
   #startEngine(effect: EffectOf<'engine.start'>): void {
     if (this.#fenced) return; // Another host drives this session now.
-    const { clock, registry, bin, processes, terminal } = this.#opts;
+    const { clock, registry, bin, processes, terminal, hostTools } = this.#opts;
     let engine: AgentEngine;
     try {
       engine = registry.get(effect.agent).create({
@@ -444,6 +447,7 @@ export class SessionRuntime {
         ...(bin !== undefined && { bin }),
         ...(processes && { processes }),
         ...(terminal && { terminal }),
+        ...(hostTools && { hostTools }),
       });
     } catch (error) {
       this.#engineFailed(effect.gen, error, 'fatal', true);

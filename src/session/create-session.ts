@@ -9,6 +9,7 @@ import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
 import { tierOf } from '../engines/core/runtime-tier.js';
 import { EngineRegistry } from '../engines/core/registry.js';
+import { HostToolbox } from '../engines/core/host-tools.js';
 import { assertRecordable, recordingFactory, TrafficRecorder } from '../engines/core/recorder.js';
 import { AseError, toAseError } from '../errors.js';
 import { RealClock } from '../runtime/clock.js';
@@ -61,7 +62,13 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     throw toAseError(error, 'INVALID_OPTIONS');
   }
 
+  // An engine that cannot offer host tools would run the agent without them, silently: refused.
+  if (opts.tools && opts.tools.length > 0 && factory.capabilities.hostTools !== true) {
+    throw new AseError('UNSUPPORTED', `createSession: the ${opts.agent} engine cannot offer host tools (tools) to its agent`, { details: { agent: opts.agent } });
+  }
+
   const sessionId = opts.sessionId ?? randomUUID();
+  const hostTools = opts.tools && opts.tools.length > 0 ? new HostToolbox(opts.tools, { sessionId, what: 'createSession: tools' }) : undefined;
   // Recording wraps this session's engine factory (in a registry of its own: the caller's is not changed).
   let recorder: TrafficRecorder | undefined;
   let engines = registry;
@@ -132,6 +139,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
       terminal,
+      ...(hostTools && { hostTools }),
       ...(opts.inspect && { inspect: opts.inspect }),
     });
   } catch (error) {

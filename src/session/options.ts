@@ -11,6 +11,7 @@ import type { Clock } from '../runtime/clock.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
 import type { EngineFactory } from '../engines/core/engine.js';
+import { HostToolbox, type HostTool } from '../engines/core/host-tools.js';
 import type { RecordTarget } from '../engines/core/recorder.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
 import { ControlModeSchema } from '../events/session-input.js';
@@ -103,6 +104,18 @@ export const SessionOptionsSchema = z
     onNotice: z.custom<(notice: SessionNotice) => void>((v) => typeof v === 'function', 'onNotice must be a function').optional(),
     /** The completion backstop (turn-verifier.ts): checks each turn the agent completed; the verdict is a `turn_verified` entry. */
     verifyTurn: z.custom<VerifyTurn>((v) => typeof v === 'function', 'verifyTurn must be a function').optional(),
+    /**
+     * Host tools the agent may call (docs/api.md "Host tools"): `{name, description, inputSchema,
+     * handler, requiresPermission?}` each. Checked here (names, duplicates, schemas, handlers);
+     * code, so never stored: a session continued later (or reopened by a supervisor) has the tools
+     * it is given then.
+     */
+    tools: z
+      .custom<HostTool<never>[]>()
+      .superRefine((tools, ctx) => {
+        for (const problem of HostToolbox.problems(tools)) ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
+      })
+      .optional(),
     /**
      * XState's inspection hook on the SessionActor (`@xstate.snapshot`, `@xstate.event`,
      * `@xstate.action`, ...): what `ase serve`'s inspector draws. Called synchronously; keep it cheap.

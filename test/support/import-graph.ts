@@ -67,7 +67,7 @@ export const LAYERS: readonly Layer[] = [
   { name: 'events', owns: under('events'), mayImport: under('events'), packages: ['zod'] },
   { name: 'errors', owns: is('errors.ts'), mayImport: under('events'), packages: [] },
   { name: 'actors', owns: under('actors'), mayImport: any(under('events'), under('actors')), packages: ['xstate', 'zod'] },
-  { name: 'engines/core', owns: under('engines/core'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport'), under('engines/core')), packages: ['zod'] },
+  { name: 'engines/core', owns: under('engines/core'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport'), under('engines/core')), packages: ['zod', 'ajv'] },
   { name: 'engines/transport', owns: under('engines/transport'), mayImport: any(under('events'), is('errors.ts'), under('engines/transport')) },
   { name: 'engines/default-registry', owns: is('engines/default-registry.ts'), mayImport: under('engines') },
   // Replays a recording through the built-in engine it names (and that engine's spawning hook).

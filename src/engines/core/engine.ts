@@ -8,6 +8,7 @@ import type { ControlMode } from '../../events/session-input.js';
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import type { ProcessObserver } from '../transport/process-observer.js';
 import type { AgentDiagnosis } from './agent-diagnosis.js';
+import type { HostToolbox } from './host-tools.js';
 import type { EngineTier } from './runtime-tier.js';
 
 /** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */
@@ -39,6 +40,11 @@ export interface EngineCapabilities {
    * declares it; absent counts as `UNDECLARED_TIER` (delegated, nothing authoritative).
    */
   tier?: EngineTier;
+  /**
+   * Offers the session's host tools (`createSession({tools})`, `EngineContext.hostTools`) to the
+   * agent. Absent counts as false: a session with tools on such an engine is refused (`UNSUPPORTED`).
+   */
+  hostTools?: boolean;
 }
 
 export interface EngineStartSpec {
@@ -78,6 +84,14 @@ export interface EngineContext {
    * render it (the user's terminal, an IDE panel, a web terminal) and type into it.
    */
   terminal?: TerminalHost;
+  /**
+   * The session's host tools (`createSession({tools})`), when it has any: the engine offers
+   * `hostTools.specs` to the agent by its own mechanism and runs each call through a
+   * `hostTools.calls()` of its own, aborted when a turn is aborted and closed when it stops.
+   * Host tool calls are reported as ordinary `tool_call` / `tool_result` events under the tool's
+   * own name (`displayToolName`). Only engines whose capabilities say `hostTools` get one.
+   */
+  hostTools?: HostToolbox;
 }
 
 /** A terminal UI an engine runs in local mode (a PTY), as the host sees it. */
