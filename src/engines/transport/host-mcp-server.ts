@@ -3,11 +3,14 @@
  * through MCP (ACP agents, Codex's fallback and `codex-exec`): Streamable HTTP, JSON-RPC over POST,
  * answered with plain JSON (no SSE stream, no MCP session id: every POST stands alone).
  *
- * Only the subset the agents use is served: `initialize`, `notifications/initialized`, `ping`,
- * `tools/list`, `tools/call` and `notifications/cancelled`; anything else is `-32601`. It is
- * written here rather than taken from `@modelcontextprotocol/sdk` because the checks below must
- * run before a byte of the body is read, the body must be capped, and the SDK's stateless mode
- * builds a server and transport per request for five methods (reference host-tools.md).
+ * The transport only: what each JSON-RPC message means is the caller's `handle` (the engines pass
+ * the host tools' MCP dispatcher, engines/core/host-tools-mcp.ts, which serves `initialize`,
+ * `ping`, `tools/list`, `tools/call`). Here: the gate below, the capped body, batches, `202` for
+ * notifications, and aborting a call's signal when the agent cancels it (`notifications/cancelled`,
+ * which arrives on a POST of its own) or hangs up. It is written here rather than taken from
+ * `@modelcontextprotocol/sdk` because the checks must run before a byte of the body is read and
+ * the body must be capped, and the SDK's stateless mode builds a server and a transport per
+ * request for five methods (reference host-tools.md).
  *
  * Who may talk to it (reference host-tools.md, "Loopback MCP server"):
  * - bound to 127.0.0.1 on a random port, never 0.0.0.0 or `localhost`;
@@ -20,57 +23,30 @@
  * One server per session at most (the engine starts it only when the session has tools); closing
  * it aborts the calls in flight and drops every connection, so no port outlives the session.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** A request body larger than this is refused (413) without being read to the end. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-/** Protocol versions we answer with (newest first); a client asking for another gets the newest. */
-export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
-
-/** A tool as `tools/list` describes it. */
-export interface McpToolDescription {
-  readonly name: string;
-  readonly description: string;
-  readonly inputSchema: Record<string, unknown>;
-}
-
-/** What `tools/call` answers (MCP `CallToolResult`). */
-export interface McpToolResult {
-  readonly content: readonly unknown[];
-  readonly isError?: boolean;
-}
-
-/** Where the tools come from: the session's host tools (engines/core/host-tools.ts). */
-export interface McpToolSource {
-  readonly tools: readonly McpToolDescription[];
-  /** Runs one call; a handler failure is an `isError` result, not a rejection. */
-  call(name: string, args: unknown, ctx: { callId: string; signal: AbortSignal }): Promise<McpToolResult>;
-}
+/**
+ * Answers one JSON-RPC message: the answer for a request, `undefined` for a notification. Never
+ * rejects (a failure is a JSON-RPC error or an `isError` result); `signal` aborts when the agent
+ * cancels this request or hangs up, or the server closes.
+ */
+export type McpMessageHandler = (message: unknown, ctx: { signal: AbortSignal }) => Promise<unknown>;
 
 export interface HostMcpServerOptions {
-  readonly tools: McpToolSource;
-  /** `serverInfo.name` (default `ase-host`). */
-  readonly name?: string;
-  /** `_meta.progressToken` etc. are read for the call id; told about each call that starts (diagnostics, timing). */
-  readonly onCall?: (call: { name: string; callId: string }) => void;
+  readonly handle: McpMessageHandler;
 }
 
 type JsonRpcId = string | number;
 
-interface JsonRpcReply {
-  jsonrpc: '2.0';
-  id: JsonRpcId | null;
-  result?: unknown;
-  error?: { code: number; message: string };
-}
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
-const METHOD_NOT_FOUND = -32601;
-const INVALID_PARAMS = -32602;
+const INTERNAL_ERROR = -32603;
 
 export class HostMcpServer {
   /** `http://127.0.0.1:<port>/mcp/<token>`: a secret; hand it to the agent only. */
@@ -186,7 +162,7 @@ export class HostMcpServer {
     const batch = Array.isArray(message);
     const messages = batch ? (message as unknown[]) : [message];
     if (messages.length === 0) return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'empty batch' } });
-    const replies = (await Promise.all(messages.map((m) => this.#dispatch(m, gone.signal)))).filter((r): r is JsonRpcReply => r !== undefined);
+    const replies = (await Promise.all(messages.map((m) => this.#dispatch(m, gone.signal)))).filter((r) => r !== undefined);
     if (res.destroyed) return;
     if (replies.length === 0) {
       res.writeHead(202).end();
@@ -197,77 +173,35 @@ export class HostMcpServer {
 
   // ------------------------------------------------------------------------------ JSON-RPC
 
-  /** One message: a reply for a request, nothing for a notification or a client's response. */
-  async #dispatch(raw: unknown, gone: AbortSignal): Promise<JsonRpcReply | undefined> {
+  /** One message: its answer, or nothing for a notification or a client's response. */
+  async #dispatch(raw: unknown, gone: AbortSignal): Promise<unknown> {
     if (typeof raw !== 'object' || raw === null) return { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'not a JSON-RPC message' } };
     const m = raw as { id?: unknown; method?: unknown; params?: unknown };
     const id = typeof m.id === 'string' || typeof m.id === 'number' ? m.id : undefined;
-    if (typeof m.method !== 'string') {
-      // A response to a request of ours (we send none) or garbage with an id.
-      return id === undefined && ('result' in m || 'error' in m) ? undefined : { jsonrpc: '2.0', id: id ?? null, error: { code: INVALID_REQUEST, message: 'no method' } };
-    }
-    const params = (typeof m.params === 'object' && m.params !== null ? m.params : {}) as Record<string, unknown>;
-    if (id === undefined) {
-      if (m.method === 'notifications/cancelled') this.#calls.get(params['requestId'] as JsonRpcId)?.abort(new Error(String(params['reason'] ?? 'cancelled by the agent')));
+    if (m.method === 'notifications/cancelled') {
+      const params = (typeof m.params === 'object' && m.params !== null ? m.params : {}) as Record<string, unknown>;
+      this.#calls.get(params['requestId'] as JsonRpcId)?.abort(new Error(String(params['reason'] ?? 'cancelled by the agent')));
       return undefined;
     }
-    const ok = (result: unknown): JsonRpcReply => ({ jsonrpc: '2.0', id, result });
-    const fail = (code: number, message: string): JsonRpcReply => ({ jsonrpc: '2.0', id, error: { code, message } });
-    switch (m.method) {
-      case 'initialize': {
-        const asked = params['protocolVersion'];
-        const version = (MCP_PROTOCOL_VERSIONS as readonly unknown[]).includes(asked) ? (asked as string) : MCP_PROTOCOL_VERSIONS[0];
-        return ok({ protocolVersion: version, capabilities: { tools: { listChanged: false } }, serverInfo: { name: this.#options.name ?? 'ase-host', version: '1.0.0' } });
-      }
-      case 'ping':
-        return ok({});
-      case 'tools/list':
-        return ok({ tools: this.#options.tools.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })) });
-      case 'tools/call':
-        return this.#call(id, params, gone, ok, fail);
-      default:
-        return fail(METHOD_NOT_FOUND, `method not found: ${m.method}`);
+    if (id === undefined) {
+      // A notification, or a response to a request of ours (we send none): the handler may look,
+      // but nothing is answered.
+      if (typeof m.method === 'string') await this.#options.handle(raw, { signal: gone });
+      return undefined;
     }
-  }
-
-  async #call(
-    id: JsonRpcId,
-    params: Record<string, unknown>,
-    gone: AbortSignal,
-    ok: (result: unknown) => JsonRpcReply,
-    fail: (code: number, message: string) => JsonRpcReply,
-  ): Promise<JsonRpcReply> {
-    const name = params['name'];
-    if (typeof name !== 'string' || !this.#options.tools.tools.some((t) => t.name === name)) return fail(INVALID_PARAMS, `unknown tool: ${String(name)}`);
-    const callId = callIdOf(params['_meta']);
     const controller = new AbortController();
     const onGone = () => controller.abort(gone.reason);
     gone.addEventListener('abort', onGone, { once: true });
     this.#calls.set(id, controller);
-    this.#options.onCall?.({ name, callId });
     try {
-      const result = await this.#options.tools.call(name, params['arguments'] ?? {}, { callId, signal: controller.signal });
-      return ok({ content: result.content, isError: result.isError === true });
+      return await this.#options.handle(raw, { signal: controller.signal });
     } catch (error) {
-      // The source turns handler failures into results; this is its own failure, still an answer.
-      return ok({ content: [{ type: 'text', text: error instanceof Error ? error.message : String(error) }], isError: true });
+      return { jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) } };
     } finally {
       gone.removeEventListener('abort', onGone);
       if (this.#calls.get(id) === controller) this.#calls.delete(id);
     }
   }
-}
-
-/**
- * The agent's own id for the call, when it sends one: Codex `_meta.callId`, Claude Code
- * `_meta["claudecode/toolUseId"]`; otherwise a fresh one.
- */
-function callIdOf(meta: unknown): string {
-  if (typeof meta === 'object' && meta !== null) {
-    const m = meta as Record<string, unknown>;
-    for (const key of ['callId', 'claudecode/toolUseId']) if (typeof m[key] === 'string' && m[key] !== '') return m[key];
-  }
-  return `mcp-${randomUUID()}`;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
