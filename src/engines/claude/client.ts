@@ -2,8 +2,11 @@
  * The Claude Code control protocol over stream-json (reference §6): host→CLI requests with
  * `request_id` correlation and timeouts, and the CLI→host requests the host must answer exactly
  * once. `can_use_tool` is surfaced to a callback and answered later via {@link ControlClient.answer};
- * `control_cancel_request` drops a pending request (it is never answered) and is reported;
- * every other CLI→host subtype is answered with an error — never left unanswered, or the turn blocks.
+ * `mcp_message` (the host's in-process MCP server, reference host-tools.md §1) is answered
+ * asynchronously by a callback: the CLI sends it before it answers our `initialize`, so it must
+ * never wait behind our own requests; `control_cancel_request` drops a pending request (it is never
+ * answered; a running `mcp_message` gets its signal aborted) and is reported; every other CLI→host
+ * subtype is answered with an error — never left unanswered, or the turn blocks.
  */
 import type { PermissionDecision } from '../../events/engine-input.js';
 import { AgentError, AseError, toAseError } from '../../errors.js';
@@ -34,6 +37,12 @@ export interface ControlClientOptions {
   writer: { write(value: unknown): Promise<void> };
   /** A `can_use_tool` request arrived; answer it with `answer(requestId, decision)`. */
   onPermissionRequest?: (ask: PermissionAsk) => void;
+  /**
+   * Answers one `mcp_message` (JSON-RPC tunnelled to the host's in-process MCP server `serverName`)
+   * with the JSON-RPC response to send back as `mcp_response`. `signal` aborts when the CLI cancels
+   * the request. Rejecting answers the request with an error. Without it, `mcp_message` is refused.
+   */
+  onMcpMessage?: (serverName: string, message: unknown, signal: AbortSignal) => Promise<unknown>;
   /** The CLI cancelled a pending request of its own (`control_cancel_request`); it must not be answered. */
   onCancel?: (requestId: string, ask: PermissionAsk | undefined) => void;
   /** Write failures of answers (the stream went away). */
@@ -57,6 +66,8 @@ export class ControlClient {
   readonly #timers: ControlTimers;
   readonly #pending = new Map<string, PendingRequest>();
   readonly #asks = new Map<string, PermissionAsk>();
+  /** `mcp_message` requests being answered, by request id: a cancel aborts the call. */
+  readonly #mcpCalls = new Map<string, AbortController>();
   #seq = 0;
   #closed: AseError | undefined;
 
@@ -112,6 +123,11 @@ export class ControlClient {
         this.#onRequest(message.msg);
         return true;
       case 'control_cancel_request': {
+        const mcp = this.#mcpCalls.get(message.msg.request_id);
+        if (mcp) {
+          this.#mcpCalls.delete(message.msg.request_id);
+          mcp.abort(new AseError('ABORTED', 'cancelled by the CLI'));
+        }
         const ask = this.#asks.get(message.msg.request_id);
         this.#asks.delete(message.msg.request_id);
         this.#opts.onCancel?.(message.msg.request_id, ask);
@@ -151,6 +167,8 @@ export class ControlClient {
       entry.reject(this.#closed);
     }
     this.#asks.clear();
+    for (const mcp of this.#mcpCalls.values()) mcp.abort(this.#closed);
+    this.#mcpCalls.clear();
   }
 
   #settle(id: string, entry: PendingRequest): void {
@@ -204,7 +222,33 @@ export class ControlClient {
       this.#opts.onPermissionRequest(ask);
       return;
     }
+    if (subtype === 'mcp_message' && this.#opts.onMcpMessage) {
+      this.#answerMcp(id, msg.request as { server_name?: unknown; message?: unknown });
+      return;
+    }
     this.#replyError(id, `Unsupported control request subtype: ${subtype}`);
+  }
+
+  /** Runs the MCP callback and answers `mcp_response`, unless the CLI cancelled the request meanwhile. */
+  #answerMcp(id: string, request: { server_name?: unknown; message?: unknown }): void {
+    const controller = new AbortController();
+    this.#mcpCalls.set(id, controller);
+    const serverName = typeof request.server_name === 'string' ? request.server_name : '';
+    void this.#opts
+      .onMcpMessage!(serverName, request.message, controller.signal)
+      .then(
+        (mcpResponse) => {
+          if (this.#mcpCalls.get(id) !== controller) return; // cancelled: never answered
+          this.#mcpCalls.delete(id);
+          return this.#opts.writer.write({ type: 'control_response', response: { subtype: 'success', request_id: id, response: { mcp_response: mcpResponse } } });
+        },
+        (error: unknown) => {
+          if (this.#mcpCalls.get(id) !== controller) return;
+          this.#mcpCalls.delete(id);
+          this.#replyError(id, error instanceof Error ? error.message : String(error));
+        },
+      )
+      .catch((e: unknown) => this.#opts.onWriteError?.(toAseError(e, 'CONNECTION_CLOSED')));
   }
 
   #replyError(requestId: string, error: string): void {

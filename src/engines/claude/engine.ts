@@ -23,6 +23,8 @@ import { launchNdjsonProcess, type NdjsonLauncher, type NdjsonProcess } from '..
 import type { ProcessExit, ShutdownOptions } from '../transport/process-supervisor.js';
 import { tapTraffic, type TrafficTap } from '../transport/traffic.js';
 import { ControlClient } from './client.js';
+import { answerClaudeMcp, claudeToolName, withHostTools } from './host-tools.js';
+import type { HostToolCalls } from '../core/host-tools.js';
 import { ClaudeTranslator, type SkippedInput } from './translate.js';
 import { sessionArgs } from './session-file.js';
 import { EngineEvents, type InvalidEvent } from '../core/engine-events.js';
@@ -41,6 +43,8 @@ export const CLAUDE_CAPABILITIES: EngineCapabilities = Object.freeze({
   // `set_model` / `set_permission_mode` control requests, answered at once, mid-turn too.
   setModel: true,
   setPermissionMode: true,
+  // An in-process MCP server over the control protocol (host-tools.ts); local mode does not offer them.
+  hostTools: true,
   // `result` ends each turn, `can_use_tool` blocks on us, `total_cost_usd` is the CLI's own count;
   // edits show as Edit/Write tool calls, not when made through Bash.
   tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'authoritative', fileChanges: 'cooperative' }),
@@ -98,6 +102,8 @@ export class ClaudeEngine implements AgentEngine {
   #turnsRunning = 0;
   #protocolFailure = false;
   #toolHeartbeat: { readonly id: number } | undefined;
+  /** This generation's host tool calls (EngineContext.hostTools), aborted with the turn, closed at the exit. */
+  #hostCalls: HostToolCalls | undefined;
   /** Session id passed via `--session-id` (new sessions). */
   sessionId: string | undefined;
   /** The CLI's version, once read (package.json or `--version`). */
@@ -143,6 +149,7 @@ export class ClaudeEngine implements AgentEngine {
       throw this.#events.startFailed(error);
     };
     let env: Record<string, string>;
+    let launchOptions: ClaudeEngineOptions;
     try {
       this.#baseOptions = mergeClaudeOptions(this.#factoryOptions, spec.options);
       checkClaudeSettings({ ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode }) });
@@ -152,6 +159,8 @@ export class ClaudeEngine implements AgentEngine {
         ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode as ClaudePermissionMode }),
       };
       env = buildEnv({ allow: [...CLAUDE_DEFAULT_PASS_ENV, ...(this.#options.passEnv ?? [])], set: this.#options.env ?? {} });
+      // Host tools: the in-process MCP server and the trusted tools' allow rules, on the command line only.
+      launchOptions = withHostTools(this.#options, this.#context.hostTools);
     } catch (error) {
       return fail(error);
     }
@@ -165,8 +174,11 @@ export class ClaudeEngine implements AgentEngine {
       this.sessionId = randomUUID();
       args.push('--session-id', this.sessionId);
     }
-    args.push(...claudeOptionArgs(options));
-    this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir });
+    args.push(...claudeOptionArgs(launchOptions));
+    const hostTools = this.#context.hostTools;
+    this.#hostCalls = hostTools && hostTools.size > 0 ? hostTools.calls() : undefined;
+    const toolName = claudeToolName(hostTools);
+    this.#translator = new ClaudeTranslator({ configDir, cwd: spec.workDir, ...(toolName && { toolName }) });
     const tap = options.onTraffic;
     const ctx = this.#context;
     let proc: NdjsonProcess;
@@ -204,11 +216,12 @@ export class ClaudeEngine implements AgentEngine {
       writer: proc,
       idPrefix: `ase-${spec.gen}`,
       timers: { setTimeout: (fn, ms) => ctx.setTimeout(fn, ms), clearTimeout: (h) => ctx.clearTimeout(h as { readonly id: number }) },
+      ...(this.#hostCalls && { onMcpMessage: (server: string, message: unknown, signal: AbortSignal) => answerClaudeMcp(this.#hostCalls!, server, message, signal) }),
       onPermissionRequest: (ask) =>
         this.#events.emit({
           type: 'permission_request',
           requestId: ask.requestId,
-          toolName: ask.toolName,
+          toolName: toolName?.(ask.toolName) ?? ask.toolName,
           input: ask.input,
           ...(ask.callId !== undefined && { callId: ask.callId }),
           ...(ask.callId !== undefined && this.#parentCallIdOf(ask.callId)),
@@ -240,6 +253,8 @@ export class ClaudeEngine implements AgentEngine {
 
   async abort(): Promise<void> {
     this.#assertRunning('abort');
+    // A host tool the turn is waiting on stops now; its call is answered as aborted.
+    this.#hostCalls?.abortAll('the turn was aborted');
     if (!this.#ready) return;
     await this.#control!.request('interrupt', {}, { timeoutMs: this.#options.interruptTimeoutMs ?? 15_000 });
   }
@@ -325,6 +340,7 @@ export class ClaudeEngine implements AgentEngine {
 
   stop(): Promise<void> {
     this.#stopRequested = true;
+    this.#hostCalls?.close('the claude engine stopped');
     this.#stopping ??= (async () => {
       await this.#spawning; // a start in progress finishes spawning first, so its process is stopped too
       if (!this.#proc || this.#events.exited) return; // never spawned (or already gone)
@@ -485,6 +501,7 @@ export class ClaudeEngine implements AgentEngine {
     // outlive a crashed CLI. Nobody calls stop() after `exited` (the runtime forgets the engine),
     // so the supervisor's ladder runs here, before `exited` says the generation is over. It is
     // the same promise stop() awaits when the exit was requested.
+    this.#hostCalls?.close(`the claude CLI exited (code ${exit.code}, signal ${exit.signal})`);
     await this.#proc?.stop();
     if (this.#toolHeartbeat) this.#context.clearTimeout(this.#toolHeartbeat);
     this.#toolHeartbeat = undefined;

@@ -21,6 +21,8 @@ export interface ClaudeTranslatorOptions {
   configDir?: string;
   /** Fallback cwd when `system/init` carries none. */
   cwd?: string;
+  /** The name a tool is reported under (host tools: `mcp__host__add` → `add`); default: as the CLI names it. */
+  toolName?: (name: string) => string;
 }
 
 
@@ -249,7 +251,7 @@ export class ClaudeTranslator {
       if (block.type === 'text' && typeof block.text === 'string') blocks.push({ type: 'text', text: block.text });
       else if (block.type === 'thinking') blocks.push({ type: 'thinking', text: block.thinking ?? block.text ?? '' });
       else if (block.type === 'tool_use' && typeof block.id === 'string') {
-        const name = block.name ?? 'unknown';
+        const name = this.#options.toolName?.(block.name ?? 'unknown') ?? block.name ?? 'unknown';
         const input = block.input ?? {};
         blocks.push({ type: 'tool_use', callId: block.id, name, input });
         calls.push({ type: 'tool_call', callId: block.id, toolName: name, input, ...scope });
