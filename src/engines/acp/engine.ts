@@ -393,7 +393,7 @@ export class AcpEngine implements AgentEngine {
       let hostMcp: HostToolsLoopback | undefined;
       if (toolbox && toolbox.size > 0) {
         this.#hostCalls = toolbox.calls();
-        this.#hostLoopback = startHostToolsLoopback(this.#hostCalls);
+        this.#hostLoopback = startHostToolsLoopback(this.#hostCalls, { callIdFor: (tool) => this.#translator?.claimHostCall(tool) });
         hostMcp = await this.#hostLoopback;
       }
       if (this.#gone()) return;

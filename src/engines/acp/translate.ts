@@ -54,6 +54,8 @@ interface ToolState {
   callId: string;
   /** The host tool this call runs, once a message named it. */
   hostTool?: string;
+  /** A `tools/call` without an id of its own was matched to this call (claimHostCall). */
+  claimed?: boolean;
   name?: string;
   title?: string;
   kind?: string;
@@ -138,6 +140,19 @@ export class AcpTranslator {
   /** The host tool a call runs, when it is a host tool call (known from any of its messages so far). */
   hostToolOf(callId: string): string | undefined {
     return this.#tools.get(callId)?.hostTool;
+  }
+
+  /**
+   * The oldest open call of host tool `name` not claimed yet, now claimed: for a `tools/call`
+   * that does not say which of the agent's calls it is (gemini).
+   */
+  claimHostCall(name: string): string | undefined {
+    for (const tool of this.#tools.values()) {
+      if (tool.hostTool !== name || tool.resultEmitted || tool.claimed) continue;
+      tool.claimed = true;
+      return tool.callId;
+    }
+    return undefined;
   }
 
   /** Tool calls seen but not finished yet. */

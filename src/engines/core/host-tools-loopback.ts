@@ -6,7 +6,7 @@
  * dispatcher Claude's in-process server uses (host-tools-mcp.ts).
  */
 import { HostMcpServer } from '../transport/host-mcp-server.js';
-import { answerMcpMessage } from './host-tools-mcp.js';
+import { answerMcpMessage, mcpCallId } from './host-tools-mcp.js';
 import { HOST_TOOL_SERVER, type HostToolCalls } from './host-tools.js';
 
 export interface HostToolsLoopback {
@@ -19,9 +19,23 @@ export interface HostToolsLoopback {
   close(reason: string): Promise<void>;
 }
 
-export async function startHostToolsLoopback(calls: HostToolCalls): Promise<HostToolsLoopback> {
+export interface HostToolsLoopbackOptions {
+  /**
+   * The agent's id of a `tools/call` that carries none (gemini sends only a progress token): the
+   * engine matches it to the tool call its protocol reported, so the handler's `ctx.callId` is the
+   * events' `callId`. Undefined: an id of the server's own.
+   */
+  callIdFor?: (tool: string) => string | undefined;
+}
+
+export async function startHostToolsLoopback(calls: HostToolCalls, options: HostToolsLoopbackOptions = {}): Promise<HostToolsLoopback> {
   const server = await HostMcpServer.start({
-    handle: (message, { signal }) => answerMcpMessage(calls, message, { serverName: HOST_TOOL_SERVER, signal }),
+    handle: (message, { signal }) => {
+      const m = message as { method?: unknown; params?: { name?: unknown } } | null;
+      const needsId = m?.method === 'tools/call' && typeof m.params?.name === 'string' && mcpCallId(m.params) === undefined;
+      const fallbackCallId = needsId ? options.callIdFor?.(m.params!.name as string) : undefined;
+      return answerMcpMessage(calls, message, { serverName: HOST_TOOL_SERVER, signal, ...(fallbackCallId !== undefined && { fallbackCallId }) });
+    },
   });
   return {
     url: server.url,
