@@ -3,17 +3,19 @@
  * Responses API (hermetic CODEX_HOME): the mock model calls the host tool, the handler answers,
  * and the mock sees the answer in its next request. Both mechanisms: `dynamicTools` +
  * `item/tool/call` (default) and the loopback MCP server (`hostTools: 'mcp'`, where the tool sits
- * behind `tool_search` in namespace `mcp__host`). A thrown handler is an error result the model
+ * behind `tool_search` in namespace `mcp__host`), and `codex-exec` (loopback server, token in the
+ * environment, not on the command line). A thrown handler is an error result the model
  * reads, and the session goes on. After stop: no process, and the loopback port is closed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CodexAppServerEngine, type CodexAppServerEngineOptions } from '../../src/engines/codex/index.js';
+import { readFileSync } from 'node:fs';
+import { CodexAppServerEngine, CodexExecEngine, type CodexAppServerEngineOptions } from '../../src/engines/codex/index.js';
 import { offeredToolNames, toolOutputsSinceLastUser, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
-import { realEngineContext } from '../support/codex-engine-kit.js';
+import { EventLog, processesMentioning, realEngineContext } from '../support/codex-engine-kit.js';
 import { CodexEngineBench } from '../support/codex-engine-bench.js';
 import { hostToolKit, loopbackPortIn, portClosed, RoundTrips, TICKET_ANSWER, type HostToolKit } from '../support/host-tools-kit.js';
 
-describe('host tools on codex app-server 0.169.0', () => {
+describe('host tools on codex 0.169.0 (app-server, exec)', () => {
   let bench: CodexEngineBench<CodexAppServerEngine>;
   let mock: OpenAIResponsesMock;
   let kit: HostToolKit;
@@ -112,5 +114,50 @@ describe('host tools on codex app-server 0.169.0', () => {
     expect(await portClosed(port!)).toBe(false);
     await engine.stop();
     expect(await portClosed(port!)).toBe(true);
+  });
+
+  it('codex-exec: every turn process reaches the loopback server; the token is never on its command line; the port closes at stop', async () => {
+    const { h } = bench;
+    const engine = new CodexExecEngine(realEngineContext({ hostTools: kit.toolbox }), { bin: h.bin, env: h.env, approvalPolicy: 'never' });
+    const log = new EventLog(engine);
+    const rt = new RoundTrips();
+    const argvs: string[] = [];
+    // Each turn process's argv, read while it runs (the mock is called by the process itself).
+    const seeArgv = () => {
+      for (const pid of processesMentioning(bench.root)) {
+        try {
+          argvs.push(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+        } catch {
+          // gone
+        }
+      }
+    };
+    mock.enqueue(
+      () => {
+        seeArgv();
+        rt.sent();
+        return { kind: 'tool_call', name: 'lookup_ticket', namespace: 'mcp__host', arguments: { id: 'T-42' } };
+      },
+      (request) => {
+        rt.received();
+        return { kind: 'text', text: `Observed: ${toolOutputsSinceLastUser(request.body).map((o) => o.output).join(' | ')}` };
+      },
+    );
+    await engine.start({ gen: 1, mode: 'remote', workDir: h.workDir, options: {} });
+    await engine.send({ localId: 'x1', text: 'what about T-42?' });
+    await log.waitFor('turn_complete', 0, () => true, 60_000);
+    const call = log.of('tool_call').find((e) => e.toolName === 'lookup_ticket');
+    expect(call, JSON.stringify(log.of('tool_call'))).toBeDefined();
+    expect(log.of('tool_result')).toEqual([expect.objectContaining({ callId: call!.callId, status: 'completed' })]);
+    expect(kit.calls).toEqual([{ name: 'lookup_ticket', args: { id: 'T-42' }, ctx: { sessionId: 'host-tools-test', callId: expect.any(String) } }]);
+    expect(log.of('message').at(-1)?.blocks[0]).toMatchObject({ text: expect.stringContaining(TICKET_ANSWER) });
+    const argv = argvs.find((a) => a.includes('mcp_servers.host.url'));
+    expect(argv, 'a turn process with the host server on its command line').toBeDefined();
+    const port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(argv!)?.[1]);
+    expect(argv).not.toMatch(/\/mcp\/[A-Za-z0-9_-]{43}/);
+    console.log(`[host-tools codex-exec] round trips ms ${rt.samples.map((s) => s.toFixed(1)).join(', ')}`);
+    expect(await portClosed(port)).toBe(false);
+    await engine.stop();
+    expect(await portClosed(port)).toBe(true);
   });
 });

@@ -137,7 +137,14 @@ describe('host MCP server', () => {
     expect(get.headers['allow']).toBe('POST');
     expect((await post(server.url, '', {}, 'DELETE')).status).toBe(405);
     expect((await post(server.url, call, { 'content-type': 'text/plain' })).status).toBe(415);
+    // The bearer form: /mcp with the token in Authorization, and nothing less.
+    expect((await post(server.bearerUrl, call)).status).toBe(404);
+    expect((await post(server.bearerUrl, call, { authorization: `Bearer ${flipped}` })).status).toBe(404);
+    expect((await post(server.bearerUrl, call, { authorization: `Basic ${token}` })).status).toBe(404);
+    expect((await post(`${server.bearerUrl}/${flipped}`, call, { authorization: `Bearer ${token}` })).status).toBe(404);
     expect(calls).toEqual([]);
+    expect((await post(server.bearerUrl, call, { authorization: `Bearer ${server.bearerToken}` })).status).toBe(200);
+    calls.length = 0;
     // localhost:<port> is the other name of the same place.
     expect((await post(server.url, call, { host: `localhost:${good.port}` })).status).toBe(200);
   });
@@ -165,7 +172,7 @@ describe('host MCP server', () => {
   it('a notifications/cancelled, or the client hanging up, aborts the running handler', async () => {
     server = await start();
     const waiting = post(server.url, rpc('tools/call', { name: 'wait', arguments: {} }, 41));
-    await expect.poll(() => calls.length).toBe(1);
+    await expect.poll(() => calls.length, { timeout: 20_000 }).toBe(1);
     await post(server.url, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 41, reason: 'user' } }));
     expect(aborted).toBeDefined();
     expect((await waiting).status).toBe(200);
@@ -176,9 +183,9 @@ describe('host MCP server', () => {
     const req = request({ host: '127.0.0.1', port: u.port, path: u.pathname, method: 'POST', headers: { 'content-type': 'application/json', host: `127.0.0.1:${u.port}` } });
     req.on('error', () => undefined);
     req.end(rpc('tools/call', { name: 'wait', arguments: {} }, 42));
-    await expect.poll(() => calls.length).toBe(2);
+    await expect.poll(() => calls.length, { timeout: 20_000 }).toBe(2);
     req.destroy();
-    await expect.poll(() => aborted !== undefined).toBe(true);
+    await expect.poll(() => aborted !== undefined, { timeout: 20_000 }).toBe(true);
     expect(release).toBeDefined();
   });
 
@@ -186,7 +193,7 @@ describe('host MCP server', () => {
     server = await start();
     const port = server.port;
     const waiting = post(server.url, rpc('tools/call', { name: 'wait', arguments: {} })).catch((e: Error) => e);
-    await expect.poll(() => calls.length).toBe(1);
+    await expect.poll(() => calls.length, { timeout: 20_000 }).toBe(1);
     await server.close();
     expect(aborted).toBeDefined();
     await waiting;
@@ -226,5 +233,5 @@ describe('host MCP server', () => {
     await server.close();
     const dead = await run(`http://127.0.0.1:${port}/mcp/x`, [rpc('ping', {}, 9)]);
     expect(dead).toEqual([{ jsonrpc: '2.0', id: 9, error: { code: -32603, message: expect.stringContaining('unreachable') } }]);
-  });
+  }, 60_000);
 });

@@ -12,6 +12,9 @@ import { HOST_TOOL_SERVER, type HostToolCalls } from './host-tools.js';
 export interface HostToolsLoopback {
   /** The secret URL to hand the agent (`http://127.0.0.1:<port>/mcp/<token>`). */
   readonly url: string;
+  /** The same server for a client that sends {@link bearerToken} as `Authorization: Bearer` (no secret in the URL). */
+  readonly bearerUrl: string;
+  readonly bearerToken: string;
   readonly port: number;
   /** The MCP server name the agent is given (tools appear as `mcp__host__<tool>` and the like). */
   readonly serverName: string;
@@ -39,6 +42,8 @@ export async function startHostToolsLoopback(calls: HostToolCalls, options: Host
   });
   return {
     url: server.url,
+    bearerUrl: server.bearerUrl,
+    bearerToken: server.bearerToken,
     port: server.port,
     serverName: HOST_TOOL_SERVER,
     close: async (reason) => {

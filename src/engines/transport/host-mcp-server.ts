@@ -14,8 +14,9 @@
  *
  * Who may talk to it (reference host-tools.md, "Loopback MCP server"):
  * - bound to 127.0.0.1 on a random port, never 0.0.0.0 or `localhost`;
- * - reachable only at `/mcp/<32 random bytes, base64url>`, the token compared in constant time;
- *   the token is only in the URL handed to the agent and is never logged;
+ * - reachable only at `/mcp/<32 random bytes, base64url>`, or at `/mcp` with the same token as
+ *   `Authorization: Bearer` (for a client given the URL on its command line, where `ps` shows it:
+ *   the token then travels in its environment); compared in constant time, never logged;
  * - `Host` must be `127.0.0.1:<port>` or `localhost:<port>` (DNS rebinding), and a request with
  *   any `Origin` header is refused (a browser page);
  * - POST only (GET/DELETE: 405), `application/json` only, bodies over {@link MAX_BODY_BYTES}: 413.
@@ -51,6 +52,10 @@ const INTERNAL_ERROR = -32603;
 export class HostMcpServer {
   /** `http://127.0.0.1:<port>/mcp/<token>`: a secret; hand it to the agent only. */
   readonly url: string;
+  /** `http://127.0.0.1:<port>/mcp`: reachable only with {@link bearerToken} as `Authorization: Bearer`. */
+  readonly bearerUrl: string;
+  /** The token, for a client that sends it as `Authorization: Bearer` (a secret). */
+  readonly bearerToken: string;
   readonly port: number;
   readonly #server: Server;
   readonly #token: Buffer;
@@ -65,7 +70,9 @@ export class HostMcpServer {
     this.port = port;
     this.#token = token;
     this.#options = options;
-    this.url = `http://127.0.0.1:${port}/mcp/${token.toString('base64url')}`;
+    this.bearerToken = token.toString('base64url');
+    this.url = `http://127.0.0.1:${port}/mcp/${this.bearerToken}`;
+    this.bearerUrl = `http://127.0.0.1:${port}/mcp`;
   }
 
   /** Listens on 127.0.0.1, a random port, a fresh token. */
@@ -112,7 +119,7 @@ export class HostMcpServer {
     if (req.headers.origin !== undefined) return { status: 403, message: 'requests with an Origin are refused' };
     const host = req.headers.host;
     if (host !== `127.0.0.1:${this.port}` && host !== `localhost:${this.port}`) return { status: 403, message: 'wrong Host' };
-    if (!this.#pathMatches(req.url ?? '')) return { status: 404, message: 'not found' };
+    if (!this.#tokenMatches(req.url ?? '', req.headers.authorization)) return { status: 404, message: 'not found' };
     if (req.method !== 'POST') return { status: 405, message: 'only POST', headers: { allow: 'POST' } };
     const type = req.headers['content-type'] ?? '';
     if (!/^application\/json\b/i.test(type)) return { status: 415, message: 'content-type must be application/json' };
@@ -121,11 +128,18 @@ export class HostMcpServer {
     return undefined;
   }
 
-  /** `/mcp/<token>` (a query string is ignored), the token compared in constant time. */
-  #pathMatches(url: string): boolean {
+  /** `/mcp/<token>`, or `/mcp` with `Authorization: Bearer <token>` (a query string is ignored); constant time. */
+  #tokenMatches(url: string, authorization: string | undefined): boolean {
     const path = url.split('?')[0] ?? '';
-    if (!path.startsWith('/mcp/')) return false;
-    const given = Buffer.from(path.slice('/mcp/'.length), 'base64url');
+    let presented: string;
+    if (path === '/mcp') {
+      const bearer = /^Bearer ([A-Za-z0-9_-]+)$/.exec(authorization ?? '');
+      if (!bearer) return false;
+      presented = bearer[1]!;
+    } else if (path.startsWith('/mcp/')) presented = path.slice('/mcp/'.length);
+    else return false;
+    if (!/^[A-Za-z0-9_-]*$/.test(presented)) return false;
+    const given = Buffer.from(presented, 'base64url');
     // A different length says nothing about the token's bytes; the compare needs equal lengths.
     if (given.length !== this.#token.length) return false;
     return timingSafeEqual(given, this.#token);
