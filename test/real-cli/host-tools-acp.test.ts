@@ -158,6 +158,24 @@ describe('host tools on gemini-cli --acp', () => {
     await hostToolScenario('gemini-stdio', gemini({ hostToolsTransport: 'stdio' }), hostToolKit(), bench.root, engines);
   });
 
+  it('aborting the turn while a handler runs aborts its signal; the next turn works', async () => {
+    const agent = gemini();
+    const kit = hostToolKit();
+    const { engine, log } = await startWithTools(kit, agent.options, agent.work, engines);
+    bench.mock.enqueue({ kind: 'function_call', name: 'mcp_host_hang', args: {} });
+    const cancelled = log.next('turn_complete', 'cancelled turn', 60_000);
+    await engine.send({ localId: 'a1', text: 'hang' });
+    await expect.poll(() => kit.calls.length, { timeout: 60_000 }).toBe(1);
+    await engine.abort();
+    expect(await cancelled).toMatchObject({ status: 'cancelled' });
+    expect(kit.hangAborted.reason).toBeDefined();
+    agent.text('after the abort');
+    const done = log.next('turn_complete', 'next turn', 60_000);
+    await engine.send({ localId: 'a2', text: 'again' });
+    expect(await done).toMatchObject({ status: 'completed' });
+    expect(log.text()).toContain('after the abort');
+  });
+
   it('createSession({tools}): the call reaches the handler and shows as an ordinary tool call of the session', async () => {
     const agent = gemini();
     const kit = hostToolKit();

@@ -85,6 +85,24 @@ describe('host tools on codex 0.169.0 (app-server, exec)', () => {
     await engine.stop();
   });
 
+  it('dynamicTools: aborting the turn while a handler runs aborts its signal; the next turn works', async () => {
+    const { engine, log } = launch();
+    await log.waitFor('ready');
+    mock.enqueue({ kind: 'tool_call', name: 'hang', arguments: {} });
+    let mark = log.mark();
+    await engine.send({ localId: 'a1', text: 'hang' });
+    await log.waitFor('tool_call', mark, (e) => e.toolName === 'hang', 60_000);
+    await expect.poll(() => kit.calls.length, { timeout: 30_000 }).toBe(1);
+    await engine.abort();
+    expect(await log.waitFor('turn_complete', mark, () => true, 60_000)).toMatchObject({ status: 'cancelled' });
+    expect(kit.hangAborted.reason).toBeDefined();
+    mock.enqueue({ kind: 'text', text: 'after the abort' });
+    mark = log.mark();
+    await engine.send({ localId: 'a2', text: 'again' });
+    expect(await log.waitFor('turn_complete', mark, () => true, 60_000)).toMatchObject({ status: 'completed' });
+    await engine.stop();
+  });
+
   it('loopback MCP fallback: the tool behind tool_search answers, is reported under its own name, and the port closes with the engine', async () => {
     const { engine, log, traffic } = launch({ hostTools: 'mcp' });
     await log.waitFor('ready');

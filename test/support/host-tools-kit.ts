@@ -18,13 +18,19 @@ export interface HostToolKit {
   readonly toolbox: HostToolbox;
   /** What the handlers were called with, in order. */
   readonly calls: HandlerCall[];
+  /** Why `hang`'s signal was aborted, once it was. */
+  readonly hangAborted: { reason?: unknown };
 }
 
 export const TICKET_ANSWER = 'T-42 is open: the login page times out (owner: ana)';
 
-/** `lookup_ticket {id}` answers {@link TICKET_ANSWER} for T-42; `explode {}` throws `kaboom from the host`. */
+/**
+ * `lookup_ticket {id}` answers {@link TICKET_ANSWER} for T-42; `explode {}` throws `kaboom from
+ * the host`; `hang {}` runs until its signal aborts (at most a minute).
+ */
 export function hostToolKit(sessionId = 'host-tools-test'): HostToolKit {
   const calls: HandlerCall[] = [];
+  const hangAborted: { reason?: unknown } = {};
   const note = (name: string, args: unknown, { signal: _signal, ...ctx }: HostToolContext) => calls.push({ name, args, ctx });
   const tools: HostTool<never>[] = [
     {
@@ -45,8 +51,25 @@ export function hostToolKit(sessionId = 'host-tools-test'): HostToolKit {
         throw new Error('kaboom from the host');
       },
     } as HostTool<never>,
+    {
+      name: 'hang',
+      description: 'Runs until it is aborted.',
+      inputSchema: { type: 'object', properties: {} },
+      handler: async (args: unknown, ctx: HostToolContext) => {
+        note('hang', args, ctx);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 60_000);
+          ctx.signal.addEventListener('abort', () => {
+            hangAborted.reason = ctx.signal.reason;
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        return 'hang ended';
+      },
+    } as HostTool<never>,
   ];
-  return { tools, toolbox: new HostToolbox(tools, { sessionId }), calls };
+  return { tools, toolbox: new HostToolbox(tools, { sessionId }), calls, hangAborted };
 }
 
 /** Round trips seen by a mock model: `sent()` when it hands out the call, `received()` when the result comes back. */
