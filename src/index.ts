@@ -37,6 +37,7 @@ export {
 // Sub-agent sessions entered without forking (issue 15)
 export { openSessionTree, type SessionTree, type SessionTreeOptions, type SpawnSessionOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
 export { findSessionTree, sessionTreeFile } from './session/session-tree-file.js';
+export { subAgentTools, type SubAgentToolsOptions } from './session/sub-agent-tools.js';
 export { watchSessionTrees, type SessionTreeWatch, type SessionTreeWatchOptions } from './session/session-tree-watch.js';
 
 // Errors

@@ -2,22 +2,20 @@
  * What the server needs from whatever runs its sessions, kept small: `supervisorHost` adapts a
  * supervisor (`createSupervisor`) to it, and `createSessionHost` makes the default one.
  */
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import type { InspectionEvent } from 'xstate';
 import type { EngineFactory } from '../engines/core/engine.js';
 import type { ControlMode } from '../events/session-input.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import { FileStore } from '../runtime/store/file-store.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
-import { AseError, isAseError } from '../errors.js';
+import { isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
-import { openSessionTree, type SessionTree, type SpawnSessionOptions } from '../session/session-tree.js';
-import { findSessionTree, readSessionTree, sessionTreeFile } from '../session/session-tree-file.js';
-import { newTree, type TreeRecord } from '../session/session-tree-state.js';
+import type { SpawnSessionOptions } from '../session/session-tree.js';
+import type { TreeRecord } from '../session/session-tree-state.js';
+import { findTreeOf, inSessionTree, spawnIntoTree, withSessionTree } from '../session/tree-spawn.js';
 import { watchSessionTrees, type SessionTreeWatch } from '../session/session-tree-watch.js';
 
 /** What `POST /api/sessions` asks for. */
@@ -140,78 +138,24 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
  */
 export function supervisorHost(supervisor: Supervisor, store: SessionStore, options: { dataDir?: string } = {}): SessionHost {
   const { dataDir } = options;
-  /** A tree under the data dir that holds `sessionId`; a session open here names its parent before it is stored. */
-  const findTree = (sessionId: string) => findSessionTree({ dataDir: dataDir!, store, sessionId, parentOf: (id) => supervisor.get(id)?.snapshot().parentId });
-  /** Per tree root: the changes made here (moves, spawns) run one after another. */
-  const treeChanges = new Map<string, Promise<unknown>>();
-  const inTree = <T>(root: string, work: () => Promise<T>): Promise<T> => {
-    const next = (treeChanges.get(root) ?? Promise.resolve()).then(work, work);
-    const settled = next.catch(() => undefined);
-    treeChanges.set(root, settled);
-    void settled.then(() => {
-      if (treeChanges.get(root) === settled) treeChanges.delete(root);
-    });
-    return next;
-  };
-  const withTree = async <T>(root: string, change: (tree: SessionTree) => Promise<T>): Promise<T> => {
-    const tree = await openSessionTree({ supervisor, file: sessionTreeFile(dataDir!, root), rootId: root });
-    try {
-      return await change(tree);
-    } finally {
-      await tree.close();
-    }
-  };
+  const place = { dataDir: dataDir!, store };
+  const findTree = (sessionId: string) => findTreeOf(supervisor, place, sessionId);
   const moveTreeFocus = (root: string, sessionId: string, move: 'enter' | 'exit'): Promise<TreeRecord> =>
-    inTree(root, () =>
-      withTree(root, async (tree) => {
+    inSessionTree(supervisor, root, () =>
+      withSessionTree(supervisor, dataDir!, root, async (tree) => {
         if (move === 'enter') await tree.enter(sessionId);
         else await tree.exit(sessionId);
         return tree.record();
       }),
     );
   const plainCreate = (o: HostCreateOptions) => supervisor.create({ ...spawnOptions(o), ...(o.parentId !== undefined && { parentId: o.parentId }) });
-  /**
-   * A session under `parentId`, made a node of the parent's tree:
-   * - a tree under the data dir holds the parent: spawned into it (its rules first: a completed
-   *   parent is `TREE_CONFLICT` and nothing is created);
-   * - the parent is a root session (stored or open here, no `parentId`) of no tree: a tree rooted at
-   *   it is started (`newTree`: its focus is the root, the session the person drives already) and
-   *   the child spawned into it; if the spawn fails the new tree file is removed again;
-   * - the parent is a sub-agent session no tree holds: `TREE_CONFLICT`. A tree rooted at its root
-   *   would have to list the ancestors in between, which no rule adds (`addChild` needs the parent
-   *   in the tree), and would claim the focus is at the root while a client drives the parent;
-   * - the parent is no session known here: created with the `parentId` alone, an orphan (a
-   *   parent need not exist, as for `createSession`).
-   */
-  const spawnIntoTree = async (o: HostCreateOptions & { parentId: string }): Promise<Session> => {
-    const found = await findTree(o.parentId);
+  /** A session under `parentId`, made a node of the parent's tree (tree-spawn.ts has the rules). */
+  const spawnIntoParentTree = (o: HostCreateOptions & { parentId: string }): Promise<Session> => {
     const { parentId, ...rest } = o;
-    const spawn = (tree: SessionTree) => tree.spawn(parentId, spawnOptions(rest));
-    // Continuing a session the tree holds already: nothing to add.
-    if (found && o.sessionId !== undefined && found.nodes[o.sessionId]) return plainCreate(o);
-    if (found) return inTree(found.rootId, () => withTree(found.rootId, spawn));
-    const live = supervisor.get(parentId);
-    const parent = live ? { parentId: live.snapshot().parentId } : (await store.load(parentId))?.state;
-    if (!parent) return plainCreate(o);
-    if (parent.parentId !== undefined) {
-      throw new AseError('TREE_CONFLICT', `session tree: "${parentId}" is a sub-agent session of "${parent.parentId}" that no session tree under this data dir holds: spawn under a session of a tree, or under a root session`, {
-        details: { sessionId: parentId, parentId: parent.parentId },
-      });
-    }
-    return inTree(parentId, async () => {
-      const file = sessionTreeFile(dataDir!, parentId);
-      const existed = (await readSessionTree(file)) !== undefined;
-      try {
-        return await withTree(parentId, spawn);
-      } catch (error) {
-        // A refused or failed first spawn leaves no tree behind (unless another change came meanwhile).
-        if (!existed && isDeepStrictEqual(await readSessionTree(file).catch(() => undefined), newTree(parentId))) await rm(file, { force: true });
-        throw error;
-      }
-    });
+    return spawnIntoTree(supervisor, place, { ...spawnOptions(rest), parentId });
   };
   return {
-    create: (o) => (dataDir !== undefined && o.parentId !== undefined ? spawnIntoTree({ ...o, parentId: o.parentId }) : plainCreate(o)),
+    create: (o) => (dataDir !== undefined && o.parentId !== undefined ? spawnIntoParentTree({ ...o, parentId: o.parentId }) : plainCreate(o)),
     get: (id) => supervisor.get(id),
     async open(id, hooks) {
       try {

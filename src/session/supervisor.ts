@@ -114,6 +114,10 @@ export interface Supervisor {
   subscribeAll(listener: (notice: SupervisedNotice) => void): () => void;
   /** How many sessions are open (or being opened). */
   readonly size: number;
+  /** Where its store, journal, process registry and session trees (`sessionTreeFile(dataDir, rootId)`) live. */
+  readonly dataDir: string;
+  /** Every session's store. */
+  readonly store: SessionStore;
   /** Refuses new sessions, stops every open one in parallel, and resolves once all are done (and a default journal closed). */
   shutdown(): Promise<void>;
 }
@@ -177,6 +181,14 @@ class SessionSupervisor implements Supervisor {
 
   get size(): number {
     return this.#open.size + this.#opening.size;
+  }
+
+  get dataDir(): string {
+    return this.#dataDir;
+  }
+
+  get store(): SessionStore {
+    return this.#store;
   }
 
   create(options: SupervisedSessionOptions): Promise<Session> {

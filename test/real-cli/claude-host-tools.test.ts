@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { claudeEngine } from '../../src/engines/claude/index.js';
+import { claudeEngine, claudePrintEngine } from '../../src/engines/claude/index.js';
 import { createSession, defineTool, MemoryJournal, MemoryStore, type AgentEvent, type HostTool, type Session } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock, type RecordedRequest } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
@@ -59,19 +59,19 @@ describe('host tools on the real Claude Code CLI', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function open(tools: HostTool<never>[], engineOptions: Record<string, unknown> = {}) {
+  async function open(tools: HostTool<never>[], engineOptions: Record<string, unknown> = {}, agent: 'claude' | 'claude-print' = 'claude') {
     const work = join(root, 'work');
     mkdirSync(work, { recursive: true });
     const env = hermeticClaudeEnv({ port: mock.port, root });
     const events: AgentEvent[] = [];
     const journal = new MemoryJournal();
     session = await createSession({
-      agent: 'claude',
+      agent,
       workDir: work,
       dataDir: join(root, 'data'),
       store: new MemoryStore(),
       journal,
-      engines: [claudeEngine({ bin: claudeBinary() })],
+      engines: [claudeEngine({ bin: claudeBinary() }), claudePrintEngine({ bin: claudeBinary() })],
       engineOptions: { env, ...engineOptions },
       tools,
     });
@@ -205,5 +205,23 @@ describe('host tools on the real Claude Code CLI', () => {
     session = s;
     const error = await new Promise<AgentEvent>((resolve) => s.on('agent', (n) => n.event.type === 'error' && resolve(n.event)));
     expect(error).toMatchObject({ type: 'error', message: expect.stringMatching(/mcpServers\.host/) });
+  });
+
+  it('claude-print: a host tool called and answered, a thrown one an error result, across two turn processes', async () => {
+    const { session, events } = await open(
+      [add as HostTool<never>, defineTool({ name: 'fail', description: 'Always fails', inputSchema: z.object({}), handler: () => { throw new Error('nope'); } }) as HostTool<never>],
+      {},
+      'claude-print',
+    );
+    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__add', input: { a: 40, b: 2 }, id: 'toolu_p1' }, observe);
+    const first = await session.run('add');
+    expect(first.status).toBe('completed');
+    expect(first.text).toBe('Observed: sum=42');
+    expect((streaming()[0]!.body.tools as { name: string }[]).map((t) => t.name)).toContain('mcp__host__fail');
+    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__fail', input: {}, id: 'toolu_p2' }, observe);
+    const second = await session.run('fail');
+    expect(second.text).toBe('Observed: ERROR host tool "fail" failed: nope');
+    expect(events.filter((e) => e.type === 'tool_call').map((e) => (e as { toolName: string }).toolName)).toEqual(['add', 'fail']);
+    expect(events.filter((e) => e.type === 'tool_result').map((e) => (e as { status: string }).status)).toEqual(['completed', 'failed']);
   });
 });

@@ -14,6 +14,7 @@ import { main as replayRecording } from '../../examples/replay-recording.mjs';
 import { main as supervisorExample } from '../../examples/supervisor.mjs';
 import { main as remoteServer } from '../../examples/remote-server.mjs';
 import { main as sessionTreeExample } from '../../examples/session-tree.mjs';
+import { main as hostToolsExample } from '../../examples/host-tools.mjs';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 describe('examples', () => {
@@ -78,6 +79,16 @@ describe('examples', () => {
     expect(log).toContain('beta says: echo: hello from beta');
     expect(log).toContain('a third session is refused: SUPERVISOR_FULL');
     expect(log).toContain('after shutdown: 0 open');
+  });
+
+  it('host-tools: a tool answered, bad input refused before the handler, a sub-agent spawned whose answer reaches the parent once', async () => {
+    const { toolResults, tree } = await hostToolsExample();
+    expect(toolResults).toHaveLength(3);
+    expect(toolResults[0]).toEqual([{ type: 'text', text: '{"title":"Ticket T-42: flaky test","state":"open"}' }]);
+    expect(log).toContain('tool_result failed: invalid input for host tool "lookup_ticket": id: must match pattern "^T-[0-9]+$"');
+    expect(log).toContain('parent turns: 2');
+    const child = Object.values(tree?.nodes ?? {}).find((n) => n.parentId === 'parent');
+    expect(child).toMatchObject({ state: 'completed', delivered: true, result: 'echo: fix the flaky test of T-42' });
   });
 
   it('session-tree: the child records its parent, the focus moves there and back, the list shows the tree', async () => {
@@ -151,6 +162,7 @@ describe('examples under plain node', () => {
     ['replay-recording.mjs', ['turn completed: The directory is empty.', 'replayed: every host line matched the recording']],
     ['supervisor.mjs', ['beta says: echo: hello from beta', 'a third session is refused: SUPERVISOR_FULL', 'after shutdown: 0 open']],
     ['session-tree.mjs', ['spawned tests under parent', 'focus: tests, parent suspended', 'tests (child of parent): running']],
+    ['host-tools.mjs', ['tool_call lookup_ticket {"id":"T-42"}', 'parent turns: 2']],
     ['remote-server.mjs', ['message msg-1 stored as seq 2; the retry got seq 2', 'resumed after seq 2: 3, 4', 'user messages in the journal: 1']],
   ])('node examples/%s imports agent-session-engine by name and runs to the end', async (file, expected) => {
     // Its own cwd is the repository: `agent-session-engine` resolves to the package itself (its exports → dist).

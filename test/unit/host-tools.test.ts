@@ -14,6 +14,10 @@ import { defineTool, displayToolName, HostToolbox, hostToolName, type HostTool }
 import { createSession } from '../../src/session/create-session.js';
 import { FileStore } from '../../src/runtime/store/file-store.js';
 import { isAseError } from '../../src/errors.js';
+import { FAKE_CAPABILITIES, fakeEngine } from '../../src/engines/fake/index.js';
+import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
+import { MemoryStore } from '../../src/runtime/store/memory-store.js';
+import type { AgentEvent } from '../../src/events/agent-event.js';
 
 const add = defineTool<{ a: number; b: number }>({
   name: 'add',
@@ -209,7 +213,36 @@ describe('createSession({tools})', () => {
   it('refuses tools on an engine that cannot offer them (UNSUPPORTED), creating nothing', async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-host-tools-'));
     const store = new FileStore({ dir: path.join(dir, 'sessions') });
-    await expect(createSession({ agent: 'fake', workDir: dir, dataDir: dir, store, sessionId: 'y', tools: [add as HostTool<never>] })).rejects.toSatisfy((e: unknown) => isAseError(e, 'UNSUPPORTED'));
+    const noTools = { ...fakeEngine(), name: 'no-tools', capabilities: { ...FAKE_CAPABILITIES, hostTools: false } };
+    await expect(createSession({ agent: 'no-tools', engines: [noTools], workDir: dir, dataDir: dir, store, sessionId: 'y', tools: [add as HostTool<never>] })).rejects.toSatisfy((e: unknown) =>
+      isAseError(e, 'UNSUPPORTED'),
+    );
     expect(await store.list()).toEqual([]);
+  });
+
+  it('through a session: the call and its result are events and transcript entries; stop aborts a running handler', async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-host-tools-'));
+    let signal: AbortSignal | undefined;
+    const tools = [
+      add as HostTool<never>,
+      defineTool({ name: 'hang', description: 'never answers', inputSchema: z.object({}), handler: (_a, ctx) => ((signal = ctx.signal), new Promise(() => undefined)) }) as HostTool<never>,
+    ];
+    const script = { turns: [[{ callTool: { name: 'add', input: { a: 1, b: 2 }, callId: 'call-1' } }, { text: 'done' }], [{ callTool: { name: 'hang', input: {} } }]] };
+    const journal = new MemoryJournal();
+    const session = await createSession({ agent: 'fake', engines: [fakeEngine(script)], workDir: dir, dataDir: dir, store: new MemoryStore(), journal, tools });
+    const events: AgentEvent[] = [];
+    session.on('agent', (n) => events.push(n.event));
+    const turn = await session.run('go');
+    expect(turn.text).toBe('done');
+    expect(events.filter((e) => e.type === 'tool_call' || e.type === 'tool_result')).toMatchObject([
+      { type: 'tool_call', callId: 'call-1', toolName: 'add', input: { a: 1, b: 2 } },
+      { type: 'tool_result', callId: 'call-1', status: 'completed', isError: false, output: [{ type: 'text', text: 'sum=3' }] },
+    ]);
+    const transcript = JSON.stringify(await journal.read(session.id));
+    expect(transcript).toContain('sum=3');
+    await session.send('hang');
+    await expect.poll(() => signal).toBeDefined();
+    await session.stop();
+    expect(signal!.aborted).toBe(true);
   });
 });

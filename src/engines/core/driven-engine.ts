@@ -50,6 +50,16 @@ export interface TurnCommand {
   env: Record<string, string>;
   /** Written to stdin, which is then ended. */
   input: string;
+  /**
+   * Instead of `input`: this value is written as one line and stdin stays open, so the engine can
+   * answer the CLI's requests on it (`controlMessage`); stdin is ended once the turn ended.
+   */
+  inputLine?: unknown;
+}
+
+/** What `controlMessage` may do with the running turn's process. */
+export interface TurnIo {
+  write(value: unknown): Promise<void>;
 }
 
 interface RunningTurn {
@@ -68,6 +78,15 @@ export abstract class DrivenEngine<O extends DrivenEngineOptions = DrivenEngineO
   /** The command line, environment and stdin of one turn; `resumeToken` is the session to continue. */
   protected abstract turnCommand(message: UserMessage, resumeToken: string | undefined, location: AgentLocation | undefined): TurnCommand;
   protected abstract newTranslator(): TurnStreamTranslator;
+  /**
+   * A stdout message that is a request of the CLI to the host (a turn started with `inputLine`):
+   * answer it through `io` and return true; false hands it to the translator. Default: none are.
+   */
+  protected controlMessage(_value: unknown, _io: TurnIo): boolean {
+    return false;
+  }
+  /** The running turn is being aborted or the engine stopped (`stopping`): end what the engine runs for it. */
+  protected turnAborting(_stopping: boolean): void {}
 
   protected readonly context: EngineContext;
   protected options!: O;
@@ -149,6 +168,7 @@ export abstract class DrivenEngine<O extends DrivenEngineOptions = DrivenEngineO
     const turn = this.#turn;
     if (!turn) return;
     turn.aborted = true;
+    this.turnAborting(false);
     await turn.process?.stop();
     await turn.done;
   }
@@ -163,6 +183,7 @@ export abstract class DrivenEngine<O extends DrivenEngineOptions = DrivenEngineO
     this.#stopping ??= (async () => {
       this.#queue.length = 0;
       const turn = this.#turn;
+      this.turnAborting(true);
       if (turn) {
         turn.aborted = true;
         await turn.process?.stop();
@@ -226,13 +247,16 @@ export abstract class DrivenEngine<O extends DrivenEngineOptions = DrivenEngineO
         args: [...(this.#location?.args ?? []), ...command.args],
         cwd: this.spec.workDir,
         env: command.env,
-        input: command.input,
+        ...(command.inputLine === undefined && { input: command.input }),
         ...(this.options.shutdown && { shutdown: this.options.shutdown }),
         ...(this.options.maxLineBytes !== undefined && { maxLineBytes: this.options.maxLineBytes }),
         ...(this.context.processes && { observer: this.context.processes }),
         onMessage: (value) => {
+          if (command.inputLine !== undefined && turn.process && this.controlMessage(value, turn.process)) return void this.#events.signOfLife();
           if (translator.turnEnded) return void noteSkipped(translator.skipped, { reason: 'after the end of the turn', raw: value });
           this.#events.observe(() => emitAll(translator.translate(value)));
+          // Stdin was kept open for the CLI's requests: the turn is over, so the CLI may finish.
+          if (translator.turnEnded && command.inputLine !== undefined) turn.process?.endInput?.();
         },
         onInvalidLine: (reason, line) => {
           noteSkipped(translator.skipped, { reason, raw: line });
@@ -250,6 +274,9 @@ export abstract class DrivenEngine<O extends DrivenEngineOptions = DrivenEngineO
     }
     turn.process = process;
     if (turn.aborted) void process.stop();
+    else if (command.inputLine !== undefined) {
+      await process.write(command.inputLine).catch(() => undefined); // a dead stdin shows as the exit below
+    }
     const exit: ProcessExit = await process.exited;
     await process.stop(); // reaps what the turn left behind (a no-op when all is gone)
     if (translator.turnEnded) return;

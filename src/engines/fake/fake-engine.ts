@@ -18,6 +18,7 @@ import type {
 import { engineTier } from '../core/runtime-tier.js';
 import { echoTurn, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
 import { EngineEvents } from '../core/engine-events.js';
+import type { HostToolCalls } from '../core/host-tools.js';
 
 type Timer = { readonly id: number };
 type AskStep = Extract<FakeStep, { ask: unknown }>;
@@ -32,6 +33,8 @@ export const FAKE_CAPABILITIES: EngineCapabilities = Object.freeze({
   cost: true,
   setModel: true,
   setPermissionMode: true,
+  // `callTool` steps run the session's host tools.
+  hostTools: true,
   // Scripted: every signal is the script's own, reported exactly; it changes no files.
   tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'authoritative', fileChanges: 'absent' }),
 });
@@ -65,6 +68,8 @@ export class FakeEngine implements AgentEngine {
   readonly #injectedAsks = new Set<string>();
   #nextId = 1;
   readonly #events: EngineEvents;
+  /** The session's host tools, as `callTool` steps run them (made at start). */
+  #hostCalls: HostToolCalls | undefined;
 
   readonly #sent: UserMessage[] = [];
   readonly #answers: { requestId: string; decision: PermissionDecision }[] = [];
@@ -135,6 +140,7 @@ export class FakeEngine implements AgentEngine {
       throw new AseError('INVALID_OPTIONS', `fake engine: workDir ${spec.workDir} does not exist or is not a directory`, { details: { workDir: spec.workDir } });
     }
     this.#spec = spec;
+    this.#hostCalls = this.#context.hostTools?.calls();
     const base = this.#optionSettings();
     this.#settings = { model: spec.model ?? base.model, permissionMode: spec.permissionMode ?? base.permissionMode };
     this.#events.bind(spec.gen);
@@ -165,6 +171,7 @@ export class FakeEngine implements AgentEngine {
   async abort(): Promise<void> {
     this.#assertRunning('abort');
     this.#aborts++;
+    this.#hostCalls?.abortAll('the turn was aborted');
     const turn = this.#turn;
     if (this.#script.manual || this.#script.ignoreAbort || !turn) return;
     this.#endTurn(turn);
@@ -216,6 +223,7 @@ export class FakeEngine implements AgentEngine {
 
   async #stop(): Promise<void> {
     this.#stopped = true;
+    this.#hostCalls?.close('the fake engine stopped');
     // Never started: there is no process and no generation to stamp an `exited` with.
     if (this.#events.exited || !this.#spec) return;
     // Manual mode: the test decides when (and whether) the process "exits", by injecting `exited`.
@@ -282,6 +290,9 @@ export class FakeEngine implements AgentEngine {
       turn.waiting = { requestId, callId, step };
       this.#emit({ type: 'permission_request', requestId, toolName: step.ask.toolName, input: step.ask.input, callId });
       return; // answerPermission continues the turn
+    } else if ('callTool' in step) {
+      void this.#callTool(turn, step.callTool);
+      return; // the tool's answer continues the turn
     } else if ('crash' in step) {
       const { code, signal, reason } = step.crash;
       this.#emit({ type: 'exited', code: code ?? 1, signal: signal ?? null, reason: reason ?? 'crashed' });
@@ -296,6 +307,17 @@ export class FakeEngine implements AgentEngine {
       return;
     }
     // A listener may have aborted or stopped us while we emitted.
+    if (this.#turn === turn) this.#scheduleNextStep(turn);
+  }
+
+  async #callTool(turn: Turn, call: { name: string; input: unknown; callId?: string }): Promise<void> {
+    const callId = call.callId ?? `fake-call-${this.#nextId++}`;
+    this.#emit({ type: 'tool_call', callId, toolName: call.name, input: call.input });
+    const calls = this.#hostCalls;
+    const result = calls ? await calls.call(call.name, call.input, { callId }) : { content: [{ type: 'text' as const, text: 'this session has no host tools' }], isError: true };
+    // Aborted or stopped meanwhile: the turn is over, its tool answer goes nowhere.
+    if (this.#turn !== turn || this.#events.exited) return;
+    this.#emit({ type: 'tool_result', callId, status: result.isError ? 'failed' : 'completed', output: result.content, isError: result.isError });
     if (this.#turn === turn) this.#scheduleNextStep(turn);
   }
 

@@ -29,6 +29,11 @@ export type FakeStep =
    * rest of the turn. Defaults: allow → `tool_result completed`, deny → `tool_result denied`.
    */
   | (Timed & { ask: FakeAsk; onAllow?: FakeStep[]; onDeny?: FakeStep[] })
+  /**
+   * Calls a host tool of the session (`createSession({tools})`) as an agent would: `tool_call`, the
+   * handler run through `EngineContext.hostTools`, then `tool_result` with its content.
+   */
+  | (Timed & { callTool: { name: string; input: unknown; callId?: string } })
   /** Emits `exited`; the engine is dead. */
   | (Timed & { crash: { code?: number; signal?: string; reason?: string } })
   /** Nothing more for this turn: only abort/stop move it on (tests stall detection). */
@@ -87,6 +92,7 @@ export const FakeStepSchema: z.ZodType<FakeStep> = z.lazy(() =>
       onAllow: z.array(FakeStepSchema).optional(),
       onDeny: z.array(FakeStepSchema).optional(),
     }),
+    z.strictObject({ afterMs, callTool: z.strictObject({ name: z.string().min(1), input: z.unknown(), callId: z.string().min(1).optional() }) }),
     z.strictObject({
       afterMs,
       crash: z.strictObject({ code: z.number().int().optional(), signal: z.string().optional(), reason: z.string().optional() }),

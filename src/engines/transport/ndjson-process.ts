@@ -43,6 +43,8 @@ export interface NdjsonProcess {
   readonly pid: number | undefined;
   /** Writes one value as one line. Rejects once stdin is gone. */
   write(value: unknown): Promise<void>;
+  /** Ends stdin after what was written (a CLI reading stream-json input then finishes and exits). Optional for replaying launchers. */
+  endInput?(): void;
   /** Resolves once the process has exited and its stdout was drained (bounded wait). Never rejects. */
   readonly exited: Promise<ProcessExit>;
   /** Runs the stop ladder (stdin end → SIGTERM → SIGKILL of the group and descendants). Idempotent. */
@@ -109,6 +111,9 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
   return {
     pid: proc.pid,
     write: (value) => writer.write(value),
+    endInput: () => {
+      if (!proc.stdin.writableEnded) proc.stdin.end();
+    },
     exited,
     stop: async () => {
       await proc.stop();
