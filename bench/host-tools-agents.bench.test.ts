@@ -16,7 +16,7 @@ import type { AgentEngine } from '../src/engines/core/engine.js';
 import type { AgentEvent } from '../src/events/agent-event.js';
 import { startAnthropicMock } from '../test/mocks/anthropic-mock.js';
 import { startGeminiMock } from '../test/mocks/gemini-mock.js';
-import { startOpenAIResponsesMock } from '../test/mocks/openai-responses-mock.js';
+import { startOpenAIResponsesMock, toolOutputsSinceLastUser } from '../test/mocks/openai-responses-mock.js';
 import { hermeticClaudeCodeAcp, hermeticGemini, isMainClaudeRequest } from '../test/support/acp-hermetic.js';
 import { hermeticCodex } from '../test/support/codex-hermetic.js';
 import { realEngineContext } from '../test/support/engine-context.js';
@@ -51,6 +51,7 @@ async function measure(label: string, engine: AgentEngine, workDir: string, enqu
     if (e.type === 'ready') ready?.();
     if (e.type === 'tool_call' && !opened.has(e.callId)) opened.set(e.callId, performance.now());
     if (e.type === 'tool_result' && opened.has(e.callId)) engineSamples.push(performance.now() - opened.get(e.callId)!);
+    if (e.type === 'tool_result' && e.status !== 'completed') console.log(`[bench ${label}] tool_result ${e.status}: ${JSON.stringify(e.output).slice(0, 500)}`);
     if (e.type === 'turn_complete') turnDone?.();
   });
   await engine.start({ gen: 1, mode: 'remote', workDir, options: {} });
@@ -105,10 +106,12 @@ describe('host tools on codex and the ACP agents', () => {
             () => ({ kind: 'text', text: 'done' }),
           ),
         );
-        expect(kit.calls.length).toBe(TURNS * CALLS_PER_TURN);
+        const seen = mock.responsesRequests().map((r) => toolOutputsSinceLastUser(r.body).length);
+        expect(kit.calls.length, `${variant}: calls; outputs per request ${seen.join(',')}; ids ${kit.calls.map((c) => (c.args as { id: string }).id).join(',')}`).toBe(TURNS * CALLS_PER_TURN);
         await mock.close();
       }
       // ------------------------------------------------------------------ ACP agents
+      if (process.env['ASE_BENCH_CODEX_ONLY'] === '1') return;
       const acp = async (label: string, options: AcpEngineOptions, work: string, kit: ReturnType<typeof hostToolKit>, enqueue: Enqueue, call: (i: number) => unknown, text: () => unknown) => {
         const engine = new AcpEngine(realEngineContext({ hostTools: kit.toolbox }), options);
         results.push(await measure(label, engine, work, enqueue, call, text));

@@ -176,6 +176,23 @@ describe('host tools on gemini-cli --acp', () => {
     expect(log.text()).toContain('after the abort');
   });
 
+  it('a tool that requiresPermission reaches the host as a permission_request named after the tool', async () => {
+    const agent = gemini();
+    const kit = hostToolKit();
+    const { engine, log } = await startWithTools(kit, agent.options, agent.work, engines);
+    agent.scriptCall('deploy', { env: 'staging' }, new RoundTrips());
+    const asked = log.next('permission_request', 'permission_request', 60_000);
+    const done = log.next('turn_complete', 'turn', 60_000);
+    await engine.send({ localId: 'p1', text: 'deploy to staging' });
+    const request = await asked;
+    expect(request.toolName).toBe('deploy');
+    expect(kit.calls).toEqual([]);
+    await engine.answerPermission(request.requestId, { behavior: 'allow' });
+    expect(await done).toMatchObject({ status: 'completed' });
+    expect(kit.calls.map((c) => [c.name, c.ctx.callId])).toEqual([['deploy', request.callId]]);
+    expect(log.text()).toContain('deployed to staging');
+  });
+
   it('createSession({tools}): the call reaches the handler and shows as an ordinary tool call of the session', async () => {
     const agent = gemini();
     const kit = hostToolKit();

@@ -103,6 +103,33 @@ describe('host tools on codex 0.169.0 (app-server, exec)', () => {
     await engine.stop();
   });
 
+  it('dynamicTools: a tool that requiresPermission is asked first; allowed runs it, denied does not', async () => {
+    const { engine, log } = launch();
+    await log.waitFor('ready');
+    const rt = new RoundTrips();
+    scriptCall('deploy', { env: 'staging' }, rt);
+    let mark = log.mark();
+    await engine.send({ localId: 'p1', text: 'deploy to staging' });
+    const asked = await log.waitFor('permission_request', mark, () => true, 60_000);
+    expect(asked).toMatchObject({ toolName: 'deploy', input: { env: 'staging' } });
+    expect(kit.calls).toEqual([]);
+    await engine.answerPermission(asked.requestId, { behavior: 'allow' });
+    expect(await log.waitFor('turn_complete', mark, () => true, 60_000)).toMatchObject({ status: 'completed' });
+    expect(kit.calls.map((c) => c.name)).toEqual(['deploy']);
+    expect(log.of('message', mark).at(-1)?.blocks[0]).toMatchObject({ text: expect.stringContaining('deployed to staging') });
+
+    scriptCall('deploy', { env: 'prod' }, rt);
+    mark = log.mark();
+    await engine.send({ localId: 'p2', text: 'deploy to prod' });
+    const again = await log.waitFor('permission_request', mark, () => true, 60_000);
+    await engine.answerPermission(again.requestId, { behavior: 'deny', interrupt: false });
+    expect(await log.waitFor('turn_complete', mark, () => true, 60_000)).toMatchObject({ status: 'completed' });
+    expect(kit.calls.map((c) => c.name)).toEqual(['deploy']);
+    expect(log.of('tool_result', mark)).toEqual([expect.objectContaining({ status: 'failed', isError: true })]);
+    expect(log.of('message', mark).at(-1)?.blocks[0]).toMatchObject({ text: expect.stringContaining('did not allow') });
+    await engine.stop();
+  });
+
   it('loopback MCP fallback: the tool behind tool_search answers, is reported under its own name, and the port closes with the engine', async () => {
     const { engine, log, traffic } = launch({ hostTools: 'mcp' });
     await log.waitFor('ready');

@@ -26,7 +26,8 @@ export const TICKET_ANSWER = 'T-42 is open: the login page times out (owner: ana
 
 /**
  * `lookup_ticket {id}` answers {@link TICKET_ANSWER} for T-42; `explode {}` throws `kaboom from
- * the host`; `hang {}` runs until its signal aborts (at most a minute).
+ * the host`; `hang {}` runs until its signal aborts (at most a minute); `deploy {env}` answers
+ * `deployed to <env>` and needs the person's permission (`requiresPermission`).
  */
 export function hostToolKit(sessionId = 'host-tools-test'): HostToolKit {
   const calls: HandlerCall[] = [];
@@ -69,6 +70,16 @@ export function hostToolKit(sessionId = 'host-tools-test'): HostToolKit {
       },
     } as HostTool<never>,
   ];
+  tools.push({
+    name: 'deploy',
+    description: 'Deploys to an environment (asks the person first).',
+    inputSchema: { type: 'object', properties: { env: { type: 'string' } }, required: ['env'] },
+    requiresPermission: true,
+    handler: (args: { env: string }, ctx: HostToolContext) => {
+      note('deploy', args, ctx);
+      return `deployed to ${args.env}`;
+    },
+  } as HostTool<never>);
   return { tools, toolbox: new HostToolbox(tools, { sessionId }), calls, hangAborted };
 }
 
