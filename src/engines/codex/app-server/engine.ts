@@ -101,6 +101,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   #hostCalls: HostToolCalls | undefined;
   /** The loopback MCP server (`hostTools: 'mcp'`). */
   #loopback: HostToolsLoopback | undefined;
+  /** Host tool calls running, by Codex's request id: Codex withdrawing one (serverRequest/resolved) aborts its handler. */
+  readonly #hostCallsRunning = new Map<string | number, AbortController>();
   /** Host tool calls waiting for the host's permission (tools with `requiresPermission`), by request id. */
   readonly #toolApprovals = new Map<string, (allowed: boolean) => void>();
   /** Thread id of this generation (= the resume token). */
@@ -397,7 +399,13 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.emit({ type: 'permission_request', requestId, toolName: tool, input: args, callId });
       if (!(await allowed)) return dynamicToolAnswer({ content: [{ type: 'text', text: `the host did not allow ${tool}` }], isError: true });
     }
-    return dynamicToolAnswer(await calls.call(tool, args, { callId }));
+    const withdrawn = new AbortController();
+    this.#hostCallsRunning.set(rpcId, withdrawn);
+    try {
+      return dynamicToolAnswer(await calls.call(tool, args, { callId, signal: withdrawn.signal }));
+    } finally {
+      this.#hostCallsRunning.delete(rpcId);
+    }
   }
 
   #ask(kind: 'command' | 'fileChange', params: unknown, rpcId: string | number): Promise<unknown> {
@@ -447,6 +455,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.noteSkipped('malformed serverRequest/resolved', params);
       return;
     }
+    // A host tool call Codex no longer waits for (turn ended, interrupted): its handler stops.
+    this.#hostCallsRunning.get(parsed.data.requestId)?.abort(new Error('codex withdrew the call'));
     for (const [requestId, pending] of this.#approvals) {
       if (pending.rpcId !== parsed.data.requestId) continue;
       this.#approvals.delete(requestId);
