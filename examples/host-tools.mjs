@@ -71,8 +71,13 @@ export async function main() {
     const last = parent.snapshot().usage.turns;
     console.log(`parent turns: ${last}`);
 
-    const tree = await findSessionTree({ dataDir, store: supervisor.store, sessionId: 'parent' });
-    for (const node of Object.values(tree?.nodes ?? {})) console.log(`tree: ${node.sessionId}${node.parentId ? ` under ${node.parentId}` : ''}: ${node.state}`);
+    // The tree notes the delivery right after the parent stored the message.
+    let tree = await findSessionTree({ dataDir, store: supervisor.store, sessionId: 'parent' });
+    for (let i = 0; i < 100 && !Object.values(tree?.nodes ?? {}).some((n) => n.delivered); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      tree = await findSessionTree({ dataDir, store: supervisor.store, sessionId: 'parent' });
+    }
+    for (const node of Object.values(tree?.nodes ?? {})) console.log(`tree: ${node.sessionId}${node.parentId ? ` under ${node.parentId}` : ''}: ${node.state}${node.delivered ? ', delivered' : ''}`);
     return { toolResults, tree };
   } finally {
     await supervisor.shutdown();

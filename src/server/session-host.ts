@@ -9,7 +9,7 @@ import type { ControlMode } from '../events/session-input.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 import { FileStore } from '../runtime/store/file-store.js';
 import type { SessionStore } from '../runtime/store/session-store.js';
-import { isAseError } from '../errors.js';
+import { AseError, isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';

@@ -52,6 +52,8 @@ export function subAgentTools(options: SubAgentToolsOptions): HostTool<never>[] 
     const child = supervisor.get(childId);
     if (!child) return;
     const turn = await child.run(prompt, { localId });
+    // Stopped (a shutdown, a person stopping it): it did not finish its task; nothing to report.
+    if (turn.error?.code === 'SESSION_STOPPED') return;
     const result = turn.status === 'completed' ? turn.text : `[the sub-agent's turn ${turn.status}${turn.error ? `: ${turn.error.message}` : ''}]\n${turn.text}`;
     const tree = await findTreeOf(supervisor, place(), childId);
     if (!tree) return;

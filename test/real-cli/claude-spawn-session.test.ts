@@ -10,10 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeEngine } from '../../src/engines/claude/index.js';
+import { codexEngine } from '../../src/engines/codex/index.js';
 import { createSupervisor, findSessionTree, subAgentTools, type AgentEvent, type Supervisor } from '../../src/index.js';
 import { lastUserText, startAnthropicMock, type AnthropicMock, type RecordedRequest } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { processesUnder } from '../support/processes.js';
+import { startOpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { hermeticCodex } from '../support/codex-hermetic.js';
 
 /** The text of the tool_result in the request's last user message. */
 function toolResultText(request: RecordedRequest): string {
@@ -71,6 +74,8 @@ describe('spawn_session with a real Claude parent', () => {
     expect(lastUserText(delivery.body)).toBe(`[sub-agent ${childId} (call toolu_spawn1) finished]\necho: count the files`);
 
     // A node of the parent's tree, completed and delivered; listed under its parent like a host-spawned child.
+    // The tree notes the delivery right after the parent stored the message: wait for that write.
+    await expect.poll(async () => (await findSessionTree({ dataDir, store: supervisor.store, sessionId: childId }))?.nodes[childId]?.delivered, { timeout: 10_000 }).toBe(true);
     const tree = await findSessionTree({ dataDir, store: supervisor.store, sessionId: childId });
     expect(tree?.rootId).toBe('parent');
     expect(tree?.nodes[childId]).toMatchObject({ parentId: 'parent', parentCallId: 'toolu_spawn1', state: 'completed', delivered: true });
@@ -100,5 +105,35 @@ describe('spawn_session with a real Claude parent', () => {
     mock.enqueue({ kind: 'tool_use', name: 'mcp__host__session_status', input: { id: 'stranger' } }, echoResult);
     expect((await parent.run('peek')).text).toBe('Got: no sub-agent "stranger" of this session');
     expect((await supervisor.list()).filter((s) => s.parentId === 'p2')).toEqual([]);
+  });
+
+  it('a Claude parent spawns a Codex child (real codex app-server); its answer reaches the parent once', async () => {
+    const openai = await startOpenAIResponsesMock();
+    try {
+      const work = join(root, 'work');
+      mkdirSync(work, { recursive: true });
+      const env = hermeticClaudeEnv({ port: mock.port, root });
+      const codex = hermeticCodex({ root: join(root, 'codex'), baseUrl: openai.providerBaseUrl });
+      const supervisor = createSupervisor({ dataDir: join(root, 'data'), engines: [claudeEngine({ bin: claudeBinary() }), codexEngine()] });
+      sup = supervisor;
+      const tools = subAgentTools({ supervisor, agents: ['codex'], childOptions: () => ({ engineOptions: { bin: codex.bin, env: codex.env } }) });
+      const parent = await supervisor.create({ agent: 'claude', workDir: work, engineOptions: { env }, sessionId: 'cp', tools });
+      mock.enqueue({ kind: 'tool_use', name: 'mcp__host__spawn_session', input: { agent: 'codex', prompt: 'review the diff', workDir: codex.workDir }, id: 'toolu_cx' }, (request) => ({
+        kind: 'text',
+        text: `Spawned: ${toolResultText(request)}`,
+      }));
+      const turn = await parent.run('get a second opinion');
+      const childId = (JSON.parse(turn.text.replace(/^Spawned: /, '')) as { sessionId: string }).sessionId;
+      const isDelivery = (r: RecordedRequest) => r.body?.stream === true && lastUserText(r.body).startsWith(`[sub-agent ${childId}`);
+      await expect.poll(() => mock.requests.some(isDelivery), { timeout: 90_000, interval: 200 }).toBe(true);
+      expect(lastUserText(mock.requests.find(isDelivery)!.body)).toBe(`[sub-agent ${childId} (call toolu_cx) finished]\nEcho: review the diff`);
+      await parent.waitFor('status', (n) => n.phase === 'idle', { timeoutMs: 60_000 });
+      expect((await supervisor.list()).find((s) => s.sessionId === childId)).toMatchObject({ agent: 'codex', parentId: 'cp', parentCallId: 'toolu_cx' });
+      expect(mock.requests.filter(isDelivery)).toHaveLength(1);
+    } finally {
+      await sup?.shutdown();
+      sup = undefined;
+      await openai.close();
+    }
   });
 });

@@ -245,4 +245,23 @@ describe('createSession({tools})', () => {
     await session.stop();
     expect(signal!.aborted).toBe(true);
   });
+
+  it('tools are not stored: a session continued without them has none; passed again, they work', async () => {
+    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-host-tools-'));
+    const script = { turns: [[{ callTool: { name: 'add', input: { a: 2, b: 2 }, callId: 'c' } }]] };
+    const store = new MemoryStore();
+    const journal = new MemoryJournal();
+    const open = async (tools?: HostTool<never>[]) => {
+      const session = await createSession({ agent: 'fake', engines: [fakeEngine(script)], workDir: dir!, dataDir: dir!, store, journal, sessionId: 'kept', ...(tools && { tools }) });
+      const results: AgentEvent[] = [];
+      session.on('agent', (n) => n.event.type === 'tool_result' && results.push(n.event));
+      await session.run('go');
+      await session.stop();
+      return results;
+    };
+    expect(await open([add as HostTool<never>])).toMatchObject([{ status: 'completed', output: [{ type: 'text', text: 'sum=4' }] }]);
+    expect(JSON.stringify(await store.load('kept'))).not.toContain('handler');
+    expect(await open()).toMatchObject([{ status: 'failed', isError: true, output: [{ type: 'text', text: 'this session has no host tools' }] }]);
+    expect(await open([add as HostTool<never>])).toMatchObject([{ status: 'completed' }]);
+  });
 });
