@@ -5,8 +5,8 @@
  * the agent's permission request for it (no permission_request reaches the host), the handler
  * answers and the mock sees the answer in its next request. A thrown handler is an error result
  * the model reads, and the next turn works. After stop: no process under the test root and the
- * loopback port closed. Also: the stdio shim path (gemini told to use it), and createSession({tools})
- * end to end.
+ * loopback port closed. Also: the stdio shim path (gemini told to use it), an abort while a handler
+ * runs, a tool that requiresPermission, session/load (codex-acp) and createSession({tools}) end to end.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AcpEngine, acpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
@@ -247,6 +247,36 @@ describe('host tools on codex-acp', () => {
       text: (text) => mock.enqueue({ kind: 'text', text }),
     };
     await hostToolScenario('codex-acp', agent, hostToolKit(), root, engines);
+  });
+
+  it('session/load: the loaded session gets the host tools server again and the tool works', async () => {
+    const { mock, root } = bench;
+    const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, target: 'codex-acp', approvalPolicy: 'on-request' });
+    const token = await bench.rememberPineapple({ preset: 'codex-acp', env: h.env }, h.workDir, 'I will remember pineapple.');
+    const kit = hostToolKit();
+    const lines: string[] = [];
+    const engine = new AcpEngine(realEngineContext({ hostTools: kit.toolbox }), { preset: 'codex-acp', env: h.env, onTraffic: (r) => lines.push(r.line) });
+    engines.push(engine);
+    const log = new EventLog();
+    engine.onEvent(log.push);
+    const ready = log.next('ready', 'ready', READY_MS);
+    await engine.start({ gen: 2, mode: 'remote', workDir: h.workDir, options: {}, resumeToken: token });
+    await ready;
+    const load = lines.find((l) => l.includes('"session/load"'));
+    expect(load, 'a session/load request').toBeDefined();
+    expect(loopbackPortIn(load!)).toBeDefined();
+    expect(log.of('session_identified')[0]?.resumeToken).toBe(token);
+    mock.enqueue({ kind: 'tool_call', name: 'lookup_ticket', namespace: 'mcp__host', arguments: { id: 'T-42' } }, (request) => ({
+      kind: 'text',
+      text: `Observed: ${toolOutputsSinceLastUser(request.body).map((o) => o.output).join(' | ')}`,
+    }));
+    const done = log.next('turn_complete', 'turn', 60_000);
+    await engine.send({ localId: 'l1', text: 'what about T-42?' });
+    expect(await done).toMatchObject({ status: 'completed' });
+    expect(kit.calls.map((c) => c.name)).toEqual(['lookup_ticket']);
+    expect(log.text()).toContain('T-42 is open');
+    await engine.stop();
+    expect(await waitNoProcessesUnder(root)).toEqual([]);
   });
 });
 
