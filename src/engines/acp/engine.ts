@@ -11,6 +11,11 @@
  * turn, answer every open permission, close terminals, then the supervisor's ladder (stdin end →
  * SIGTERM → SIGKILL of the group) → `exited`.
  *
+ * Host tools (`EngineContext.hostTools`): a loopback MCP server for this generation, given to the
+ * agent in session/new and session/load; their permission requests are allowed by the engine
+ * unless the tool `requiresPermission`; a cancelled turn aborts the running handlers; the server
+ * closes when the agent is gone (host-tools-loopback.ts).
+ *
  * Ordering: the agent's messages are interpreted in the traffic tap, synchronously and in wire
  * order (the SDK may dispatch different methods' handlers out of order). The SDK answers requests
  * and carries ours; what our requests reject with becomes an AseError in agent-request.ts.
@@ -43,6 +48,8 @@ import { AcpTranslator, type AcpSessionInfo } from './translate.js';
 import { checkMode, checkModel, readOffer, setMode, setModel, type SessionOffer } from './session-settings.js';
 import { TurnQueue } from './turn-queue.js';
 import { WireInterpreter } from './wire-interpreter.js';
+import type { HostToolCalls } from '../core/host-tools.js';
+import { startHostToolsLoopback, type HostToolsLoopback } from '../core/host-tools-loopback.js';
 
 export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   streamingInput: false,
@@ -58,6 +65,8 @@ export const ACP_CAPABILITIES: EngineCapabilities = Object.freeze({
   // The `session/prompt` result, tool_call updates and `session/request_permission`; no price;
   // edits show as diffs (or through our fs service when enabled), not when made through a terminal.
   tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'absent', fileChanges: 'cooperative' }),
+  // Through the loopback MCP server in session/new and session/load.
+  hostTools: true,
 });
 
 /** How long stop() lets a cancelled turn end before it closes the connection anyway. */
@@ -80,6 +89,9 @@ export class AcpEngine implements AgentEngine {
   #services: ClientServices = { fs: undefined, terminals: undefined };
   #turns: TurnQueue | undefined;
   #wire: WireInterpreter | undefined;
+  /** This generation's host tool calls and their loopback MCP server, when the session has tools. */
+  #hostCalls: HostToolCalls | undefined;
+  #hostLoopback: Promise<HostToolsLoopback> | undefined;
   #spawning: Promise<void> | undefined;
   #ready = false;
   #stopRequested = false;
@@ -167,7 +179,8 @@ export class AcpEngine implements AgentEngine {
     }
     const gen = spec.gen;
     const workDir = resolve(spec.workDir);
-    const translator = (this.#translator = new AcpTranslator({ idPrefix: `acp-${gen}` }));
+    const toolbox = this.#context.hostTools && this.#context.hostTools.size > 0 ? this.#context.hostTools : undefined;
+    const translator = (this.#translator = new AcpTranslator({ idPrefix: `acp-${gen}`, ...(toolbox && { hostTools: toolbox }) }));
     const permissions = (this.#permissions = new PermissionBroker({
       idPrefix: `acp-${gen}-perm`,
       graceMs: this.#options.permissionGraceMs ?? ACP_DEFAULTS.permissionGraceMs,
@@ -186,7 +199,15 @@ export class AcpEngine implements AgentEngine {
       sendCancel: () => this.#conn!.agent.notify('session/cancel', { sessionId: this.sessionId! }),
       kill: (reason) => this.#kill(reason),
     }));
-    this.#wire = new WireInterpreter({ session: this, events: this.#events, translator, permissions, turns, replay: this.#replay });
+    this.#wire = new WireInterpreter({
+      session: this,
+      events: this.#events,
+      translator,
+      permissions,
+      turns,
+      replay: this.#replay,
+      ...(toolbox && { hostToolTrusted: (name: string) => toolbox.spec(name)?.requiresPermission === false }),
+    });
     // Finding the agent, its services and the spawn are one step stop() waits for, so a stop
     // during the search still stops the process that follows it.
     const spawning = (async () => {
@@ -240,6 +261,8 @@ export class AcpEngine implements AgentEngine {
 
   async abort(): Promise<void> {
     this.#assertRunning('abort');
+    // Host tool handlers of this turn stop now (their calls are answered as aborted).
+    this.#hostCalls?.abortAll('the turn was cancelled');
     await this.#turns!.cancel();
   }
 
@@ -366,6 +389,14 @@ export class AcpEngine implements AgentEngine {
 
   async #handshake(workDir: string): Promise<void> {
     try {
+      const toolbox = this.#context.hostTools;
+      let hostMcp: HostToolsLoopback | undefined;
+      if (toolbox && toolbox.size > 0) {
+        this.#hostCalls = toolbox.calls();
+        this.#hostLoopback = startHostToolsLoopback(this.#hostCalls, { callIdFor: (tool) => this.#translator?.claimHostCall(tool) });
+        hostMcp = await this.#hostLoopback;
+      }
+      if (this.#gone()) return;
       const open = await handshake({
         session: this,
         agent: this.#conn!.agent,
@@ -378,6 +409,7 @@ export class AcpEngine implements AgentEngine {
           ...(this.#spec!.permissionMode !== undefined && { permissionMode: this.#spec!.permissionMode }),
         },
         services: this.#services,
+        ...(hostMcp && { hostMcp }),
         replay: this.#replay,
         events: this.#events,
         now: () => this.#context.now(),
@@ -471,6 +503,9 @@ export class AcpEngine implements AgentEngine {
     // the engine), so the supervisor's ladder runs here; when the exit was requested it is the
     // same promise stop() awaits.
     await this.#proc?.stop();
+    // The agent that could call the host tools is gone: their handlers stop, the port closes.
+    this.#hostCalls?.close('the agent exited');
+    await this.#hostLoopback?.then((l) => l.close('the agent exited')).catch(() => undefined);
     this.#conn?.close(new AseError('CONNECTION_CLOSED', `agent exited (code ${exit.code}, signal ${exit.signal})`));
     this.#permissions?.cancelAll('agent exited');
     await this.#services.terminals?.closeAll().catch(() => undefined);

@@ -4,7 +4,9 @@
  * replay routed to history; on failure a new session, reported, unless `loadFallback: 'fail'`),
  * else `session/new` → the session's runtime mode and model, the configured mode, model and config
  * options (`session/set_mode`, `session/set_config_option` or `session/set_model`), each checked
- * against the agent's offer (session-settings.ts). Kept apart from the engine, which only reports
+ * against the agent's offer (session-settings.ts). The host tools' loopback MCP server, when the
+ * session has tools, joins the `mcpServers` of session/new and session/load (agents do not
+ * remember them): over HTTP when the agent advertises it, else through the stdio shim. Kept apart from the engine, which only reports
  * the outcome: ready, or a start-up failure.
  */
 import type { ClientConnection, McpServer, NewSessionRequest } from '@agentclientprotocol/sdk';
@@ -15,6 +17,7 @@ import type { ClientServices } from './client-services.js';
 import { CLIENT_INFO } from './client.js';
 import type { HistoryReplay } from './history-replay.js';
 import { ACP_DEFAULTS, type AcpEngineOptions } from './options.js';
+import { stdioShimServer } from '../transport/host-mcp-stdio-shim.js';
 import { checkMode, checkModel, readOffer, selectValues, setMode, setModel } from './session-settings.js';
 
 /** The engine's public session state the handshake fills in (AcpEngine is one). */
@@ -35,6 +38,8 @@ export interface HandshakeParts {
   /** The session's runtime choices from the start spec (they win over `options.modeId` / `model`). */
   readonly settings: { readonly model?: string; readonly permissionMode?: string };
   readonly services: ClientServices;
+  /** The host tools' loopback MCP server, when the session has tools. */
+  readonly hostMcp?: { readonly serverName: string; readonly url: string };
   readonly replay: HistoryReplay;
   readonly events: EngineEvents;
   now(): number;
@@ -70,7 +75,7 @@ export async function handshake(p: HandshakeParts): Promise<boolean> {
   const sessionTimeout = o.sessionTimeoutMs ?? ACP_DEFAULTS.sessionTimeoutMs;
   const request: NewSessionRequest = {
     cwd: p.workDir,
-    mcpServers: (o.mcpServers ?? []) as McpServer[],
+    mcpServers: mcpServersFor(p, init.agentCapabilities?.mcpCapabilities),
     ...(o.additionalDirectories && { additionalDirectories: o.additionalDirectories }),
   };
   const token = p.resumeToken;
@@ -103,6 +108,23 @@ export async function handshake(p: HandshakeParts): Promise<boolean> {
 }
 
 const invalid = (message: string) => new AseError('INVALID_OPTIONS', `acp engine: ${message}`);
+
+/**
+ * The configured MCP servers plus the host tools' one: `http` when the agent can (gemini,
+ * codex-acp and claude-code-acp all advertise it), otherwise `stdio` (every ACP agent must take
+ * it). A configured server named like the host's would shadow it: refused.
+ */
+function mcpServersFor(p: HandshakeParts, capabilities: { http?: boolean } | undefined): McpServer[] {
+  const configured = (p.options.mcpServers ?? []) as McpServer[];
+  const host = p.hostMcp;
+  if (!host) return configured;
+  if (configured.some((s) => (s as { name?: unknown }).name === host.serverName)) {
+    throw invalid(`mcpServers: the name "${host.serverName}" is taken by the session's host tools; rename that server`);
+  }
+  const http = capabilities?.http === true && (p.options.hostToolsTransport ?? 'auto') === 'auto';
+  const entry: McpServer = http ? { type: 'http', name: host.serverName, url: host.url, headers: [] } : stdioShimServer(host.serverName, host.url);
+  return [...configured, entry];
+}
 
 /**
  * The session's runtime choices (`setPermissionMode` / `setModel`) first, then `modeId`, `model`

@@ -74,8 +74,14 @@ export interface AcpEngineOptions {
   home?: 'private' | 'inherit' | (string & {});
   fs?: AcpFsOptions;
   terminal?: AcpTerminalOptions;
-  /** `mcpServers` of session/new and session/load (ACP shapes). Default none. */
+  /** `mcpServers` of session/new and session/load (ACP shapes). Default none. The name `host` is the host tools' own. */
   mcpServers?: unknown[];
+  /**
+   * How the session's host tools (`createSession({tools})`) reach the agent: through the loopback
+   * MCP server, as an `http` MCP server when the agent advertises `mcpCapabilities.http`, else
+   * (or with `'stdio'`) through a stdio shim the agent spawns. Default `'auto'`.
+   */
+  hostToolsTransport?: 'auto' | 'stdio';
   /** `additionalDirectories` of session/new and session/load, when the agent supports them. */
   additionalDirectories?: string[];
   /**
@@ -165,6 +171,7 @@ export const AcpOptionsSchema = z.object({
     })
     .optional(),
   mcpServers: z.array(z.unknown()).optional(),
+  hostToolsTransport: z.enum(['auto', 'stdio']).optional(),
   additionalDirectories: z.array(z.string()).optional(),
   modeId: z.string().min(1).optional(),
   model: z.string().min(1).optional(),

@@ -11,12 +11,16 @@
  * - Streamed text is also assembled into `message` events (one per text run between tool calls),
  *   because text deltas are ephemeral and the transcript keeps only messages.
  *
+ * - A call of the session's host tools is named after the tool (`add`), not as the agent names it
+ *   (`mcp__host__add`, `add (host MCP Server)`, `Tool: host/add`): host-tool-names.ts.
+ *
  * Never throws; input it cannot use is recorded in `skipped`.
  */
 import type { AgentCommand, AgentEventBody, ContentBlock, PlanEntry } from '../../events/agent-event.js';
 import { ThinkingIndicator } from '../core/thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
+import { acpHostToolName } from './host-tool-names.js';
 
 export type { SkippedInput } from '../core/skipped-inputs.js';
 
@@ -42,10 +46,16 @@ export interface AcpTranslatorOptions {
    * prompt we sent.
    */
   includeUserMessages?: boolean;
+  /** The session's host tools: their calls are named after the tool. */
+  hostTools?: { has(name: string): boolean };
 }
 
 interface ToolState {
   callId: string;
+  /** The host tool this call runs, once a message named it. */
+  hostTool?: string;
+  /** A `tools/call` without an id of its own was matched to this call (claimHostCall). */
+  claimed?: boolean;
   name?: string;
   title?: string;
   kind?: string;
@@ -125,6 +135,24 @@ export class AcpTranslator {
   toolName(callId: string): string | undefined {
     const tool = this.#tools.get(callId);
     return tool?.name ?? tool?.kind;
+  }
+
+  /** The host tool a call runs, when it is a host tool call (known from any of its messages so far). */
+  hostToolOf(callId: string): string | undefined {
+    return this.#tools.get(callId)?.hostTool;
+  }
+
+  /**
+   * The oldest open call of host tool `name` not claimed yet, now claimed: for a `tools/call`
+   * that does not say which of the agent's calls it is (gemini).
+   */
+  claimHostCall(name: string): string | undefined {
+    for (const tool of this.#tools.values()) {
+      if (tool.hostTool !== name || tool.resultEmitted || tool.claimed) continue;
+      tool.claimed = true;
+      return tool.callId;
+    }
+    return undefined;
   }
 
   /** Tool calls seen but not finished yet. */
@@ -256,6 +284,7 @@ export class AcpTranslator {
       this.#tools.set(tool.callId, tool);
     }
     if (tool.resultEmitted) return []; // finished: later updates are absorbed (and not stored)
+    tool.hostTool ??= acpHostToolName(fields, this.#options.hostTools);
     if (fields.name !== undefined) tool.name = fields.name;
     if (fields.title !== undefined) tool.title = fields.title;
     if (fields.kind !== undefined) tool.kind = fields.kind;
@@ -281,7 +310,7 @@ export class AcpTranslator {
     return {
       type: 'tool_call',
       callId: tool.callId,
-      toolName: tool.name ?? tool.kind ?? 'tool',
+      toolName: tool.hostTool ?? tool.name ?? tool.kind ?? 'tool',
       input: tool.input ?? {},
       ...(tool.title !== undefined && { title: tool.title }),
     };

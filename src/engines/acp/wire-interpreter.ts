@@ -33,6 +33,11 @@ export interface WireInterpreterParts {
   readonly permissions: PermissionBroker;
   readonly turns: TurnQueue;
   readonly replay: HistoryReplay;
+  /**
+   * Whether a host tool runs without asking (the host's own code is trusted unless the tool says
+   * `requiresPermission`): its permission request is allowed here, never shown to the host.
+   */
+  readonly hostToolTrusted?: (name: string) => boolean;
 }
 
 export class WireInterpreter {
@@ -109,10 +114,18 @@ export class WireInterpreter {
       permissions.settle(pending.requestId, { outcome: 'cancelled' }, 'turn cancelled');
       return;
     }
+    const hostTool = translator.hostToolOf(call.toolCallId);
+    if (hostTool !== undefined && this.#p.hostToolTrusted?.(hostTool)) {
+      // Once, never "always": the next call asks again and is allowed again, so the agent's own
+      // rule store never learns to trust a server by name.
+      const allow = request.options.find((o) => o.kind === 'allow_once') ?? request.options.find((o) => o.kind.startsWith('allow'));
+      permissions.settle(pending.requestId, allow ? { outcome: 'selected', optionId: allow.optionId } : { outcome: 'cancelled' }, 'host tool');
+      return;
+    }
     events.emit({
       type: 'permission_request',
       requestId: pending.requestId,
-      toolName: call.name ?? translator.toolName(call.toolCallId) ?? call.kind ?? 'tool',
+      toolName: hostTool ?? call.name ?? translator.toolName(call.toolCallId) ?? call.kind ?? 'tool',
       input,
       callId: call.toolCallId,
       suggestions: request.options,

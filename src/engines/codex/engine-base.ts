@@ -331,7 +331,16 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
     void this.stop();
   }
 
-  #onExit(exit: ProcessExit): void {
+  /**
+   * What the engine holds besides the process (the host tools' loopback server, their running
+   * calls): released once the process is gone, before `exited` is reported, so a stopped engine
+   * leaves no port behind. Must not reject.
+   */
+  protected release(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async #onExit(exit: ProcessExit): Promise<void> {
     this.peer.close(`${this.engineName} process exited (code ${exit.code}, signal ${exit.signal})`);
     // Codex died by itself (crash, OOM kill): the commands it ran live in process groups of their
     // own and an unsandboxed one outlives it. The stop ladder takes down every descendant the
@@ -342,6 +351,7 @@ export abstract class CodexEngineBase<O extends CodexEngineOptions = CodexEngine
       const what = this.turnActive ? 'exited during a turn' : 'exited unexpectedly';
       this.emit({ type: 'error', kind: 'fatal', message: `${this.engineName} process ${what} (code ${exit.code}, signal ${exit.signal})${this.stderrSuffix()}`, retryable: false });
     }
+    await this.release().catch(() => undefined);
     this.#emitExited(exit, this.#stopRequested ? 'stopped' : this.#protocolFailure ? 'protocol error' : 'process exited');
   }
 

@@ -82,6 +82,13 @@ export interface CodexEngineOptions {
   onTraffic?: TrafficTap;
   /** Testing hook: replaces process spawning (e.g. with a recorded-traffic replayer). */
   launcher?: NdjsonLauncher;
+  /**
+   * How the `codex` (app-server) engine offers the session's host tools (`createSession({tools})`):
+   * `dynamic` (default) as `thread/start.dynamicTools`, called through `item/tool/call` (experimental
+   * API, see docs/engines.md); `mcp` through the loopback MCP server (the tools are then deferred
+   * behind Codex's `tool_search`). `codex-exec` always uses the loopback server.
+   */
+  hostTools?: 'dynamic' | 'mcp';
 }
 
 const ms = z.number().positive();
@@ -105,7 +112,7 @@ const SHARED = {
 };
 
 /** The options of the `codex` (app-server) engine. */
-export const CodexOptionsSchema = z.object({ ...SHARED, approvalPolicy: z.enum(CODEX_APPROVAL_POLICIES).optional() });
+export const CodexOptionsSchema = z.object({ ...SHARED, approvalPolicy: z.enum(CODEX_APPROVAL_POLICIES).optional(), hostTools: z.enum(['dynamic', 'mcp']).optional() });
 
 /** The options of the `codex-mcp` engine: its `approval-policy` knows only on-request and never. */
 export const CodexMcpOptionsSchema = z.object({

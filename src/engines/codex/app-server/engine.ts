@@ -10,6 +10,13 @@
  * Approvals are server→client requests (`item/commandExecution/requestApproval`,
  * `item/fileChange/requestApproval`) held open until `answerPermission`; every other server
  * request is answered with a JSON-RPC error by the peer.
+ *
+ * Host tools (`EngineContext.hostTools`): by default `thread/start.dynamicTools` (which needs
+ * `initialize.capabilities.experimentalApi`), each call a server request `item/tool/call` answered
+ * with the handler's result; the thread keeps its tools across `thread/resume`. With
+ * `hostTools: 'mcp'` they go through the loopback MCP server instead, given per thread as
+ * `config.mcp_servers.host` with approvals off (reference host-tools.md §2). Either way the calls
+ * show as `tool_call` / `tool_result` under the tool's own name.
  */
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../../events/engine-input.js';
 import type { EngineCapabilities, EngineContext } from '../../core/engine.js';
@@ -24,6 +31,10 @@ import { commandDecision, fileChangeDecision } from './decisions.js';
 import type { InitializeParams, ThreadResumeParams, ThreadStartParams, TurnInterruptParams, TurnStartParams } from './protocol/index.js';
 import { CommandApprovalParamsSchema, FileChangeApprovalParamsSchema, ServerRequestResolvedSchema, ThreadStartResponseSchema, TurnStartResponseSchema } from './messages.js';
 import { rolloutStarted } from './rollout-started.js';
+import type { HostToolCalls, HostToolResult } from '../../core/host-tools.js';
+import { startHostToolsLoopback, type HostToolsLoopback } from '../../core/host-tools-loopback.js';
+import type { DynamicToolCallParams } from './protocol/generated/v2/DynamicToolCallParams.js';
+import type { DynamicToolCallOutputContentItem } from './protocol/generated/v2/DynamicToolCallOutputContentItem.js';
 import { AppServerTranslator } from './translate.js';
 
 export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
@@ -41,7 +52,20 @@ export const CODEX_CAPABILITIES: EngineCapabilities = Object.freeze({
   setPermissionMode: true,
   // `turn/completed`, item events and approval requests; tokens but no price; fileChange items miss shell edits.
   tier: engineTier('hooked', { turnEnd: 'authoritative', toolUse: 'authoritative', permission: 'authoritative', cost: 'absent', fileChanges: 'cooperative' }),
+  // dynamicTools + item/tool/call, or the loopback MCP server (options.hostTools).
+  hostTools: true,
 });
+
+/**
+ * A `thread/start.dynamicTools` entry (experimental API: the stable generated types omit the field;
+ * shape from `codex app-server generate-ts --experimental`, reference host-tools.md §2).
+ */
+interface DynamicToolSpec {
+  type: 'function';
+  name: string;
+  description: string;
+  inputSchema: unknown;
+}
 
 export type CodexAppServerEngineOptions = CodexEngineOptions;
 
@@ -73,6 +97,14 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   #changedSettings: EngineSettings = {};
   /** What the thread started with (the thread/start or thread/resume answer): what a `null` change goes back to. */
   #threadDefaults: { model?: string; approvalPolicy?: CodexApprovalPolicy } = {};
+  /** This generation's host tool calls, when the session has tools. */
+  #hostCalls: HostToolCalls | undefined;
+  /** The loopback MCP server (`hostTools: 'mcp'`). */
+  #loopback: HostToolsLoopback | undefined;
+  /** Host tool calls running, by Codex's request id: Codex withdrawing one (serverRequest/resolved) aborts its handler. */
+  readonly #hostCallsRunning = new Map<string | number, AbortController>();
+  /** Host tool calls waiting for the host's permission (tools with `requiresPermission`), by request id. */
+  readonly #toolApprovals = new Map<string, (allowed: boolean) => void>();
   /** Thread id of this generation (= the resume token). */
   threadId: string | undefined;
   /** Rollout file of the thread (`thread.path`). */
@@ -100,13 +132,20 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   protected registerHandlers(): void {
     this.peer.handle('item/commandExecution/requestApproval', (params, id) => this.#ask('command', params, id));
     this.peer.handle('item/fileChange/requestApproval', (params, id) => this.#ask('fileChange', params, id));
+    this.peer.handle('item/tool/call', (params, id) => this.#callHostTool(params, id));
   }
 
   protected async handshake(): Promise<void> {
     const timeoutMs = this.options.initializeTimeoutMs ?? 60_000;
+    const toolbox = this.context.hostTools;
+    const hostTools = toolbox && toolbox.size > 0 ? (this.options.hostTools ?? 'dynamic') : undefined;
+    if (toolbox && hostTools) this.#hostCalls = toolbox.calls();
+    if (hostTools === 'mcp') this.#loopback = await startHostToolsLoopback(this.#hostCalls!);
     const init: InitializeParams = {
       clientInfo: { name: CLIENT_NAME, title: null, version: CLIENT_VERSION },
-      capabilities: { experimentalApi: false, requestAttestation: false },
+      // dynamicTools and item/tool/call are experimental API: without it thread/start fails with
+      // -32600 "thread/start.dynamicTools requires experimentalApi capability".
+      capabilities: { experimentalApi: hostTools === 'dynamic', requestAttestation: false },
     };
     await this.peer.request('initialize', init, { timeoutMs });
     await this.peer.notify('initialized');
@@ -122,6 +161,11 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       ...(model && { model }),
       ...(this.options.baseInstructions !== undefined && { baseInstructions: this.options.baseInstructions }),
       ...(this.options.developerInstructions !== undefined && { developerInstructions: this.options.developerInstructions }),
+      // Per thread, no restart, no experimental flag; approvals off: the host's own tools are trusted
+      // (one that needs a person is asked by the handler's wrapper, see #callHostTool).
+      ...(this.#loopback && {
+        config: { mcp_servers: { [this.#loopback.serverName]: { url: this.#loopback.url, default_tools_approval_mode: 'approve' } } },
+      }),
     };
     let raw: unknown;
     if (this.spec.resumeToken) {
@@ -132,7 +176,10 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
         throw new AseError('ENGINE_START_FAILED', `thread/resume ${this.spec.resumeToken} failed: ${errorMessage(error)}`, { cause: error });
       }
     } else {
-      const params: ThreadStartParams = common;
+      // The thread keeps these for its life (and across thread/resume): they cannot change later.
+      const dynamicTools: DynamicToolSpec[] | undefined =
+        hostTools === 'dynamic' ? toolbox!.specs.map((t) => ({ type: 'function', name: t.name, description: t.description, inputSchema: t.inputSchema })) : undefined;
+      const params: ThreadStartParams & { dynamicTools?: DynamicToolSpec[] } = { ...common, ...(dynamicTools && { dynamicTools }) };
       raw = await this.peer.request('thread/start', params, { timeoutMs });
     }
     const parsed = ThreadStartResponseSchema.safeParse(raw);
@@ -146,6 +193,7 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
     this.threadId = thread.id;
     this.transcriptPath = thread.path ?? undefined;
     this.#translator.setThread(thread.id);
+    if (toolbox && hostTools) this.#translator.setHostTools(toolbox);
     const identity = { resumeToken: thread.id, ...(thread.path && { transcriptPath: thread.path }) };
     // app-server writes a new thread's rollout only once its first turn has started, and
     // thread/resume of a thread without one fails ("no rollout found"): a token reported now
@@ -237,6 +285,13 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
 
   protected async interruptTurn(timeoutMs: number): Promise<void> {
     if (!this.#translator.turnRunning) return;
+    // Host tool handlers of this turn stop now (their calls are answered as aborted).
+    this.#hostCalls?.abortAll('the turn was interrupted');
+    for (const [requestId, answer] of this.#toolApprovals) {
+      this.#toolApprovals.delete(requestId);
+      answer(false);
+      this.emit({ type: 'permission_cancelled', requestId, reason: 'turn interrupted' });
+    }
     const turnId = await this.#turnIdReady;
     if (!this.#translator.turnRunning) return;
     if (turnId === undefined) {
@@ -278,6 +333,12 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
   }
 
   protected async answer(requestId: string, decision: PermissionDecision): Promise<void> {
+    const toolApproval = this.#toolApprovals.get(requestId);
+    if (toolApproval) {
+      this.#toolApprovals.delete(requestId);
+      toolApproval(decision.behavior === 'allow');
+      return;
+    }
     const pending = this.#approvals.get(requestId);
     // Already answered, or resolved by Codex itself (turn ended / interrupted): nothing to send.
     if (!pending) return;
@@ -310,7 +371,41 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
 
   /** Ids of permission requests still waiting for `answerPermission`. */
   get pendingPermissions(): string[] {
-    return [...this.#approvals.keys()];
+    return [...this.#approvals.keys(), ...this.#toolApprovals.keys()];
+  }
+
+  protected override async release(): Promise<void> {
+    this.#hostCalls?.close('the engine stopped');
+    for (const answer of this.#toolApprovals.values()) answer(false);
+    this.#toolApprovals.clear();
+    await this.#loopback?.close('the engine stopped');
+  }
+
+  /**
+   * `item/tool/call`: the agent calls a host tool (dynamicTools). Codex asks no approval for these
+   * (the host is the policy): a tool marked `requiresPermission` is asked here, as a
+   * `permission_request` for the call. The answer is the handler's result; a failure of any kind is
+   * `success: false` with its text, which the model reads as the tool's output.
+   */
+  async #callHostTool(params: unknown, rpcId: string | number): Promise<unknown> {
+    const p = params as Partial<DynamicToolCallParams> | null;
+    const calls = this.#hostCalls;
+    if (!calls || typeof p?.tool !== 'string' || typeof p.callId !== 'string') throw rpcError(INVALID_PARAMS, 'item/tool/call: not a host tool call');
+    const { tool, callId } = p;
+    const args = p.arguments ?? {};
+    if (calls.specs.find((s) => s.name === tool)?.requiresPermission) {
+      const requestId = `g${this.spec.gen}-tool-${rpcId}`;
+      const allowed = new Promise<boolean>((resolve) => this.#toolApprovals.set(requestId, resolve));
+      this.emit({ type: 'permission_request', requestId, toolName: tool, input: args, callId });
+      if (!(await allowed)) return dynamicToolAnswer({ content: [{ type: 'text', text: `the host did not allow ${tool}` }], isError: true });
+    }
+    const withdrawn = new AbortController();
+    this.#hostCallsRunning.set(rpcId, withdrawn);
+    try {
+      return dynamicToolAnswer(await calls.call(tool, args, { callId, signal: withdrawn.signal }));
+    } finally {
+      this.#hostCallsRunning.delete(rpcId);
+    }
   }
 
   #ask(kind: 'command' | 'fileChange', params: unknown, rpcId: string | number): Promise<unknown> {
@@ -360,6 +455,8 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
       this.noteSkipped('malformed serverRequest/resolved', params);
       return;
     }
+    // A host tool call Codex no longer waits for (turn ended, interrupted): its handler stops.
+    this.#hostCallsRunning.get(parsed.data.requestId)?.abort(new Error('codex withdrew the call'));
     for (const [requestId, pending] of this.#approvals) {
       if (pending.rpcId !== parsed.data.requestId) continue;
       this.#approvals.delete(requestId);
@@ -372,4 +469,12 @@ export class CodexAppServerEngine extends CodexEngineBase<CodexAppServerEngineOp
 function threadApprovalPolicy(raw: unknown): CodexApprovalPolicy | undefined {
   const policy = (raw as { approvalPolicy?: unknown } | null)?.approvalPolicy;
   return typeof policy === 'string' && (CODEX_APPROVAL_POLICIES as readonly string[]).includes(policy) ? (policy as CodexApprovalPolicy) : undefined;
+}
+
+/** A host tool's result as Codex's `DynamicToolCallResponse` (images as data URLs). */
+function dynamicToolAnswer(result: HostToolResult): { contentItems: DynamicToolCallOutputContentItem[]; success: boolean } {
+  const contentItems = result.content.map((c): DynamicToolCallOutputContentItem =>
+    c.type === 'text' ? { type: 'inputText', text: c.text } : { type: 'inputImage', imageUrl: `data:${c.mimeType};base64,${c.data}` },
+  );
+  return { contentItems, success: !result.isError };
 }

@@ -76,6 +76,18 @@ export const McpToolCallItemSchema = z.object({
   error: z.unknown(),
 });
 
+/** A host tool's call through `thread/start.dynamicTools` (experimental API). */
+export const DynamicToolCallItemSchema = z.object({
+  type: z.literal('dynamicToolCall'),
+  id: z.string(),
+  namespace: z.string().nullish(),
+  tool: z.string(),
+  arguments: z.unknown(),
+  status: z.string(),
+  contentItems: z.array(z.unknown()).nullish(),
+  success: z.boolean().nullish(),
+});
+
 export const DeltaSchema = z.object({ threadId: z.string(), turnId: z.string(), itemId: z.string(), delta: z.string() });
 
 export const TokenBreakdownSchema = z.object({
@@ -141,6 +153,7 @@ export const PROTOCOL_AGREEMENT: [
   Accepts<typeof CommandExecutionItemSchema, ItemOf<'commandExecution'>>,
   Accepts<typeof FileChangeItemSchema, ItemOf<'fileChange'>>,
   Accepts<typeof McpToolCallItemSchema, ItemOf<'mcpToolCall'>>,
+  Accepts<typeof DynamicToolCallItemSchema, ItemOf<'dynamicToolCall'>>,
   Accepts<typeof DeltaSchema, AgentMessageDeltaNotification>,
   Accepts<typeof DeltaSchema, ReasoningSummaryTextDeltaNotification>,
   Accepts<typeof TokenUsageUpdatedSchema, ThreadTokenUsageUpdatedNotification>,
@@ -149,4 +162,4 @@ export const PROTOCOL_AGREEMENT: [
   Accepts<typeof ServerRequestResolvedSchema, ServerRequestResolvedNotification>,
   Accepts<typeof CommandApprovalParamsSchema, CommandExecutionRequestApprovalParams>,
   Accepts<typeof FileChangeApprovalParamsSchema, FileChangeRequestApprovalParams>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true];

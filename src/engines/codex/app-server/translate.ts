@@ -5,7 +5,9 @@
  * error was already reported. It never throws; unknown or malformed input lands in `skipped`.
  *
  * Mapping (docs/engines/codex.md has the table):
- * - item/started: commandExecution / fileChange / mcpToolCall → tool_call; reasoning → thinking on
+ * - item/started: commandExecution / fileChange / mcpToolCall / dynamicToolCall → tool_call;
+ *   reasoning → thinking on (a host tool's call, dynamic or through the loopback MCP server, is
+ *   named after the tool itself, not `mcp__host__<tool>`)
  * - item/agentMessage/delta → text_delta; reasoning deltas → thinking on
  * - item/completed: userMessage / agentMessage → message; reasoning → message with a thinking
  *   block; tool items → tool_result (declined → denied)
@@ -18,10 +20,12 @@ import { ThinkingIndicator } from '../../core/thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
 import { noteSkipped, type SkippedInput } from '../../core/skipped-inputs.js';
 import { ToolCallLedger } from '../tool-ledger.js';
+import { displayToolName } from '../../core/host-tools.js';
 import { addUsage, turnUsageOf, UsageSnapshots } from '../usage.js';
 import {
   AgentMessageItemSchema,
   CommandExecutionItemSchema,
+  DynamicToolCallItemSchema,
   DeltaSchema,
   ErrorNotificationSchema,
   FileChangeItemSchema,
@@ -73,6 +77,11 @@ export function toolNameOf(item: { type: string; server?: string; tool?: string 
   }
 }
 
+/** A dynamic tool's name: the tool's own, under its namespace when it has one (`ns/tool`). */
+function dynamicToolName(item: { tool: string; namespace?: string | null }): string {
+  return item.namespace ? `${item.namespace}/${item.tool}` : item.tool;
+}
+
 const TOOL_ITEMS = new Set(['commandExecution', 'fileChange', 'mcpToolCall', 'dynamicToolCall', 'webSearch', 'imageView', 'imageGeneration', 'collabAgentToolCall']);
 
 /** Codex item status → tool_result status. */
@@ -107,6 +116,17 @@ export class AppServerTranslator {
   readonly #subAgents = new Map<string, string>();
   /** The scope of the notification being translated: `{}` for our own thread. */
   #scope: { parentCallId?: string } = {};
+  /** The session's host tools: their calls are named after the tool. */
+  #hostTools: { has(name: string): boolean } | undefined;
+
+  setHostTools(toolbox: { has(name: string): boolean }): void {
+    this.#hostTools = toolbox;
+  }
+
+  /** The reported name of an `mcpToolCall`: a host tool's own name, else `mcp__<server>__<tool>`. */
+  #mcpToolName(item: { type: string; server?: string; tool?: string }): string {
+    return displayToolName(toolNameOf(item), this.#hostTools);
+  }
 
   get threadId(): string | undefined {
     return this.#threadId;
@@ -334,7 +354,12 @@ export class AppServerTranslator {
       case 'mcpToolCall': {
         const parsed = McpToolCallItemSchema.safeParse(item);
         if (!parsed.success) return this.#skip('malformed mcpToolCall', 'item/started', item);
-        return this.#ledger.call({ callId: parsed.data.id, toolName: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope });
+        return this.#ledger.call({ callId: parsed.data.id, toolName: this.#mcpToolName(parsed.data), input: parsed.data.arguments, ...this.#scope });
+      }
+      case 'dynamicToolCall': {
+        const parsed = DynamicToolCallItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed dynamicToolCall', 'item/started', item);
+        return this.#ledger.call({ callId: parsed.data.id, toolName: dynamicToolName(parsed.data), input: parsed.data.arguments ?? {}, ...this.#scope });
       }
       default:
         if (TOOL_ITEMS.has(item.type)) return this.#ledger.call({ callId: item.id, toolName: toolNameOf(item), input: item, ...this.#scope });
@@ -390,7 +415,16 @@ export class AppServerTranslator {
         const mapped = resultStatus(parsed.data.status);
         return this.#ledger.result(
           { callId: parsed.data.id, status: mapped, output: parsed.data.error ?? parsed.data.result, isError: mapped !== 'completed' },
-          { toolName: toolNameOf(parsed.data), input: parsed.data.arguments, ...this.#scope },
+          { toolName: this.#mcpToolName(parsed.data), input: parsed.data.arguments, ...this.#scope },
+        );
+      }
+      case 'dynamicToolCall': {
+        const parsed = DynamicToolCallItemSchema.safeParse(item);
+        if (!parsed.success) return this.#skip('malformed dynamicToolCall', 'item/completed', item);
+        const mapped = resultStatus(parsed.data.status);
+        return this.#ledger.result(
+          { callId: parsed.data.id, status: mapped, output: { content: parsed.data.contentItems ?? [], success: parsed.data.success ?? null }, isError: mapped !== 'completed' },
+          { toolName: dynamicToolName(parsed.data), input: parsed.data.arguments ?? {}, ...this.#scope },
         );
       }
       default: {

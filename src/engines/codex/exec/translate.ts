@@ -10,6 +10,7 @@ import type { AgentEventBody, ErrorKind, TurnUsage } from '../../../events/agent
 import type { TurnStreamTranslator } from '../../core/driven-engine.js';
 import { noteSkipped, type SkippedInput } from '../../core/skipped-inputs.js';
 import { ToolCallLedger } from '../tool-ledger.js';
+import { displayToolName } from '../../core/host-tools.js';
 import { turnUsageFromCodex } from '../usage.js';
 import { usageCounts, usageSince, type UsageCounts } from './thread-usage.js';
 import { CommandExecutionSchema, ExecEventSchema, FileChangeSchema, McpToolCallSchema, TextItemSchema, type ExecItem } from './messages.js';
@@ -44,6 +45,8 @@ export class CodexExecTranslator implements TurnStreamTranslator {
   constructor(
     private readonly prefix: string,
     private readonly baseline?: UsageCounts,
+    /** The session's host tools: their calls are named after the tool, not `mcp__host__<tool>`. */
+    private readonly hostTools?: { has(name: string): boolean },
   ) {}
 
   translate(value: unknown): AgentEventBody[] {
@@ -107,7 +110,7 @@ export class CodexExecTranslator implements TurnStreamTranslator {
       case 'mcp_tool_call': {
         const m = McpToolCallSchema.safeParse(item);
         if (!m.success) return this.#skip('malformed mcp_tool_call', item);
-        return this.#ledger.call({ callId, toolName: `mcp__${m.data.server}__${m.data.tool}`, input: m.data.arguments ?? {} });
+        return this.#ledger.call({ callId, toolName: displayToolName(`mcp__${m.data.server}__${m.data.tool}`, this.hostTools), input: m.data.arguments ?? {} });
       }
       case 'web_search':
       case 'collab_tool_call':
@@ -149,7 +152,7 @@ export class CodexExecTranslator implements TurnStreamTranslator {
         const status = resultStatus(m.data.status);
         return this.#ledger.result(
           { callId, status, output: m.data.error ?? m.data.result, isError: status !== 'completed' },
-          { toolName: `mcp__${m.data.server}__${m.data.tool}`, input: m.data.arguments ?? {} },
+          { toolName: displayToolName(`mcp__${m.data.server}__${m.data.tool}`, this.hostTools), input: m.data.arguments ?? {} },
         );
       }
       case 'web_search':
