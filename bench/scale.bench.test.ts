@@ -1,0 +1,137 @@
+/**
+ * 10. Scale: what sessions cost while they sit still, and what a host with many stored sessions
+ * costs to open (issue 24).
+ *
+ * - Idle CPU: one supervisor, N awake claude sessions on a stand-in CLI (a node process speaking
+ *   stream-json), one turn each, then the host process's own CPU time (`process.cpuUsage()`, user +
+ *   system: not wall time, so other work on a shared machine does not count) over quiet windows,
+ *   with extra sleeping processes on the machine (`sleep` children of one shell, killed after).
+ *   ASE_BENCH_IDLE_SESSIONS / ASE_BENCH_IDLE_EXTRA (comma lists) narrow the matrix.
+ * - Memory per session at 1,000: heap (after a full GC) and RSS per awake and per hibernated
+ *   session (fake engine: a real agent process per session would measure the agent, not us).
+ * - `supervisor.list()` with 10,000 stored sessions in the default FileStore, and `ase serve`
+ *   start-up (process start → listening) over the same data dir.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { claudeEngine } from '../src/engines/claude/index.js';
+import type { Session } from '../src/session/session.js';
+import { createSupervisor } from '../src/session/supervisor.js';
+import { median } from './support/measure.js';
+import { writeSection, type Row } from './support/report.js';
+
+const STAND_IN = fileURLToPath(new URL('../test/support/claude-stand-in.mjs', import.meta.url));
+const dir = mkdtempSync(path.join(os.tmpdir(), 'ase-bench-scale-'));
+const rows: Row[] = [];
+const list = (name: string, fallback: number[]): number[] =>
+  process.env[name] ? process.env[name]!.split(',').map(Number).filter((n) => Number.isInteger(n) && n >= 0) : fallback;
+const IDLE_SESSIONS = list('ASE_BENCH_IDLE_SESSIONS', [1, 10, 100]);
+const IDLE_EXTRA = list('ASE_BENCH_IDLE_EXTRA', [0, 100, 1000]);
+const WINDOW_MS = 5_000;
+const WINDOWS = 3;
+
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sleep = (msDelay: number) => new Promise<void>((resolve) => setTimeout(resolve, msDelay));
+const processCount = (): number => readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length;
+
+/** `count` sleeping processes (children of one shell, in its group); resolves once all run. */
+async function sleepers(count: number): Promise<{ stop(): Promise<void> }> {
+  if (count === 0) return { stop: async () => {} };
+  const shell: ChildProcess = spawn('sh', ['-c', `i=0; while [ $i -lt ${count} ]; do sleep 3600 & i=$((i+1)); done; echo started; wait`], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    shell.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('started') && resolve());
+    shell.once('exit', () => reject(new Error('sleeper shell exited early')));
+  });
+  return {
+    stop: async () => {
+      const gone = new Promise((resolve) => shell.once('exit', resolve));
+      process.kill(-shell.pid!, 'SIGKILL');
+      await gone;
+    },
+  };
+}
+
+/** The host's own CPU (user + system) over `ms`, as a fraction of one core. */
+async function ownCpu(ms: number): Promise<number> {
+  const before = process.cpuUsage();
+  const t0 = performance.now();
+  await sleep(ms);
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / (performance.now() - t0);
+}
+
+const percent = (fraction: number) => `${(fraction * 100).toFixed(2)}%`;
+
+describe('scale', () => {
+  it('idle CPU of awake sessions', { timeout: 1_800_000 }, async () => {
+    const bin = path.join(dir, 'claude');
+    writeFileSync(bin, `#!/bin/sh\nexec "${process.execPath}" "${STAND_IN}" "$@"\n`);
+    chmodSync(bin, 0o755);
+    const supervisor = createSupervisor({
+      dataDir: path.join(dir, 'idle'),
+      engines: [claudeEngine()],
+      defaults: { bin, engineOptions: { env: { STANDIN: '' } } },
+    });
+    const sessions: Session[] = [];
+    const results: { sessions: number; extra: number; machine: number; cpu: number[] }[] = [];
+    try {
+      for (const n of IDLE_SESSIONS) {
+        while (sessions.length < n) {
+          const batch = await Promise.all(
+            Array.from({ length: Math.min(10, n - sessions.length) }, () => supervisor.create({ agent: 'claude', workDir: dir })),
+          );
+          await Promise.all(batch.map((s) => s.run('hello')));
+          sessions.push(...batch);
+        }
+        for (const extra of IDLE_EXTRA) {
+          const extraProcesses = await sleepers(extra);
+          try {
+            await sleep(1_000);
+            const machine = processCount();
+            const cpu: number[] = [];
+            for (let i = 0; i < WINDOWS; i++) cpu.push(await ownCpu(WINDOW_MS));
+            results.push({ sessions: n, extra, machine, cpu });
+            console.log(`idle: ${n} sessions, +${extra} processes (${machine} on the machine): ${cpu.map(percent).join(', ')}`);
+          } finally {
+            await extraProcesses.stop();
+          }
+        }
+      }
+    } finally {
+      await supervisor.shutdown();
+    }
+    expect(results.length).toBe(IDLE_SESSIONS.length * IDLE_EXTRA.length);
+    for (const r of results) {
+      rows.push({
+        measurement: `Host CPU, ${r.sessions} awake idle session${r.sessions === 1 ? '' : 's'} (claude stand-in), ${r.extra === 0 ? 'no' : `+${r.extra.toLocaleString('en-US')}`} extra sleeping processes (${r.machine} on the machine)`,
+        result: `${percent(median(r.cpu))} of a core (windows: ${r.cpu.map(percent).join(', ')})`,
+        meaning:
+          r.sessions === 100
+            ? 'Target ≤ 1% of a core at 100 sessions, whatever else runs on the machine: waiting sessions cost next to nothing.'
+            : 'The host process’s own CPU time while its sessions wait for a person.',
+      });
+    }
+  });
+
+  afterAll(() => {
+    if (rows.length === 0) return;
+    writeSection(inject('benchResultsDir'), {
+      id: 'scale',
+      order: 10,
+      title: '10. Scale: idle sessions, memory per session, large data dirs',
+      method:
+        `Idle CPU: one \`createSupervisor()\` (default FileStore, journal and process registry in a temp dir), N awake claude sessions on a stand-in CLI (a node process speaking stream-json), one turn each; then the host process's own CPU time (\`process.cpuUsage()\`, user + system, so other load on a shared machine is not counted) over ${WINDOWS} windows of ${WINDOW_MS / 1000} s, median reported; extra processes are \`sleep\` children of one shell, started before and killed after each measurement.`,
+      rows,
+    });
+  });
+});
