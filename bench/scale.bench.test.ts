@@ -19,6 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { claudeEngine } from '../src/engines/claude/index.js';
+import { hostScan } from '../src/engines/transport/descendant-scan.js';
 import type { Session } from '../src/session/session.js';
 import { createSupervisor } from '../src/session/supervisor.js';
 import { median } from './support/measure.js';
@@ -83,7 +84,7 @@ describe('scale', () => {
       defaults: { bin, engineOptions: { env: { STANDIN: '' } } },
     });
     const sessions: Session[] = [];
-    const results: { sessions: number; extra: number; machine: number; cpu: number[] }[] = [];
+    const results: { sessions: number; extra: number; machine: number; cpu: number[]; ticks: number; quiet: number; reads: number; full: number; seconds: number }[] = [];
     try {
       for (const n of IDLE_SESSIONS) {
         while (sessions.length < n) {
@@ -99,8 +100,21 @@ describe('scale', () => {
             await sleep(1_000);
             const machine = processCount();
             const cpu: number[] = [];
+            const before = { ...hostScan.counts };
+            const t0 = performance.now();
             for (let i = 0; i < WINDOWS; i++) cpu.push(await ownCpu(WINDOW_MS));
-            results.push({ sessions: n, extra, machine, cpu });
+            const c = hostScan.counts;
+            results.push({
+              sessions: n,
+              extra,
+              machine,
+              cpu,
+              ticks: c.ticks - before.ticks,
+              quiet: c.quiet - before.quiet,
+              reads: c.statReads - before.statReads,
+              full: c.full - before.full,
+              seconds: (performance.now() - t0) / 1000,
+            });
             console.log(`idle: ${n} sessions, +${extra} processes (${machine} on the machine): ${cpu.map(percent).join(', ')}`);
           } finally {
             await extraProcesses.stop();
@@ -114,7 +128,7 @@ describe('scale', () => {
     for (const r of results) {
       rows.push({
         measurement: `Host CPU, ${r.sessions} awake idle session${r.sessions === 1 ? '' : 's'} (claude stand-in), ${r.extra === 0 ? 'no' : `+${r.extra.toLocaleString('en-US')}`} extra sleeping processes (${r.machine} on the machine)`,
-        result: `${percent(median(r.cpu))} of a core (windows: ${r.cpu.map(percent).join(', ')})`,
+        result: `${percent(median(r.cpu))} of a core (windows: ${r.cpu.map(percent).join(', ')}); descendant ticks ${r.ticks}, of which ${r.quiet} read nothing, ${(r.reads / r.seconds).toFixed(0)} /proc stat reads/s, ${r.full} whole-table reads`,
         meaning:
           r.sessions === 100
             ? 'Target ≤ 1% of a core at 100 sessions, whatever else runs on the machine: waiting sessions cost next to nothing.'

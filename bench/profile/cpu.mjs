@@ -2,12 +2,12 @@
 // side-by-side stream, for the engine alone and the session with the default and the in-memory
 // store and journal: a measure that a loaded machine inflates far less than wall time. With
 // ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
-//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated]
+//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { claudeTurn, writeScript } from '../support/agent-streams.ts';
+import { claudeDenseTurn, claudeTurn, writeScript } from '../support/agent-streams.ts';
 
 const [lines = '50000', rounds = '3', repeated] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
@@ -17,7 +17,7 @@ const workDir = path.join(dir, 'work');
 fs.mkdirSync(workDir);
 const bin = path.join(dir, 'claude.mjs');
 fs.symlinkSync(STAND_IN, bin);
-const script = writeScript(dir, 'turn', claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' }), { protocol: 'claude' });
+const script = writeScript(dir, 'turn', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 const env = { STANDIN_SCRIPT: script };
 let n = 0;
 
