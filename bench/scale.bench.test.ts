@@ -13,7 +13,7 @@
  *   start-up (process start → listening) over the same data dir.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +22,10 @@ import { claudeEngine } from '../src/engines/claude/index.js';
 import { hostScan } from '../src/engines/transport/descendant-scan.js';
 import type { Session } from '../src/session/session.js';
 import { createSupervisor } from '../src/session/supervisor.js';
-import { median } from './support/measure.js';
-import { writeSection, type Row } from './support/report.js';
+import { fakeEngine } from '../src/engines/fake/index.js';
+import { ASE_BIN } from '../test/support/built-cli.js';
+import { collectGarbage, median, settledHeapUsed } from './support/measure.js';
+import { bytes, ms, writeSection, type Row } from './support/report.js';
 
 const STAND_IN = fileURLToPath(new URL('../test/support/claude-stand-in.mjs', import.meta.url));
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ase-bench-scale-'));
@@ -34,6 +36,8 @@ const IDLE_SESSIONS = list('ASE_BENCH_IDLE_SESSIONS', [1, 10, 100]);
 const IDLE_EXTRA = list('ASE_BENCH_IDLE_EXTRA', [0, 100, 1000]);
 const WINDOW_MS = 5_000;
 const WINDOWS = 3;
+const PER_SESSION = 1_000;
+const STORED = 10_000;
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -137,6 +141,104 @@ describe('scale', () => {
     }
   });
 
+
+  it(`heap and RSS per awake and per hibernated session at ${PER_SESSION.toLocaleString('en-US')}`, { timeout: 900_000 }, async () => {
+    const rss = () => {
+      collectGarbage();
+      return process.memoryUsage().rss;
+    };
+    const measure = async (hibernate: boolean) => {
+      const supervisor = createSupervisor({
+        dataDir: path.join(dir, hibernate ? 'mem-hibernated' : 'mem-awake'),
+        engines: [fakeEngine({ startDelayMs: 0 })],
+        ...(hibernate && { hibernateAfterMs: 300 }),
+      });
+      const heap0 = await settledHeapUsed();
+      const rss0 = rss();
+      const sessions: Session[] = [];
+      for (let i = 0; i < PER_SESSION; i += 100) {
+        sessions.push(...(await Promise.all(Array.from({ length: 100 }, () => supervisor.create({ agent: 'fake', workDir: dir })))));
+      }
+      const settled = (s: Session) => (hibernate ? s.snapshot().phase === 'hibernated' && s.snapshot().liveGen === null : s.snapshot().phase === 'idle');
+      for (const deadline = Date.now() + 300_000; !sessions.every(settled); ) {
+        if (Date.now() > deadline) throw new Error('sessions did not settle');
+        await sleep(50);
+      }
+      await sleep(1_000);
+      const heap = (await settledHeapUsed()) - heap0;
+      const resident = rss() - rss0;
+      await supervisor.shutdown();
+      return { heap: heap / PER_SESSION, rss: resident / PER_SESSION };
+    };
+    const awake = await measure(false);
+    const hibernated = await measure(true);
+    rows.push({
+      measurement: `Memory per awake session, ${PER_SESSION.toLocaleString('en-US')} idle sessions (fake engine, default FileStore + FileJournal)`,
+      result: `heap ${bytes(awake.heap)}, RSS ${bytes(awake.rss)} per session`,
+      meaning: 'What one open session costs the host itself (a real agent process is extra, and is its own process).',
+    });
+    rows.push({
+      measurement: `Memory per hibernated session, ${PER_SESSION.toLocaleString('en-US')} sessions`,
+      result: `heap ${bytes(hibernated.heap)}, RSS ${bytes(hibernated.rss)} per session`,
+      meaning: 'A hibernated session keeps its actor and handle but no engine and no process.',
+    });
+    expect(awake.heap).toBeGreaterThan(0);
+  });
+
+  it(`supervisor list() and \`ase serve\` start-up with ${STORED.toLocaleString('en-US')} stored sessions`, { timeout: 900_000 }, async () => {
+    const dataDir = path.join(dir, 'stored');
+    // One real stored session (a stopped fake session), copied under new ids: what 10,000 runs leave.
+    const seed = createSupervisor({ dataDir, engines: [fakeEngine({ startDelayMs: 0 })] });
+    const first = await seed.create({ agent: 'fake', workDir: dir });
+    await first.run('hello');
+    await first.stop();
+    await seed.shutdown();
+    const sessionsDir = path.join(dataDir, 'sessions');
+    const text = readFileSync(path.join(sessionsDir, `${first.id}.json`), 'utf8');
+    mkdirSync(sessionsDir, { recursive: true });
+    for (let i = 1; i < STORED; i++) {
+      const id = `${first.id.slice(0, -8)}${i.toString(16).padStart(8, '0')}`;
+      writeFileSync(path.join(sessionsDir, `${id}.json`), text.split(first.id).join(id));
+    }
+    const lists: number[] = [];
+    let listed = 0;
+    for (let i = 0; i < 3; i++) {
+      const supervisor = createSupervisor({ dataDir, engines: [fakeEngine({ startDelayMs: 0 })] });
+      const t0 = performance.now();
+      listed = (await supervisor.list()).length;
+      lists.push(performance.now() - t0);
+      await supervisor.shutdown();
+    }
+    expect(listed).toBe(STORED);
+    const startups: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const serve = spawn(process.execPath, [ASE_BIN, 'serve', '--port', '0', '--data-dir', dataDir], { env: { HOME: dir, NO_COLOR: '1', PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        serve.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (/open http:\/\/127\.0\.0\.1:\d+/.test(out)) resolve();
+        });
+        serve.once('exit', (code) => reject(new Error(`ase serve exited (${code}) before listening`)));
+      });
+      startups.push(performance.now() - t0);
+      const exited = new Promise((resolve) => serve.once('exit', resolve));
+      serve.kill('SIGTERM');
+      await exited;
+    }
+    rows.push({
+      measurement: `\`supervisor.list()\` with ${STORED.toLocaleString('en-US')} stored sessions (default FileStore; a fresh supervisor each time)`,
+      result: `${ms(median(lists))} (runs: ${lists.map(ms).join(', ')})`,
+      meaning: 'Every stored session file is read and checked once: the cost of a dashboard listing a large data dir.',
+    });
+    rows.push({
+      measurement: `\`ase serve\` start-up with ${STORED.toLocaleString('en-US')} stored sessions (process start → listening)`,
+      result: `${ms(median(startups))} (runs: ${startups.map(ms).join(', ')})`,
+      meaning: 'The server does not read the stored sessions before it listens: its start-up does not grow with the data dir.',
+    });
+  });
+
   afterAll(() => {
     if (rows.length === 0) return;
     writeSection(inject('benchResultsDir'), {
@@ -144,7 +246,7 @@ describe('scale', () => {
       order: 10,
       title: '10. Scale: idle sessions, memory per session, large data dirs',
       method:
-        `Idle CPU: one \`createSupervisor()\` (default FileStore, journal and process registry in a temp dir), N awake claude sessions on a stand-in CLI (a node process speaking stream-json), one turn each; then the host process's own CPU time (\`process.cpuUsage()\`, user + system, so other load on a shared machine is not counted) over ${WINDOWS} windows of ${WINDOW_MS / 1000} s, median reported; extra processes are \`sleep\` children of one shell, started before and killed after each measurement.`,
+        `Figures taken on a shared 2-core machine loaded by other builds and tests (CPU time is the host's own, so that load inflates it only indirectly). Idle CPU: one \`createSupervisor()\` (default FileStore, journal and process registry in a temp dir), N awake claude sessions on a stand-in CLI (a node process speaking stream-json), one turn each; then the host process's own CPU time (\`process.cpuUsage()\`, user + system, so other load on a shared machine is not counted) over ${WINDOWS} windows of ${WINDOW_MS / 1000} s, median reported; extra processes are \`sleep\` children of one shell, started before and killed after each measurement. Memory: 1,000 sessions through one supervisor on the fake engine (default FileStore and FileJournal), heap after a full GC and RSS against before; then 1,000 that hibernate after 300 ms. Stored sessions: one real stored session copied under 10,000 ids; \`list()\` from a fresh supervisor, and \`ase serve\` (the built CLI) from spawn to its URL line, 3 runs each.`,
       rows,
     });
   });

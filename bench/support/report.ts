@@ -26,7 +26,7 @@ export interface Section {
   rows: Row[];
 }
 
-export const SECTION_IDS = ['transitions', 'runtime', 'memory', 'persistence', 'startup', 'stream', 'supervisor', 'server', 'side-by-side'] as const;
+export const SECTION_IDS = ['transitions', 'runtime', 'memory', 'persistence', 'startup', 'stream', 'supervisor', 'server', 'side-by-side', 'scale'] as const;
 
 export const RESULTS_DIR_KEY = 'benchResultsDir';
 
