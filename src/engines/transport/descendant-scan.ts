@@ -23,7 +23,7 @@
  * at stop never depends on this tick.
  */
 import { HAS_PROC, lastPid, parseStat, pidMax, readStat, scanProc, type ProcStat } from './proc.js';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** A supervised tree's side of the tick. */
 export interface ScanSubscriber {
@@ -45,8 +45,24 @@ export interface ScanUpdate {
 export const BACKSTOP_MS = 30_000;
 /** Below this many new pids they are read one by one; above it (or above the machine's process count) the table is read instead. */
 const MAX_DIRECT_READS = 512;
-/** Of the pids not found, the newest this many are read again on the next tick (pid allocated, task not attached yet). */
-const RETRY_TOP = 64;
+/** Pids not found among the newest this many of a range are read again on the next tick (pid allocated, task not attached yet). */
+const RETRY_TOP = 16;
+/** Above this many new pids, the /proc listing picks the processes among them before any is read. */
+const LIST_ABOVE = 16;
+
+/** The pids /proc lists (processes, not threads). */
+function processIds(): Set<number> {
+  const out = new Set<number>();
+  try {
+    for (const name of readdirSync('/proc')) {
+      const c = name.charCodeAt(0);
+      if (c >= 48 && c <= 57) out.add(Number(name));
+    }
+  } catch {
+    // no /proc: nothing listed
+  }
+  return out;
+}
 
 /** Whether /proc describes our own pid namespace (else `lastPid()` and /proc/<pid> do not agree). */
 const FAST_PATH = (() => {
@@ -140,14 +156,24 @@ class HostScan {
       const stat = readStat(pid);
       if (stat) stats.push(stat);
     }
+    this.counts.statReads += this.#retry.length;
+    // Many new pids (a busy machine: mostly threads and short-lived processes of others) are
+    // filtered by the listing first, which names processes only: one directory read instead of a
+    // failed open per thread.
+    const listed = range.length > LIST_ABOVE ? processIds() : undefined;
     for (const pid of range) {
+      if (listed && !listed.has(pid)) {
+        missing.push(pid);
+        continue;
+      }
+      this.counts.statReads++;
       const stat = readStat(pid);
       if (stat) stats.push(stat);
       else missing.push(pid);
     }
-    this.counts.statReads += this.#retry.length + range.length;
-    // Only pids of this range can be in flight (a retried one that is still missing is gone).
-    this.#retry = missing.slice(-RETRY_TOP);
+    // Only the newest pids of this range can be in flight (a retried one still missing is gone).
+    const newest = new Set(range.slice(-RETRY_TOP));
+    this.#retry = missing.filter((pid) => newest.has(pid));
     this.#cursor = now;
     this.counts.direct++;
     return { full: false, stats };
