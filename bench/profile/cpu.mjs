@@ -1,13 +1,14 @@
 // CPU time (process.cpuUsage: user + system of this process, the consumer) per Claude turn of the
-// side-by-side stream, for the engine alone and the session with the default and the in-memory
+// side-by-side stream, for a bare read (spawn, split, parse), the engine alone and the session with the default and the in-memory
 // store and journal: a measure that a loaded machine inflates far less than wall time. With
 // ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
-//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated]
+//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { claudeTurn, writeScript } from '../support/agent-streams.ts';
+import { claudeDenseTurn, claudeTurn, writeScript } from '../support/agent-streams.ts';
 
 const [lines = '50000', rounds = '3', repeated] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
@@ -17,7 +18,7 @@ const workDir = path.join(dir, 'work');
 fs.mkdirSync(workDir);
 const bin = path.join(dir, 'claude.mjs');
 fs.symlinkSync(STAND_IN, bin);
-const script = writeScript(dir, 'turn', claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' }), { protocol: 'claude' });
+const script = writeScript(dir, 'turn', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 const env = { STANDIN_SCRIPT: script };
 let n = 0;
 
@@ -33,6 +34,31 @@ async function consumers(dist) {
     return () => s.stop();
   };
   return {
+    // The reference: spawn the stand-in, split stdout, JSON.parse every line (bench/support/consumers.ts's bare()).
+    bare: async () => {
+      const child = spawn(process.execPath, [bin], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+      child.stdin.write(`${JSON.stringify({ type: 'control_request', request_id: 'bare-1', request: { subtype: 'initialize' } })}\n${JSON.stringify({ type: 'user', session_id: '', message: { role: 'user', content: [{ type: 'text', text: 'go' }] }, parent_tool_use_id: null })}\n`);
+      await new Promise((resolve) => {
+        let pending = [];
+        child.stdout.on('data', (chunk) => {
+          let start = 0;
+          for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+            let line = chunk.subarray(start, nl);
+            if (pending.length > 0) {
+              line = Buffer.concat([...pending, line]);
+              pending = [];
+            }
+            start = nl + 1;
+            if (JSON.parse(line.toString('utf8')).type === 'result') resolve();
+          }
+          if (start < chunk.length) pending.push(chunk.subarray(start));
+        });
+      });
+      return async () => {
+        child.stdin.end();
+        await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+      };
+    },
     engine: async () => {
       const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
       const ended = new Promise((resolve) =>
@@ -53,7 +79,7 @@ async function consumers(dist) {
 const sets = Object.fromEntries(await Promise.all(Object.entries(builds).map(async ([name, dist]) => [name, await consumers(dist)])));
 const results = {};
 for (let round = 0; round <= Number(rounds); round++) {
-  for (const kind of ['engine', 'session', 'memory']) {
+  for (const kind of ['bare', 'engine', 'session', 'memory']) {
     for (const [build, set] of Object.entries(sets)) {
       const c0 = process.cpuUsage();
       const t0 = performance.now();

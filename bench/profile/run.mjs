@@ -1,13 +1,13 @@
 // Profiles one consumer of the side-by-side benchmark's Claude turn under `node --cpu-prof`
 // (issue 11: profile first). Runs against the build (`npm run build` first) and the stand-in agent.
 //
-//   [ASE_DIST=<other build>] node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/run.mjs <engine|session|memory> [lines] [repeated]
+//   [ASE_DIST=<other build>] node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/run.mjs <engine|session|memory> [lines] [repeated|dense]
 //   node bench/profile/top.mjs /tmp/prof/*.cpuprofile
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { claudeTurn, writeScript } from '../support/agent-streams.ts';
+import { claudeDenseTurn, claudeTurn, writeScript } from '../support/agent-streams.ts';
 // ASE_DIST: another build to profile (e.g. a worktree of the commit before a change), default ./dist.
 const dist = process.env.ASE_DIST ?? new URL('../../dist', import.meta.url).pathname;
 const { createSession, MemoryJournal, MemoryStore } = await import(`${dist}/index.js`);
@@ -20,7 +20,7 @@ const workDir = path.join(dir, 'work');
 fs.mkdirSync(workDir);
 const bin = path.join(dir, 'claude.mjs');
 fs.symlinkSync(STAND_IN, bin);
-const script = writeScript(dir, 'turn', claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' }), { protocol: 'claude' });
+const script = writeScript(dir, 'turn', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 const env = { STANDIN_SCRIPT: script };
 
 async function engineRun() {

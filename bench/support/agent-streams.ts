@@ -90,6 +90,71 @@ export function claudeTurn({ lines, repeatedIds = false, deltasPerMessage = 3 }:
   return out.join('\n') + '\n';
 }
 
+/**
+ * A Claude turn dense in events (issue 24): the shape of recorded `--include-partial-messages`
+ * traffic for a model call with thinking and tool use, repeated to `lines` lines. Each call:
+ * `message_start`; a thinking block (5 `thinking_delta`, a `signature_delta`, its `assistant`
+ * line); a text block (7 `text_delta`, its `assistant` line); a `tool_use` block (4
+ * `input_json_delta`, its `assistant` line); `message_delta`, `message_stop`; then the `user` line
+ * carrying the tool's result. 31 lines and 13 AgentEvents per call (about 0.42 per line).
+ */
+export function claudeDenseTurn({ lines }: { lines: number }): string {
+  const out: string[] = [];
+  let u = 0;
+  const base = () => `"session_id":"${SESSION_ID}","parent_tool_use_id":null,"uuid":"${uuid(u++)}"`;
+  out.push(
+    JSON.stringify({ type: 'system', subtype: 'init', cwd: '/tmp/bench/work', session_id: SESSION_ID, tools: ['Bash', 'Read', 'Write'], mcp_servers: [], model: 'claude-opus-5-5', permissionMode: 'default', apiKeySource: 'ANTHROPIC_API_KEY', claude_code_version: '2.1.330', output_style: 'default', uuid: uuid(u++) }),
+  );
+  const usage = '"usage":{"input_tokens":12,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":0}';
+  let m = 0;
+  while (out.length + 31 < lines) {
+    const id = messageId(m++, false);
+    const toolId = `toolu_mock_${m.toString(16).padStart(24, '0')}`;
+    const ev = (event: string) => `{"type":"stream_event","event":${event},${base()},"api_message_id":"${id}"}`;
+    const assistant = (content: string) =>
+      `{"type":"assistant","message":{"id":"${id}","type":"message","role":"assistant","model":"claude-opus-5-5","content":[${content}],"stop_reason":null,"stop_sequence":null,${usage}},${base()}}`;
+    out.push(ev(`{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"stop_reason":null,"stop_sequence":null,${usage}}}`));
+    // thinking
+    out.push(ev('{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}'));
+    let thought = '';
+    for (let d = 0; d < 5; d++) {
+      const piece = WORDS[(m + d) % WORDS.length]!;
+      thought += piece;
+      out.push(ev(`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":${JSON.stringify(piece)}}}`));
+    }
+    out.push(ev('{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EpYBCkYIBxgCKkBmock0signature0bytes0for0the0bench0only0=="}}'));
+    out.push(assistant(`{"type":"thinking","thinking":${JSON.stringify(thought)},"signature":"EpYBCkYIBxgCKkBmock0signature0bytes0for0the0bench0only0=="}`));
+    out.push(ev('{"type":"content_block_stop","index":0}'));
+    // text
+    out.push(ev('{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}'));
+    let text = '';
+    for (let d = 0; d < 7; d++) {
+      const piece = WORDS[(m + d + 3) % WORDS.length]!;
+      text += piece;
+      out.push(ev(`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":${JSON.stringify(piece)}}}`));
+    }
+    out.push(assistant(`{"type":"text","text":${JSON.stringify(text)}}`));
+    out.push(ev('{"type":"content_block_stop","index":1}'));
+    // tool use
+    out.push(ev(`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"${toolId}","name":"Bash","input":{}}}`));
+    for (const part of ['{"command": ', '"ls -la ', '/tmp/bench', '/work"}']) {
+      out.push(ev(`{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":${JSON.stringify(part)}}}`));
+    }
+    out.push(assistant(`{"type":"tool_use","id":"${toolId}","name":"Bash","input":{"command":"ls -la /tmp/bench/work"}}`));
+    out.push(ev('{"type":"content_block_stop","index":2}'));
+    out.push(ev('{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}'));
+    out.push(ev('{"type":"message_stop"}'));
+    out.push(
+      `{"type":"user","message":{"role":"user","content":[{"tool_use_id":"${toolId}","type":"tool_result","content":"total 8\\ndrwxr-xr-x 2 user user 4096 Nov 24 02:29 .\\ndrwxr-xr-x 3 user user 4096 Nov 24 02:29 ..","is_error":false}]},${base()},"tool_use_result":{"stdout":"total 8","stderr":"","interrupted":false,"isImage":false}}`,
+    );
+  }
+  while (out.length < lines - 1) {
+    out.push(`{"type":"stream_event","event":{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" more"}},${base()},"api_message_id":"${messageId(m, false)}"}`);
+  }
+  out.push(claudeResult('Hello from the mock, streamed in pieces.'));
+  return out.join('\n') + '\n';
+}
+
 function claudeResult(result: string): string {
   return JSON.stringify({
     type: 'result',

@@ -26,7 +26,7 @@ export interface Section {
   rows: Row[];
 }
 
-export const SECTION_IDS = ['transitions', 'runtime', 'memory', 'persistence', 'startup', 'stream', 'supervisor', 'server', 'side-by-side', 'replay', 'postgres', 'terminal', 'host-tools', 'host-tools-agents'] as const;
+export const SECTION_IDS = ['transitions', 'runtime', 'memory', 'persistence', 'startup', 'stream', 'supervisor', 'server', 'side-by-side', 'replay', 'postgres', 'terminal', 'host-tools', 'host-tools-agents', 'scale'] as const;
 
 export const RESULTS_DIR_KEY = 'benchResultsDir';
 

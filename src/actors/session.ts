@@ -83,7 +83,8 @@ function act<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: Eve
       step.ctx.timers = rest;
     }
     fn(step, event as EventOf<T>);
-    enqueue.assign(step.ctx);
+    // The function form: xstate merges what it returns once, instead of copying the object key by key first.
+    enqueue.assign(() => step.ctx);
     for (const effect of step.effects) enqueue.emit(effect);
   });
 }

@@ -609,8 +609,9 @@ export class SessionRuntime {
     // statechart is mark activity. Such marks are coalesced into one `activity` event, sent before
     // the next event of any kind (timers included) and at the latest on the next turn of the event
     // loop, so the stall watchdog and the indicator see the same activity times without a
-    // transition per delta.
-    if (event.type === 'text_delta' && context.thinking) {
+    // transition per delta. A `thinking` start while the indicator is already on is the same: a
+    // sign of life and nothing else (policy.noteActivity changes nothing then).
+    if ((event.type === 'text_delta' || (event.type === 'thinking' && event.active)) && context.thinking) {
       this.#noteActivity(gen, event.at);
       return;
     }

@@ -54,6 +54,47 @@ export function readStat(pid: number): ProcStat | undefined {
   }
 }
 
+/**
+ * The pid the kernel handed out last in this pid namespace (the fifth field of `/proc/loadavg`), or
+ * undefined without /proc. Pids are handed out in increasing order and wrap at `pid_max`, so the
+ * processes started since an earlier reading are those with pids after it: a watcher that sees the
+ * same value twice knows no process (and no thread) was started on the machine in between.
+ */
+export function lastPid(): number | undefined {
+  try {
+    const text = readFileSync('/proc/loadavg', 'latin1');
+    const value = Number(text.slice(text.lastIndexOf(' ') + 1));
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `/proc/sys/kernel/pid_max`: pids wrap around below it. */
+export function pidMax(): number {
+  try {
+    const value = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1').trim());
+    return Number.isSafeInteger(value) && value > 0 ? value : 4_194_304;
+  } catch {
+    return 4_194_304;
+  }
+}
+
+/**
+ * True when `pid` is a process (a thread group leader), not another thread of one. /proc answers
+ * for thread ids too (they are hidden from its listing only), with the thread's parent process as
+ * ppid; a watcher reading pids one by one must not take a thread for a child.
+ */
+export function isThreadGroupLeader(pid: number): boolean {
+  try {
+    const text = readFileSync(`/proc/${pid}/status`, 'latin1');
+    const at = text.indexOf('\nTgid:');
+    return at >= 0 && Number.parseInt(text.slice(at + 6), 10) === pid;
+  } catch {
+    return false;
+  }
+}
+
 /** Every process /proc lists. */
 export function scanProc(): ProcStat[] {
   let names: string[];

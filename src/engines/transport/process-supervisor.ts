@@ -13,10 +13,12 @@
  *   with no shell and args as an array. Stopping signals the whole group (`kill(-pgid, sig)`).
  * - Linux: Claude Code's Bash tool runs commands under `setsid`, which escapes the group, and such
  *   processes get re-parented to pid 1 (or a subreaper) once their parent dies. So descendants
- *   are COLLECTED: every `descendantPollMs` (default 250 ms, unref'd timer) and right before each
- *   signal, /proc/*\/stat is scanned and every process whose ppid chain leads to the child (or to
- *   an already collected descendant), or that is in the child's session/group, is remembered with
- *   its start time. Signals go to remembered pids only while /proc/<pid>/stat still shows the same
+ *   are COLLECTED: every process whose ppid chain leads to the child (or to an already collected
+ *   descendant), or that is in the child's session/group, is remembered with its start time. At
+ *   the spawn, at the child's exit and right before each signal the whole /proc/*\/stat table is
+ *   read; in between, one host-wide tick every `descendantPollMs` (default 250 ms, unref'd timer,
+ *   descendant-scan.ts) reads only the processes started since the last tick, once for all trees,
+ *   and nothing at all when no process was started on the machine (idle sessions cost ~nothing). Signals go to remembered pids only while /proc/<pid>/stat still shows the same
  *   start time (no pid-reuse kills; a residual race of microseconds between check and kill
  *   remains). The SIGKILL rung first SIGSTOPs everything and re-scans, so nothing can fork away
  *   between the scan and the kill.
@@ -39,7 +41,8 @@ import type { Readable, Writable } from 'node:stream';
 import { AseError } from '../../errors.js';
 import { attachHostSignals, hostShutdownSignal, syncHostSignals } from './host-signals.js';
 import { executableProblem, setprivPath, withParentDeathSignal } from './parent-death-signal.js';
-import { readStat, scanProc, type ProcStat } from './proc.js';
+import { hostScan, type ScanSubscriber, type ScanUpdate } from './descendant-scan.js';
+import { isThreadGroupLeader, readStat, scanProc, type ProcStat } from './proc.js';
 import type { DescendantInfo, ProcessObserver, ProcessWatch } from './process-observer.js';
 import { StderrTail } from './stderr-tail.js';
 
@@ -160,9 +163,10 @@ class DescendantTracker {
     return [...this.known].map(([pid, start]) => ({ pid, startTime: String(start) }));
   }
 
-  snapshot(): void {
+  /** Reads the whole process table (or uses `table`, one just read) and re-derives the tree from it. */
+  snapshot(table?: readonly ProcStat[]): void {
     if (!IS_LINUX || this.rootStart === undefined) return;
-    const all = scanProc();
+    const all = table ?? scanProc();
     const byPid = new Map<number, ProcStat>();
     const children = new Map<number, ProcStat[]>();
     for (const st of all) {
@@ -204,6 +208,65 @@ class DescendantTracker {
     }
   }
 
+  /**
+   * Takes in the processes started since the last tick (descendant-scan.ts): a new one belongs to
+   * the tree when its parent is the child or a remembered descendant (possibly one just found), or
+   * when it is in the child's session or group. A remembered pid that shows up again as a new
+   * process was reused: forgotten. /proc answers for thread ids too: a match is kept only when it
+   * is a process of its own.
+   */
+  addStarted(stats: readonly ProcStat[]): void {
+    if (!IS_LINUX || this.rootStart === undefined || stats.length === 0) return;
+    let rootAlive = true;
+    const fresh: ProcStat[] = [];
+    for (const st of stats) {
+      if (st.pid === this.rootPid) {
+        if (st.starttime !== this.rootStart) rootAlive = false; // our child's pid, reused
+        continue;
+      }
+      const start = this.known.get(st.pid);
+      if (start === st.starttime) continue;
+      if (start !== undefined) {
+        this.known.delete(st.pid);
+        this.changed = true;
+      }
+      if (st.starttime >= this.rootStart) fresh.push(st);
+    }
+    // Parents start before their children: in start order one pass finds most; repeat until nothing is added.
+    fresh.sort((a, b) => (a.starttime < b.starttime ? -1 : a.starttime > b.starttime ? 1 : 0));
+    const rejected = new Set<number>();
+    for (let added = true; added; ) {
+      added = false;
+      for (const st of fresh) {
+        if (this.known.has(st.pid) || rejected.has(st.pid)) continue;
+        const member =
+          (rootAlive && st.ppid === this.rootPid) || this.known.has(st.ppid) || st.session === this.rootPid || st.pgrp === this.rootPid;
+        if (!member) continue;
+        if (!isThreadGroupLeader(st.pid)) {
+          rejected.add(st.pid);
+          continue;
+        }
+        this.known.set(st.pid, st.starttime);
+        this.changed = true;
+        added = true;
+      }
+    }
+  }
+
+  /** Forgets remembered pids that exited (the tick never re-reads them otherwise); bounded to large sets. */
+  forgetExited(): void {
+    for (const [pid, start] of this.known) {
+      if (readStat(pid)?.starttime !== start) {
+        this.known.delete(pid);
+        this.changed = true;
+      }
+    }
+  }
+
+  get size(): number {
+    return this.known.size;
+  }
+
   /** Remembered pids that are still the same process and not zombies. */
   alive(): number[] {
     const out: number[] = [];
@@ -230,7 +293,9 @@ const observerWork = new Set<Promise<unknown>>();
 const OBSERVER_WAIT_MS = 1_000;
 
 function killAllSync(): void {
-  for (const handle of live) handle.killSync();
+  // One table read for every tree: the exit hook runs synchronously while the host goes down.
+  const table = IS_LINUX && live.size > 0 ? scanProc() : undefined;
+  for (const handle of live) handle.killSync(table);
 }
 
 function installExitHook(): void {
@@ -249,6 +314,9 @@ function installExitHook(): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/** Above this many remembered descendants a tick also forgets the exited ones (the backstop scan does it for smaller sets). */
+const FORGET_ABOVE = 256;
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -272,7 +340,8 @@ export class ProcessTree {
   exit: ProcessExit | undefined;
 
   private readonly tracker: DescendantTracker;
-  private readonly poll: NodeJS.Timeout;
+  /** This tree's side of the host-wide tick (descendant-scan.ts). */
+  private readonly subscriber: ScanSubscriber;
   private stopping: Promise<StopResult> | undefined;
   private released = false;
   private readonly stdinGraceMs: number;
@@ -297,9 +366,11 @@ export class ProcessTree {
     this.killWaitMs = options.shutdown?.killWaitMs ?? 2000;
     const startTime = IS_LINUX ? readStat(this.pid)?.starttime : undefined;
     this.tracker = new DescendantTracker(this.pid, startTime);
+    // The tick covers every pid handed out after this reading; the snapshot covers what came before.
+    const coveredUpTo = hostScan.cursor();
     this.tracker.snapshot();
-    this.poll = setInterval(() => this.pollTick(), options.descendantPollMs ?? 250);
-    this.poll.unref();
+    this.subscriber = { pollMs: options.descendantPollMs ?? 250, scanned: (update) => this.pollTick(update) };
+    hostScan.add(this.subscriber, coveredUpTo);
     live.add(this);
     installExitHook();
     syncHostSignals();
@@ -322,15 +393,20 @@ export class ProcessTree {
     return trySignal(-this.pid, sig);
   }
 
-  /** Synchronous last-resort kill (exit hook). */
-  killSync(): void {
-    this.tracker.snapshot();
+  /** Synchronous last-resort kill (exit hook); `table`: the process table just read for every tree. */
+  killSync(table?: readonly ProcStat[]): void {
+    this.tracker.snapshot(table);
     this.signalGroup('SIGKILL');
     this.tracker.signal('SIGKILL');
   }
 
-  private pollTick(): void {
-    this.tracker.snapshot();
+  private pollTick(update: ScanUpdate): void {
+    if (update.full) this.tracker.snapshot(update.stats);
+    else {
+      this.tracker.addStarted(update.stats);
+      // A tree that keeps spawning short-lived processes (a build) forgets the exited ones now and then.
+      if (this.tracker.size > FORGET_ABOVE) this.tracker.forgetExited();
+    }
     this.reportDescendants();
     if (this.exit && this.allGone()) this.release();
   }
@@ -362,7 +438,7 @@ export class ProcessTree {
   private release(survivors: readonly number[] = []): void {
     if (this.released) return;
     this.released = true;
-    clearInterval(this.poll);
+    hostScan.remove(this.subscriber);
     live.delete(this);
     syncHostSignals();
     this.options.signal?.removeEventListener('abort', this.onAbort);
