@@ -11,7 +11,7 @@
  * pulls from it only as fast as the socket takes them, so the queue measures exactly what the client
  * has not taken). Live frames that would push it past `maxQueuedBytes`, or a queue the client has not
  * taken from for `writeTimeoutMs`, cut the client off: its queue is dropped at once and the
- * connection reset (not ended gracefully, which would wait for the stalled socket to take the rest).
+ * connection reset (`reset`; ending it gracefully would wait for the stalled socket to take the rest).
  * The replay never outruns the client: it waits for room before each entry, so a full replay of a
  * long session costs a bounded queue, not the session's size. Entries journaled meanwhile are held
  * up to the same bound; past it they are dropped and read from the journal again instead.
@@ -37,6 +37,12 @@ export interface EventStreamOptions {
   /** Subscribes to the session's durable entries as they are journaled (with the frame, encoded once for all streams); returns the unsubscribe. */
   watchDurable(listener: (entry: JournaledEntry, frame: Uint8Array) => void): () => void;
   onClose(stream: EventStream): void;
+  /**
+   * Drops the client's connection (its socket and the kernel buffers with it): how a cut-off client
+   * is let go without waiting for it to take what the socket still holds. Default: none (the stream
+   * just ends).
+   */
+  reset?: () => void;
   /** The clock (tests). Default `Date.now`. */
   now?: () => number;
 }
@@ -243,12 +249,23 @@ export class EventStream {
     });
   }
 
-  /** A client that stopped taking frames: drop its queue now and reset the connection. */
+  /** A client that stopped taking frames (`reason`, for a debugger): drop its queue now and reset the connection. */
   #cut(reason: string): void {
     if (this.#closed) return;
+    this.cutReason = reason;
     this.#free();
-    this.#finish(() => this.#controller.error(new Error(`event stream cut off: the client ${reason}`)));
+    this.#finish(() => {
+      try {
+        this.#controller.close();
+      } catch {
+        // already closed or cancelled by the client
+      }
+      this.opts.reset?.();
+    });
   }
+
+  /** Why this client was cut off, if it was. */
+  cutReason: string | undefined;
 
   /** Ends the stream: what is queued still goes out (an `error` frame before a close, say), then the end. */
   close(): void {
