@@ -20,8 +20,10 @@ import type { JournaledEntry, TranscriptEntry } from '../events/transcript-entry
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 
 const encoder = new TextEncoder();
-/** Entries read from the journal per page while replaying. */
+/** Entries read from the journal per page while replaying, at most... */
 const REPLAY_PAGE = 500;
+/** ...and about this many bytes (a page of long entries is shorter, so a replay holds little at once). */
+const REPLAY_PAGE_BYTES = 1024 * 1024;
 
 export interface EventStreamOptions {
   sessionId: string;
@@ -117,7 +119,7 @@ export class EventStream {
   async start(): Promise<void> {
     const { journal, sessionId } = this.opts;
     this.#unwatch = this.opts.watchDurable((entry, frame) => {
-      if (!this.#replaying) return this.#durable(entry, frame);
+      if (!this.#replaying) return void this.#durable(entry, frame);
       if (this.#overflowed) return;
       this.#held.push([entry, frame]);
       this.#heldBytes += frame.byteLength;
@@ -139,14 +141,17 @@ export class EventStream {
       }
       do {
         this.#overflowed = false;
+        let limit = REPLAY_PAGE;
         for (;;) {
-          const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit: REPLAY_PAGE })) as JournaledEntry[];
+          const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit })) as JournaledEntry[];
+          let pageBytes = 0;
           for (const entry of page) {
             await this.#room();
             if (this.#closed) return;
-            this.#durable(entry);
+            pageBytes += this.#durable(entry);
           }
-          if (page.length < REPLAY_PAGE || this.#closed) break;
+          if (page.length < limit || this.#closed) break;
+          limit = Math.max(1, Math.min(REPLAY_PAGE, Math.floor(REPLAY_PAGE_BYTES / Math.max(1, pageBytes / page.length))));
         }
       } while (this.#overflowed && !this.#closed);
     } catch (error) {
@@ -173,10 +178,13 @@ export class EventStream {
     this.#write(frame);
   }
 
-  #durable(entry: JournaledEntry, frame?: Uint8Array): void {
-    if (entry.seq <= this.#lastSeq) return;
+  /** Sends an entry unless the client has it; returns the frame's bytes (0: skipped). */
+  #durable(entry: JournaledEntry, frame?: Uint8Array): number {
+    if (entry.seq <= this.#lastSeq) return 0;
     this.#lastSeq = entry.seq;
-    this.#write(frame ?? encodeFrame('entry', entry, entry.seq));
+    const bytes = frame ?? encodeFrame('entry', entry, entry.seq);
+    this.#write(bytes);
+    return bytes.byteLength;
   }
 
   #write(bytes: Uint8Array): void {

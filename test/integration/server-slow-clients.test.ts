@@ -8,9 +8,7 @@
  * still gets every entry.
  */
 import net from 'node:net';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileJournal } from '../../src/index.js';
 import { openSse, type SseConnection } from '../support/sse-client.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 
@@ -55,8 +53,9 @@ function stalledClient(url: string, route: string, token: string): Promise<net.S
 describe('slow clients', () => {
   it('50 stalled clients on a session producing 50 MB keep the server within its memory bound; a reader still gets everything', async () => {
     const script = { turns: [[...Array.from({ length: MESSAGES }, () => ({ text: TEXT })), { complete: {} }]] };
-    const dir = path.join((await import('node:os')).tmpdir(), `ase-slow-${process.pid}-${Date.now()}`);
-    server = await startTestServer(script, { journal: new FileJournal({ dir }), writeTimeoutMs: 60_000 });
+    // The in-memory journal: the probe is about the clients' queues, not the disk (a loaded CI disk
+    // would make the turn's 25 MB of datasynced entries the slowest part).
+    server = await startTestServer(script, { writeTimeoutMs: 60_000 });
     const id = await server.newSession();
     const hub = () => server!.app.hubs.get(id);
     for (let i = 0; i < STALLED; i++) sockets.push(await stalledClient(server.url, `/api/sessions/${id}/events`, server.token));
@@ -77,7 +76,7 @@ describe('slow clients', () => {
       const sent = await server.api('POST', `/api/sessions/${id}/messages`, { text: 'go', localId: 'go' });
       expect(sent.status).toBe(200);
       // The reader gets every message's entry and the turn's end.
-      await reader.waitFor((f) => f.event === 'entry' && f.data.includes('"turn_complete"'), Number(process.env.WAIT ?? 240_000));
+      await reader.waitFor((f) => f.event === 'entry' && f.data.includes('"turn_complete"'), 240_000);
       const messages = reader.frames.filter((f) => f.event === 'entry' && f.data.includes(TEXT));
       expect(messages).toHaveLength(MESSAGES);
       // Every stalled client was cut off (each was offered 50 MB; it may hold 4 MiB), and its queue freed.
