@@ -29,15 +29,19 @@ const pct = (samples: readonly number[], p: number): number => {
 };
 
 /**
- * The same measurements before the index (commit a9c0531: every read parsed the whole file), on
- * this machine, 2026-11-26, with the same 100,000 entries (26 MB). Kept as constants: that code is gone.
+ * Before the index (commit a9c0531: every read parsed the whole file), measured on this machine on
+ * 2026-11-26 with the same 100,000 entries, at a 1-minute load average of 31 (2 cores shared):
+ * the last 100 entries took 2.5-8.8 s (3 reads), one replay page of 500 entries 1.8-4.2 s, and the
+ * event loop stalled up to 6.8 s (the whole file parsed in one synchronous loop). The replay rows
+ * were not run on that code: they are extrapolated from the page cost (a replay reads a page per
+ * 500 entries), and say so. Kept as text: that code is gone.
  */
 const BEFORE = {
-  last100: '1.33 s',
-  middle: '73.2 s (50,000 entries)',
-  concurrent: 'not run: ~20 min by extrapolation (the issue measured 39 s for 10 replays of 24,500 entries)',
-  getP99: '> 1 s while one replay ran',
-  maxStall: '1.39 s',
+  last100: '2.5-8.8 s',
+  middle: '~100 pages × 1.8-4.2 s ≈ 3-7 min (extrapolated)',
+  concurrent: '~200 pages × 1.8-4.2 s each, 10 at once on 2 cores: well over 10 min (extrapolated; the issue measured 39 s for 10 replays of 24,500 entries)',
+  getP99: 'any request waited for a whole-file parse in progress (up to 6.8 s)',
+  maxStall: '6.8 s',
 };
 
 const entry = (n: number): TranscriptEntry => ({
@@ -117,7 +121,7 @@ describe('ase serve: replay of a 100,000-entry session', () => {
             const maxStall = loop.max / 1e6;
 
       rows.push(
-        { measurement: `last 100 entries, first read of a fresh journal (builds the index: one pass over ${bytes(fileBytes)})`, result: ms(coldMs), meaning: `Once per session per server process; before: every read cost this much (${BEFORE.last100}).` },
+        { measurement: `last 100 entries, first read of a fresh journal (builds the index: one pass over ${bytes(fileBytes).replace(/^\+/, "")})`, result: ms(coldMs), meaning: `Once per session per server process; before: every read cost this much (${BEFORE.last100}).` },
         { measurement: 'last 100 entries, `journal.read` (index built)', result: ms(pct(warmDirect, 50)), meaning: `Goal ≤ 5 ms. Before: ${BEFORE.last100}, the whole file parsed for 100 entries.` },
         { measurement: 'last 100 entries, `GET /transcript?before_seq=&limit=100` over HTTP', result: `p50 ${ms(pct(overHttp, 50))}, p99 ${ms(pct(overHttp, 99))}`, meaning: 'What the page pays to show the end of a long session.' },
         { measurement: `replay from the middle (${count(ENTRIES / 2)} entries, one SSE client to its \`live\` frame)`, result: `${ms(middle[0]!.ms)} (${count((ENTRIES / 2 / middle[0]!.ms) * 1000)} entries/s)`, meaning: `Linear in the entries sent. Before: ${BEFORE.middle}.` },

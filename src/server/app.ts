@@ -551,6 +551,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       maxQueuedBytes: options.maxQueuedBytes ?? 4 * 1024 * 1024,
       writeTimeoutMs: options.writeTimeoutMs ?? 30_000,
       watchDurable: (listener) => hub.watchDurable(listener),
+      // @hono/node-server hands the Node request over as `env.incoming`: a cut-off client's socket is destroyed.
+      reset: () => (c.env as { incoming?: { socket?: { destroy(): void } } } | undefined)?.incoming?.socket?.destroy(),
       onClose: (s) => {
         hub.removeStream(s);
         clients.delete(s);

@@ -11,7 +11,7 @@
  * pulls from it only as fast as the socket takes them, so the queue measures exactly what the client
  * has not taken). Live frames that would push it past `maxQueuedBytes`, or a queue the client has not
  * taken from for `writeTimeoutMs`, cut the client off: its queue is dropped at once and the
- * connection reset (not ended gracefully, which would wait for the stalled socket to take the rest).
+ * connection reset (`reset`; ending it gracefully would wait for the stalled socket to take the rest).
  * The replay never outruns the client: it waits for room before each entry, so a full replay of a
  * long session costs a bounded queue, not the session's size. Entries journaled meanwhile are held
  * up to the same bound; past it they are dropped and read from the journal again instead.
@@ -20,8 +20,10 @@ import type { JournaledEntry, TranscriptEntry } from '../events/transcript-entry
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
 
 const encoder = new TextEncoder();
-/** Entries read from the journal per page while replaying. */
+/** Entries read from the journal per page while replaying, at most... */
 const REPLAY_PAGE = 500;
+/** ...and about this many bytes (a page of long entries is shorter, so a replay holds little at once). */
+const REPLAY_PAGE_BYTES = 1024 * 1024;
 
 export interface EventStreamOptions {
   sessionId: string;
@@ -37,6 +39,12 @@ export interface EventStreamOptions {
   /** Subscribes to the session's durable entries as they are journaled (with the frame, encoded once for all streams); returns the unsubscribe. */
   watchDurable(listener: (entry: JournaledEntry, frame: Uint8Array) => void): () => void;
   onClose(stream: EventStream): void;
+  /**
+   * Drops the client's connection (its socket and the kernel buffers with it): how a cut-off client
+   * is let go without waiting for it to take what the socket still holds. Default: none (the stream
+   * just ends).
+   */
+  reset?: () => void;
   /** The clock (tests). Default `Date.now`. */
   now?: () => number;
 }
@@ -111,7 +119,7 @@ export class EventStream {
   async start(): Promise<void> {
     const { journal, sessionId } = this.opts;
     this.#unwatch = this.opts.watchDurable((entry, frame) => {
-      if (!this.#replaying) return this.#durable(entry, frame);
+      if (!this.#replaying) return void this.#durable(entry, frame);
       if (this.#overflowed) return;
       this.#held.push([entry, frame]);
       this.#heldBytes += frame.byteLength;
@@ -133,14 +141,17 @@ export class EventStream {
       }
       do {
         this.#overflowed = false;
+        let limit = REPLAY_PAGE;
         for (;;) {
-          const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit: REPLAY_PAGE })) as JournaledEntry[];
+          const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit })) as JournaledEntry[];
+          let pageBytes = 0;
           for (const entry of page) {
             await this.#room();
             if (this.#closed) return;
-            this.#durable(entry);
+            pageBytes += this.#durable(entry);
           }
-          if (page.length < REPLAY_PAGE || this.#closed) break;
+          if (page.length < limit || this.#closed) break;
+          limit = Math.max(1, Math.min(REPLAY_PAGE, Math.floor(REPLAY_PAGE_BYTES / Math.max(1, pageBytes / page.length))));
         }
       } while (this.#overflowed && !this.#closed);
     } catch (error) {
@@ -167,10 +178,13 @@ export class EventStream {
     this.#write(frame);
   }
 
-  #durable(entry: JournaledEntry, frame?: Uint8Array): void {
-    if (entry.seq <= this.#lastSeq) return;
+  /** Sends an entry unless the client has it; returns the frame's bytes (0: skipped). */
+  #durable(entry: JournaledEntry, frame?: Uint8Array): number {
+    if (entry.seq <= this.#lastSeq) return 0;
     this.#lastSeq = entry.seq;
-    this.#write(frame ?? encodeFrame('entry', entry, entry.seq));
+    const bytes = frame ?? encodeFrame('entry', entry, entry.seq);
+    this.#write(bytes);
+    return bytes.byteLength;
   }
 
   #write(bytes: Uint8Array): void {
@@ -243,12 +257,23 @@ export class EventStream {
     });
   }
 
-  /** A client that stopped taking frames: drop its queue now and reset the connection. */
+  /** A client that stopped taking frames (`reason`, for a debugger): drop its queue now and reset the connection. */
   #cut(reason: string): void {
     if (this.#closed) return;
+    this.cutReason = reason;
     this.#free();
-    this.#finish(() => this.#controller.error(new Error(`event stream cut off: the client ${reason}`)));
+    this.#finish(() => {
+      try {
+        this.#controller.close();
+      } catch {
+        // already closed or cancelled by the client
+      }
+      this.opts.reset?.();
+    });
   }
+
+  /** Why this client was cut off, if it was. */
+  cutReason: string | undefined;
 
   /** Ends the stream: what is queued still goes out (an `error` frame before a close, say), then the end. */
   close(): void {

@@ -2,7 +2,8 @@
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
-const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' } };
+const SESSION_ID_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$';
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: SESSION_ID_PATTERN } };
 const errors = (...codes: number[]) =>
   Object.fromEntries(codes.map((code) => [String(code), { description: ERROR_TEXT[code] ?? 'error', ...json(ref('Error')) }]));
 const ERROR_TEXT: Record<number, string> = {
@@ -12,14 +13,53 @@ const ERROR_TEXT: Record<number, string> = {
   404: 'no such session (or permission request, or session tree)',
   409: 'the request conflicts with the session (already decided, nothing to abort, stopped, owned by another host) or its tree (TREE_CONFLICT: the tree\'s rules forbid the move now)',
   413: 'the body is too large',
+  421: 'FORBIDDEN_HOST: the Host header names no loopback name, the bound name or an --allow-host one (refused before authentication)',
+  500: 'INTERNAL: an unexpected failure; error.requestId matches the line the server logged',
 };
 
+/**
+ * What every operation can answer whatever it is (the Host check and the path check run before
+ * any route; an unexpected failure is possible anywhere), and an `operationId` for each one that
+ * has none, from its method and path: added here once rather than repeated in every operation.
+ */
+function completeOperations(paths: Record<string, Record<string, { operationId?: string; responses: Record<string, unknown> }>>): void {
+  for (const [route, operations] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      operation.operationId ??= method + route.split(/[/.]/).filter((part) => part !== '' && part !== 'api').map((part) => {
+        const name = part.replace(/^\{(.*)\}$/, 'by-$1');
+        return name.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+      }).join('');
+      for (const code of [400, 421, 500]) {
+        operation.responses[String(code)] ??= { description: code === 400 ? 'a malformed path (a bad percent-escape)' : ERROR_TEXT[code], ...json(ref('Error')) };
+      }
+    }
+  }
+}
+
 export function openApiDocument(): Record<string, unknown> {
-  return {
+  const document = {
     openapi: '3.1.0',
-    info: { title: 'agent-session-engine: ase serve', version: '1', description: 'Remote control for agent sessions. Every request needs `Authorization: Bearer <token>` (or the page cookie); an EventSource may use a single-use `?ticket=` from POST /api/tickets.' },
+    info: {
+      title: 'agent-session-engine: ase serve',
+      version: '1',
+      description: 'Remote control for agent sessions. Every request needs `Authorization: Bearer <token>` (or the page cookie); an EventSource may use a single-use `?ticket=` from POST /api/tickets.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: 'http://127.0.0.1:8787', description: '`ase serve` with its defaults (--host 127.0.0.1 --port 8787)' }],
     security: [{ bearer: [] }],
     paths: {
+      '/': {
+        get: {
+          summary: 'The web page. `?token=` (the URL `ase serve` prints) trades the token for an HttpOnly page cookie and redirects to `/`',
+          security: [{ bearer: [] }, { pageCookie: [] }, {}],
+          parameters: [{ name: 'token', in: 'query', schema: { type: 'string' }, description: 'the server token, once' }],
+          responses: {
+            200: { description: 'the page', content: { 'text/html': { schema: { type: 'string' } } } },
+            303: { description: 'the token was right: the page cookie is set, go to /', headers: { Location: { schema: { type: 'string' } }, 'Set-Cookie': { schema: { type: 'string' } } } },
+            401: { description: 'no token or cookie, or a wrong token: a short page saying so', content: { 'text/html': { schema: { type: 'string' } } } },
+          },
+        },
+      },
       '/api/sessions': {
         get: { summary: 'List sessions (live here and stored)', responses: { 200: { description: 'sessions', ...json({ type: 'object', properties: { sessions: { type: 'array', items: ref('SessionInfo') } } }) }, ...errors(401) } },
         post: {
@@ -128,12 +168,12 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/api/tickets': {
-        post: { summary: 'A single-use ticket (30 s) for one event stream', requestBody: { ...json({ type: 'object', properties: { sessionId: { type: 'string' } } }) }, responses: { 201: { description: 'ticket', ...json({ type: 'object', properties: { ticket: { type: 'string' }, expiresAt: { type: 'integer' } } }) }, ...errors(401, 403) } },
+        post: { summary: 'A single-use ticket (30 s) for one event stream', requestBody: { ...json({ type: 'object', properties: { sessionId: { type: 'string' } } }) }, responses: { 201: { description: 'ticket', ...json({ type: 'object', properties: { ticket: { type: 'string' }, expiresAt: { type: 'integer' } } }) }, ...errors(400, 401, 403, 413) } },
       },
       '/api/agents': { get: { summary: 'Engine names a session may use', responses: { 200: { description: 'names', ...json({ type: 'object' }) }, ...errors(401) } } },
       '/api/diagram.svg': { get: { summary: 'The SessionActor statechart as SVG (elkjs layout)', responses: { 200: { description: 'svg', content: { 'image/svg+xml': { schema: { type: 'string' } } } }, ...errors(401) } } },
       '/api/diagram.json': { get: { summary: 'The SessionActor statechart as JSON (nested states, edges)', responses: { 200: { description: 'graph', ...json({ type: 'object' }) }, ...errors(401) } } },
-      '/api/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', ...json({ type: 'object' }) } } } },
+      '/api/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', ...json({ type: 'object' }) }, ...errors(401) } } },
       '/assets/{name}': {
         get: {
           summary: "The web page's scripts, served by the server itself (markdown-it from node_modules, the page's own); the page cookie or the token. ETag: If-None-Match answers 304",
@@ -143,9 +183,16 @@ export function openApiDocument(): Record<string, unknown> {
       },
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, pageCookie: { type: 'apiKey', in: 'cookie', name: 'ase_page' } },
       schemas: {
-        Error: { type: 'object', required: ['error'], properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } }, outcome: { type: 'object' } } },
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, requestId: { type: 'string', description: 'on a 500: the id the server logged the failure under' } } },
+            outcome: { type: ['object', 'null'], description: 'PERMISSION_ALREADY_DECIDED: the recorded outcome (null when no longer kept)' },
+          },
+        },
         SessionInfo: { type: 'object', properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' }, parentId: { type: 'string', description: 'the session that started this one (a sub-agent session); absent: none' }, owner: { type: 'object', description: "who holds the session's lease when another host does (a store shared by hosts, docs/multi-host.md): status elsewhere, or orphaned once the lease expired", properties: { host: { type: 'string' }, pid: { type: 'integer' }, label: { type: 'string' }, expiresAt: { type: 'integer' }, live: { type: 'boolean' } } } } },
         SessionTree: {
           type: 'object',
@@ -173,7 +220,7 @@ export function openApiDocument(): Record<string, unknown> {
             workDir: { type: 'string' },
             mode: { enum: ['local', 'remote'] },
             engineOptions: { type: 'object' },
-            parentId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$', description: "the session that starts this one (a sub-agent session), stored with it. A parent in a session tree under the data dir: the new session is a node of that tree (active, not focused); a root session of no tree: a tree rooted at it is started (trees/<parentId>.json, focus at the parent); a completed parent, or a sub-agent session no tree holds: 409 TREE_CONFLICT; no session known here: created with the parentId only (an orphan). Not . or .." },
+            parentId: { type: 'string', pattern: SESSION_ID_PATTERN, description: "the session that starts this one (a sub-agent session), stored with it. A parent in a session tree under the data dir: the new session is a node of that tree (active, not focused); a root session of no tree: a tree rooted at it is started (trees/<parentId>.json, focus at the parent); a completed parent, or a sub-agent session no tree holds: 409 TREE_CONFLICT; no session known here: created with the parentId only (an orphan). Never starts with ." },
             parentCallId: { type: 'string', minLength: 1, maxLength: 256, description: "the parent's tool call that starts it; needs parentId" },
           },
         },
@@ -184,4 +231,6 @@ export function openApiDocument(): Record<string, unknown> {
       },
     },
   };
+  completeOperations(document.paths as never);
+  return document;
 }

@@ -108,6 +108,26 @@ describe('malformed requests and unexpected failures', () => {
   });
 });
 
+describe('POST /messages does not read the journal', () => {
+  it('answers a message and its retry with the seq the hub heard, reading no journal entries', async () => {
+    let reads = 0;
+    class CountingJournal extends MemoryJournal {
+      override async read(sessionId: string, range?: JournalRange) {
+        reads++;
+        return super.read(sessionId, range);
+      }
+    }
+    server = await startTestServer({}, { journal: new CountingJournal() });
+    const id = await server.newSession();
+    reads = 0;
+    const first = await server.api('POST', `/api/sessions/${id}/messages`, { text: 'hi', localId: 'm-1' });
+    expect(first.body).toMatchObject({ localId: 'm-1', status: 'delivered', seq: expect.any(Number) });
+    const retry = await server.api('POST', `/api/sessions/${id}/messages`, { text: 'hi', localId: 'm-1' });
+    expect(retry.body).toEqual(first.body);
+    expect(reads).toBe(0);
+  });
+});
+
 describe('request bodies are counted as they stream in', () => {
   it('a 64 MiB chunked body (no Content-Length) is refused at the limit, without the server reading the rest', async () => {
     server = await startTestServer({}, { maxBodyBytes: 256 * 1024 });

@@ -88,6 +88,17 @@ describe('FileJournal: reads by seq through the index', () => {
     await expectMatchesNaive(journal);
   });
 
+  it('long lines get checkpoints by bytes too: a backward page of a few entries reads a few entries', async () => {
+    const journal = open();
+    for (let n = 1; n <= 200; n++) void journal.append(entry(n, n % 10 === 0 ? 'L'.repeat(200_000) : `m${n}`));
+    await journal.flush();
+    const all = await naive();
+    for (const range of [{ beforeSeq: 201, limit: 3 }, { beforeSeq: 101, limit: 70 }, { afterSeq: 95, limit: 10 }, { afterSeq: 150, beforeSeq: 171 }, { beforeSeq: 12, limit: 500 }]) {
+      expect(await journal.read('s1', range), JSON.stringify(range)).toEqual(selectRange(all, range));
+    }
+    expect(await journal.bounds('s1')).toEqual({ firstSeq: 1, lastSeq: 200 });
+  });
+
   it('lines from before seqs existed, seqs that jump, and a seq not at the end of its line', async () => {
     const lines: string[] = [];
     for (let n = 1; n <= 100; n++) lines.push(JSON.stringify(entry(n))); // no seq: by position

@@ -92,9 +92,22 @@ export class FileJournal implements TranscriptJournal {
   async bounds(sessionId: string): Promise<JournalBounds> {
     assertSessionId(sessionId);
     await this.#chains.get(sessionId);
-    const first = await this.#readRange(sessionId, { limit: 1 });
-    const last = await this.#readRange(sessionId, { beforeSeq: Number.MAX_SAFE_INTEGER, limit: 1 });
-    return { firstSeq: first[0]?.seq ?? 0, lastSeq: last[0]?.seq ?? 0 };
+    // From the index alone (no line parsed), plus what follows its last newline if that reads as an entry.
+    const view = await this.#view(sessionId);
+    if (!view) return { firstSeq: 0, lastSeq: 0 };
+    const { handle, index, size } = view;
+    try {
+      let firstSeq = index.checkpoints[0]?.seq ?? 0;
+      let lastSeq = index.lastSeq;
+      for (const own of await tailSeqs(handle, index.end, size)) {
+        if (own === null) continue; // a torn line: not an entry
+        lastSeq = nextSeq(lastSeq, own);
+        if (firstSeq === 0) firstSeq = lastSeq;
+      }
+      return { firstSeq, lastSeq };
+    } finally {
+      await handle.close();
+    }
   }
 
   watch(sessionId: string, listener: JournalListener): () => void {
@@ -299,20 +312,7 @@ export class FileJournal implements TranscriptJournal {
     const { handle, index, size } = view;
     try {
       let lastSeq = index.lastSeq;
-      if (size > index.end) {
-        const tail = Buffer.alloc(size - index.end);
-        const { bytesRead } = await handle.read(tail, 0, tail.length, index.end);
-        for (const line of tail.subarray(0, bytesRead).toString('utf8').split('\n')) {
-          if (line === '') continue;
-          let own: unknown;
-          try {
-            own = (JSON.parse(line) as { seq?: unknown }).seq;
-          } catch {
-            own = undefined;
-          }
-          lastSeq = nextSeq(lastSeq, own);
-        }
-      }
+      for (const own of await tailSeqs(handle, index.end, size)) lastSeq = nextSeq(lastSeq, own ?? undefined);
       return lastSeq;
     } finally {
       await handle.close();
@@ -373,6 +373,23 @@ async function trimTornTail(file: string): Promise<boolean> {
   } finally {
     await handle.close();
   }
+}
+
+/** The own seq of each line after the index's end (`null`: not JSON, e.g. a torn line). */
+async function tailSeqs(handle: FileHandle, from: number, size: number): Promise<unknown[]> {
+  if (size <= from) return [];
+  const tail = Buffer.alloc(size - from);
+  const { bytesRead } = await handle.read(tail, 0, tail.length, from);
+  const seqs: unknown[] = [];
+  for (const line of tail.subarray(0, bytesRead).toString('utf8').split('\n')) {
+    if (line === '') continue;
+    try {
+      seqs.push((JSON.parse(line) as { seq?: unknown } | null)?.seq);
+    } catch {
+      seqs.push(null);
+    }
+  }
+  return seqs;
 }
 
 async function cut(handle: FileHandle, length: number): Promise<void> {

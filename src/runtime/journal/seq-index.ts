@@ -6,7 +6,8 @@
  * the only thing written, so appends stay one write + one datasync per group commit and a crash
  * cannot leave the two disagreeing. The index costs one streaming pass over the file per process
  * (chunked, so the event loop is never held for long), then only the bytes appended since, and
- * holds one checkpoint every `CHECKPOINT_EVERY` lines (100,000 entries: ~1,600 checkpoints).
+ * holds one checkpoint every `CHECKPOINT_EVERY` lines or `CHECKPOINT_BYTES` bytes, whichever comes
+ * first (100,000 entries of ~300 bytes: ~1,600 checkpoints).
  *
  * The index covers complete (newline-terminated) lines only; what follows the last newline (a
  * torn tail from a crash, or a line another host is writing) is the reader's to judge, as before.
@@ -17,8 +18,10 @@
 import type { FileHandle } from 'node:fs/promises';
 import { AseError } from '../../errors.js';
 
-/** One checkpoint per this many lines. */
+/** One checkpoint per this many lines at most... */
 export const CHECKPOINT_EVERY = 64;
+/** ...and per this many bytes at most (long lines: a read starts at most this far before its range). */
+export const CHECKPOINT_BYTES = 512 * 1024;
 /** Bytes read per step while scanning. */
 const SCAN_CHUNK = 256 * 1024;
 
@@ -105,7 +108,10 @@ export async function extendIndex(handle: FileHandle, file: string, index: SeqIn
         return; // the last line, unreadable: a torn tail, left to the reader
       }
       const seq = nextSeq(index.lastSeq, own);
-      if (index.lines % CHECKPOINT_EVERY === 0) index.checkpoints.push({ offset: pendingStart, line: index.lines, seq, prevSeq: index.lastSeq });
+      const previous = index.checkpoints.at(-1);
+      if (!previous || index.lines - previous.line >= CHECKPOINT_EVERY || pendingStart - previous.offset >= CHECKPOINT_BYTES) {
+        index.checkpoints.push({ offset: pendingStart, line: index.lines, seq, prevSeq: index.lastSeq });
+      }
       index.lastSeq = seq;
       index.lines += 1;
       index.end = lineEnd;
@@ -137,7 +143,19 @@ export function checkpointAfter(index: SeqIndex, afterSeq: number): number {
 /** The checkpoint to start reading from to see the `limit` lines before the first with seq >= `beforeSeq`. */
 export function checkpointBefore(index: SeqIndex, beforeSeq: number, limit: number): number {
   const at = checkpointAfter(index, beforeSeq - 1);
-  return Math.max(0, at - Math.ceil(limit / CHECKPOINT_EVERY));
+  // The last checkpoint at least `limit` lines before that one (checkpoints are lines apart unevenly).
+  const line = index.checkpoints[at]!.line - limit;
+  let lo = 0;
+  let hi = at;
+  let found = 0;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (index.checkpoints[mid]!.line <= line) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
 }
 
 /**
