@@ -35,7 +35,7 @@ const USAGE = `Usage:
   ase diagram [--format mermaid|dot|svg|json]
                  the SessionActor statechart, generated from the machine (default Mermaid)
   ase serve [--host 127.0.0.1] [--port 8787] [--token-file F] [--data-dir D]
-            [--allow-origin URL]... [--script FILE]
+            [--allow-origin URL]... [--script FILE] [--bin AGENT=PATH]...
                  the remote-control server and web page (docs/server.md); prints the URL to open
   ase inspect ID [--at-seq N] [--svg|--json] [--data-dir D]
                  replay a session's durable log through the statechart
@@ -182,11 +182,21 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
         'data-dir': { type: 'string' },
         'allow-origin': { type: 'string', multiple: true, default: [] },
         script: { type: 'string' },
+        bin: { type: 'string', multiple: true, default: [] },
       },
     }));
   } catch (error) {
     output.err(`ase serve: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
     return 2;
+  }
+  const bins: Record<string, string> = {};
+  for (const pair of values.bin) {
+    const match = /^([A-Za-z0-9._-]+)=(.+)$/.exec(pair);
+    if (!match) {
+      output.err(`ase serve: --bin ${pair}: expected AGENT=PATH (e.g. --bin claude=/opt/claude/bin/claude)\n`);
+      return 2;
+    }
+    bins[match[1]!] = match[2]!;
   }
   if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
     output.err(`ase serve: --port must be 0-65535\n`);
@@ -200,6 +210,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
       allowOrigins: values['allow-origin'],
       ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
       ...(values.script !== undefined && { script: values.script }),
+      ...(Object.keys(bins).length > 0 && { bins }),
     },
     output,
   );

@@ -16,6 +16,8 @@ export interface ServeArgs {
   /** A JSON FakeScript: the `fake` engine plays it (demos, tests). */
   script?: string;
   allowOrigins: string[];
+  /** `--bin agent=PATH`: the executable new sessions of that engine run (stored with each session). */
+  bins?: Record<string, string>;
 }
 
 export async function runServe(args: ServeArgs, output: Output, signal?: AbortSignal): Promise<number> {
@@ -39,6 +41,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     ...(token !== undefined && { token }),
     ...(engines.length > 0 && { engines }),
     ...(args.allowOrigins.length > 0 && { allowedOrigins: args.allowOrigins }),
+    ...(args.bins && Object.keys(args.bins).length > 0 && { bins: args.bins }),
   });
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);

@@ -35,6 +35,8 @@ export interface ServerOptions extends Partial<Omit<ServerAppOptions, 'host' | '
   maxSessions?: number;
   /** The default host's supervisor: idle sessions stop their agent after this long (0: never). */
   hibernateAfterMs?: number;
+  /** The default host's supervisor: the agent executable per engine name for new sessions (`--bin claude=PATH`). */
+  bins?: Readonly<Record<string, string>>;
 }
 
 export interface RunningServer {
@@ -71,8 +73,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.engines && { engines: options.engines }),
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
       ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
+      ...(options.bins && { bins: options.bins }),
     });
-  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, ...appOptions } = options;
+  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, bins: _bins, ...appOptions } = options;
   const app = createServerApp({ ...appOptions, host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {

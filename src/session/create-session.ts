@@ -21,6 +21,7 @@ import type { JournalFacts } from '../actors/session-context.js';
 import type { PersistedSession } from '../events/session-state.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { FileStore } from '../runtime/store/file-store.js';
+import { assertAgentFound, resolveLocator } from './agent-location.js';
 import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
 import type { Session } from './session.js';
 import { SessionHandle } from './session-handle.js';
@@ -62,6 +63,15 @@ export async function createSession(options: SessionOptions): Promise<Session> {
   }
 
   const sessionId = opts.sessionId ?? randomUUID();
+  // A continued session runs the agent it was created with (its stored bin and locating options),
+  // unless this call names another. A missing agent fails here, before anything is stored.
+  const known = opts.sessionId !== undefined ? await store.load(sessionId) : undefined;
+  const launch = resolveLocator(opts, known?.state.agent === opts.agent ? known.state.agentLocator : undefined);
+  try {
+    await assertAgentFound(factory, launch);
+  } catch (error) {
+    throw toAseError(error, 'INVALID_OPTIONS');
+  }
   // Recording wraps this session's engine factory (in a registry of its own: the caller's is not changed).
   let recorder: TrafficRecorder | undefined;
   let engines = registry;
@@ -71,7 +81,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     recorder = new TrafficRecorder(target.to, {
       agent: opts.agent,
       workDir: path.resolve(opts.workDir),
-      engineOptions: opts.engineOptions ?? {},
+      engineOptions: launch.engineOptions,
       sessionId,
       ...('argv' in target && target.argv && { argv: target.argv }),
     });
@@ -118,7 +128,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
         ...(opts.parentCallId !== undefined && { parentCallId: opts.parentCallId }),
         mode: opts.mode,
         now: clock.now(),
-        ...(opts.engineOptions && { options: opts.engineOptions }),
+        ...(Object.keys(launch.engineOptions).length > 0 && { options: launch.engineOptions }),
+        ...(launch.locator && { agentLocator: launch.locator }),
         ...(opts.config && { config: opts.config }),
         ...(restored && { restored }),
         ...(facts && { journal: facts }),
@@ -128,7 +139,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       store,
       journal,
       lease,
-      ...(opts.bin !== undefined && { bin: opts.bin }),
+      ...(launch.bin !== undefined && { bin: launch.bin }),
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
       terminal,

@@ -26,6 +26,8 @@ export class SessionHandle implements Session {
   /** Set once `done` was emitted: nothing follows it. (The actor is final earlier, while engines and writes settle.) */
   #doneEmitted = false;
   #finalSnapshot: SessionSnapshot | undefined;
+  /** The runtime's last engine failure since the agent was last ready: the cause a SESSION_FAILED names. */
+  #lastFailure: AseError | undefined;
 
   constructor(
     readonly id: string,
@@ -36,7 +38,12 @@ export class SessionHandle implements Session {
     this.#runtime = runtime;
     runtime.observe({
       effect: (effect) => this.#onEffect(effect),
-      agentEvent: (event) => this.#emit({ type: 'agent', event }),
+      agentEvent: (event) => {
+        if (event.type === 'ready') this.#lastFailure = undefined;
+        // A fatal error is what fails a session (the statechart hears it right after this).
+        else if (event.type === 'error' && event.kind === 'fatal') this.#lastFailure = new AseError(event.code ?? 'ENGINE_ERROR', event.message);
+        this.#emit({ type: 'agent', event });
+      },
       failure: (error) => this.#emit({ type: 'error', error }),
     });
     this.done = runtime.done.then(() => {
@@ -172,7 +179,11 @@ export class SessionHandle implements Session {
     else if (effect.type === 'ephemeral.emit') {
       const { type: _effectType, kind, ...rest } = effect;
       this.#emit({ type: kind, ...rest } as SessionNotice);
-    } else if (effect.type === 'client.error') this.#emit({ type: 'error', error: new AseError(effect.code, effect.message) });
+    } else if (effect.type === 'client.error') {
+      // A failed session says why: the engine failure behind it (AGENT_NOT_FOUND, ...) is its cause.
+      const cause = effect.code === 'SESSION_FAILED' ? this.#lastFailure : undefined;
+      this.#emit({ type: 'error', error: new AseError(effect.code, effect.message, cause ? { cause } : {}) });
+    }
   }
 
   #emit(notice: SessionNotice): void {

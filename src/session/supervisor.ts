@@ -58,6 +58,11 @@ export interface SupervisorOptions {
   defaults?: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
   /** Aborting it shuts the supervisor down (`shutdown()`). */
   signal?: AbortSignal;
+  /**
+   * The agent executable per engine name (`{ claude: '/opt/claude' }`) for a `create()` that names
+   * no `bin` (`ase serve --bin claude=PATH`). Stored with each session, so `open()` later runs it too.
+   */
+  bins?: Readonly<Record<string, string>>;
 }
 
 /** One session as `list()` and the subscription snapshots describe it. */
@@ -141,6 +146,7 @@ class SessionSupervisor implements Supervisor {
   readonly #hibernateAfterMs: number | undefined;
   readonly #leaseTtlMs: number | undefined;
   readonly #defaults: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
+  readonly #bins: Readonly<Record<string, string>>;
   readonly #open = new Map<string, Entry>();
   /** Ids being created or opened (they count against `maxSessions`). */
   readonly #opening = new Map<string, Promise<Session>>();
@@ -169,6 +175,7 @@ class SessionSupervisor implements Supervisor {
     this.#hibernateAfterMs = hibernate;
     this.#leaseTtlMs = options.leaseTtlMs;
     this.#defaults = options.defaults ?? {};
+    this.#bins = options.bins ?? {};
     if (options.signal) {
       if (options.signal.aborted) void this.shutdown();
       else options.signal.addEventListener('abort', () => void this.shutdown(), { once: true });
@@ -181,7 +188,11 @@ class SessionSupervisor implements Supervisor {
 
   create(options: SupervisedSessionOptions): Promise<Session> {
     const sessionId = options.sessionId ?? randomUUID();
-    return this.#start(sessionId, async () => ({ ...this.#merged(options), sessionId }));
+    return this.#start(sessionId, async () => {
+      const merged = this.#merged(options);
+      const bin = merged.bin ?? this.#bins[merged.agent];
+      return { ...merged, ...(bin !== undefined && { bin }), sessionId };
+    });
   }
 
   open(sessionId: string, options: OpenSessionOptions = {}): Promise<Session> {

@@ -83,6 +83,12 @@ export function runTurn(host: TurnHost, text: string, options: RunOptions = {}):
     const end = (status: TurnResult['status'], usage: TurnUsage, error?: AseError) => {
       ended = true;
       unsubscribe();
+      // The signal aborted while the turn ended (one signal shared with createSession stops the
+      // session first, in the same tick): an aborted run rejects, whatever ended it.
+      if (signal?.aborted) {
+        settle(() => reject(abortError()));
+        return;
+      }
       const result: TurnResult = {
         localId,
         status,
@@ -127,8 +133,11 @@ export function runTurn(host: TurnHost, text: string, options: RunOptions = {}):
           end(p.status, p.usage ?? { ...ZERO_USAGE }, p.status === 'completed' ? undefined : turnError(p.status, p.reason, agentError));
         }
       } else if (notice.type === 'error' && notice.error.code === 'SESSION_FAILED' && !started) {
-        // Nothing will deliver the message until someone sends again or switches mode.
-        end('failed', { ...ZERO_USAGE }, new AseError('SESSION_FAILED', `the session failed before the message was delivered (it stays queued): ${notice.error.message}`, { cause: notice.error }));
+        // Nothing will deliver the message until someone sends again or switches mode. The error
+        // is the root cause's (AGENT_NOT_FOUND, ENGINE_ERROR, ...), not a SESSION_FAILED around it.
+        const root = rootCause(notice.error);
+        const why = `the session failed before the message was delivered (it stays queued): ${root.message}`;
+        end('failed', { ...ZERO_USAGE }, new AseError(root.code, why, { ...(root !== notice.error && { cause: notice.error }), ...(root.details && { details: root.details }) }));
       } else if (notice.type === 'done') {
         end('cancelled', { ...ZERO_USAGE }, new AseError('SESSION_STOPPED', 'the session ended before the turn did'));
       }
@@ -159,6 +168,13 @@ function turnError(status: 'failed' | 'cancelled', reason: string | undefined, a
   if (status === 'cancelled') return new AseError('ABORTED', `the turn was cancelled${reason ? `: ${reason}` : ''}`);
   const why = agentError?.message ?? reason ?? 'the agent reported the turn failed';
   return new AseError('ENGINE_ERROR', `the turn failed: ${why}`, agentError ? { details: { kind: agentError.kind, retryable: agentError.retryable } } : {});
+}
+
+/** The innermost AseError of a cause chain: what actually went wrong. */
+function rootCause(error: AseError): AseError {
+  let root = error;
+  while (isAseError(root.cause)) root = root.cause;
+  return root;
 }
 
 /** The last assistant message with text: the agent's answer (Claude Code's `result`, Codex's final answer). */
