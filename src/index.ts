@@ -21,6 +21,8 @@ export { SessionOptionsSchema, defaultDataDir, type SessionOptions } from './ses
 export type { EventsOptions, LaggedNotice, StreamNotice } from './session/notice-stream.js';
 export type { RunOptions, TurnResult, TurnMessage } from './session/turn-runner.js';
 export type { WaitForOptions } from './session/wait-for.js';
+export type { StreamedTurn } from './session/turn-stream.js';
+export type { CanUseTool, CanUseToolContext, PermissionResult } from './session/permission-policy.js';
 
 // Many sessions in one host
 export {

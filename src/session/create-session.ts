@@ -156,6 +156,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     void session.done.then(close, close);
   }
   if (opts.onNotice) session.on('*', opts.onNotice);
+  if (opts.canUseTool) session.setPermissionPolicy(opts.canUseTool);
   if (opts.verifyTurn) {
     const context: TurnVerifierContext = {
       sessionId,

@@ -16,6 +16,7 @@ import type { EngineRegistry } from '../engines/core/registry.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
 import type { SessionNotice } from './notices.js';
+import type { CanUseTool } from './permission-policy.js';
 import type { VerifyTurn } from './turn-verifier.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
@@ -101,6 +102,14 @@ export const SessionOptionsSchema = z
      * `status`; for a restored session, the cancellation of its old requests), which `on()` cannot see.
      */
     onNotice: z.custom<(notice: SessionNotice) => void>((v) => typeof v === 'function', 'onNotice must be a function').optional(),
+    /**
+     * The inline permission policy (the Agent SDK's `canUseTool`): called for each tool permission
+     * request with `(toolName, input, {requestId, callId, signal})`, answers
+     * `{behavior: 'allow', updatedInput?}` or `{behavior: 'deny', message?}` through the durable
+     * ledger like `decide()` (the first answer wins: a remote client may answer first, the call's
+     * `signal` then aborts). A throwing policy denies with its message. A `run()`'s own wins for its turn.
+     */
+    canUseTool: z.custom<CanUseTool>((v) => typeof v === 'function', 'canUseTool must be a function').optional(),
     /** The completion backstop (turn-verifier.ts): checks each turn the agent completed; the verdict is a `turn_verified` entry. */
     verifyTurn: z.custom<VerifyTurn>((v) => typeof v === 'function', 'verifyTurn must be a function').optional(),
     /**

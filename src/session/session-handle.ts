@@ -15,7 +15,9 @@ import { noticeStream, type EventsOptions, type NoticeSource, type StreamNotice 
 import type { NoticeOf, SessionNotice, SessionNoticeType } from './notices.js';
 import type { DecideOptions, SendOptions, SendReceipt, Session } from './session.js';
 import { toSessionSnapshot, type SessionSnapshot } from './snapshot.js';
+import { PermissionPolicies, type CanUseTool } from './permission-policy.js';
 import { runTurn, type RunOptions, type TurnResult } from './turn-runner.js';
+import { streamTurn, type StreamedTurn } from './turn-stream.js';
 import { waitForNotice, type WaitForOptions } from './wait-for.js';
 import { SessionTerminal } from './session-terminal.js';
 
@@ -23,6 +25,7 @@ export class SessionHandle implements Session {
   readonly done: Promise<SessionSnapshot>;
   readonly #runtime: SessionRuntime;
   readonly #bus = new NoticeBus();
+  readonly #policies: PermissionPolicies;
   /** Set once `done` was emitted: nothing follows it. (The actor is final earlier, while engines and writes settle.) */
   #doneEmitted = false;
   #finalSnapshot: SessionSnapshot | undefined;
@@ -36,6 +39,8 @@ export class SessionHandle implements Session {
     readonly terminal: SessionTerminal = new SessionTerminal(),
   ) {
     this.#runtime = runtime;
+    // First on the bus: a prompt reaches the policy before any other listener can act on it.
+    this.#policies = new PermissionPolicies({ on: (type, listener) => this.#bus.on(type, listener), decide: (id, decision, options) => this.decide(id, decision, options) });
     runtime.observe({
       effect: (effect) => this.#onEffect(effect),
       agentEvent: (event) => {
@@ -113,7 +118,20 @@ export class SessionHandle implements Session {
   }
 
   run(text: string, options: RunOptions = {}): Promise<TurnResult> {
-    return runTurn(this, text, options);
+    const policy = options.canUseTool;
+    if (policy !== undefined && typeof policy !== 'function') return handled(Promise.reject(new AseError('INVALID_INPUT', 'run(): canUseTool must be a function')));
+    let leave: (() => void) | undefined;
+    const hooks = policy ? { started: () => void (leave = this.#policies.enterTurn(policy)), ended: () => leave?.() } : {};
+    return runTurn(this, text, options, hooks);
+  }
+
+  runStreamed(text: string, options: Omit<RunOptions, 'onEvent'> = {}): StreamedTurn {
+    return streamTurn((withEvents) => this.run(text, withEvents), options);
+  }
+
+  /** Sets the session's inline permission policy (`createSession({ canUseTool })`); undefined removes it. */
+  setPermissionPolicy(policy: CanUseTool | undefined): void {
+    this.#policies.setSessionPolicy(policy);
   }
 
   waitFor<T extends SessionNoticeType>(type: T, predicate?: (notice: NoticeOf<T>) => boolean, options?: WaitForOptions): Promise<NoticeOf<T>>;
