@@ -11,7 +11,13 @@
  */
 import { errorMessage, isAseError } from '../errors.js';
 import type { NoticeOf, SessionNotice } from './notices.js';
-import type { DecideOptions } from './session.js';
+
+/** `decide()`'s options (session.ts's DecideOptions; restated here, as session.ts imports this file's types). */
+interface DecideOptions {
+  updatedInput?: unknown;
+  message?: string;
+  updatedPermissions?: unknown[];
+}
 
 /** What a policy answers: allow (optionally with a changed input or permission rules) or deny (with a reason the agent sees). */
 export type PermissionResult = { behavior: 'allow'; updatedInput?: unknown; updatedPermissions?: unknown[] } | { behavior: 'deny'; message?: string };
