@@ -40,7 +40,7 @@ export const DEFAULT_LEASE_TTL_MS = 30_000;
  * session.on('permission_prompt', (p) => session.decide(p.requestId, 'allow'));
  * await session.send('hello'); // resolves once the message is stored
  */
-export async function createSession(options: SessionOptions): Promise<Session> {
+export async function createSession<A extends string>(options: SessionOptions<A>): Promise<Session> {
   const opts = parseSessionOptions(options);
   if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was already aborted');
   await assertDirectory(opts.workDir);

@@ -17,6 +17,11 @@ import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
 import type { SessionNotice } from './notices.js';
 import type { CanUseTool } from './permission-policy.js';
+import type { AcpEngineOptions } from '../engines/acp/options.js';
+import type { ClaudeEngineOptions } from '../engines/claude/options.js';
+import type { CodexAppServerEngineOptions } from '../engines/codex/app-server/engine.js';
+import type { CodexExecEngineOptions } from '../engines/codex/exec/engine.js';
+import type { CodexMcpEngineOptions } from '../engines/codex/mcp/engine.js';
 import type { VerifyTurn } from './turn-verifier.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
@@ -124,7 +129,37 @@ export const SessionOptionsSchema = z
     if (o.parentCallId !== undefined && o.parentId === undefined) ctx.addIssue({ code: 'custom', path: ['parentCallId'], message: 'needs parentId (the session whose call it is)' });
   });
 
-export type SessionOptions = z.input<typeof SessionOptionsSchema>;
+/**
+ * Each built-in engine's `engineOptions`, by engine name: `createSession({ agent: 'claude',
+ * engineOptions })` checks them against Claude's options at compile time (a misspelled key fails
+ * `tsc`, as it fails at run time with INVALID_OPTIONS). Other names (`fake`, your own engines)
+ * take any record.
+ */
+export interface EngineOptionsByAgent {
+  claude: ClaudeEngineOptions;
+  'claude-print': ClaudeEngineOptions;
+  codex: CodexAppServerEngineOptions;
+  'codex-mcp': CodexMcpEngineOptions;
+  'codex-exec': CodexExecEngineOptions;
+  acp: AcpEngineOptions;
+}
+
+/** `engineOptions` for engine `A`: that engine's options, or any record for an engine this library does not ship. */
+export type EngineOptionsFor<A extends string> = A extends keyof EngineOptionsByAgent ? EngineOptionsByAgent[A] : Record<string, unknown>;
+
+/**
+ * `createSession`'s options. Discriminated by `agent`: with a literal engine name (`'claude'`),
+ * `engineOptions` is that engine's options type; `SessionOptions` alone (agent: string) takes any record.
+ */
+export type SessionOptions<A extends string = string> = Omit<z.input<typeof SessionOptionsSchema>, 'agent' | 'engineOptions'> & {
+  /** Engine name in the registry: `fake` (built in), `claude`, `claude-print`, `codex`, `codex-mcp`, `codex-exec`, `acp`, or one of `engines`. */
+  agent: A;
+  /** Passed to the engine on every start; checked against the engine's options (`EngineOptionsByAgent`). */
+  engineOptions?: EngineOptionsFor<A>;
+};
+
+/** The options of any built-in engine, as one union discriminated by `agent`. */
+export type BuiltInSessionOptions = { [A in keyof EngineOptionsByAgent]: SessionOptions<A> }[keyof EngineOptionsByAgent];
 export type ResolvedSessionOptions = z.output<typeof SessionOptionsSchema>;
 
 export function parseSessionOptions(options: unknown): ResolvedSessionOptions {

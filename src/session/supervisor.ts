@@ -26,7 +26,7 @@ import type { Session } from './session.js';
 import type { SessionSnapshot } from './snapshot.js';
 
 /** What `create()` takes: `createSession`'s options but those the supervisor owns. */
-export type SupervisedSessionOptions = Omit<SessionOptions, 'store' | 'journal' | 'dataDir' | 'registry' | 'engines' | 'leaseTtlMs'>;
+export type SupervisedSessionOptions<A extends string = string> = Omit<SessionOptions<A>, 'store' | 'journal' | 'dataDir' | 'registry' | 'engines' | 'leaseTtlMs'>;
 
 /** What `open()` takes: the stored session names its agent, directory, id and parent. */
 export type OpenSessionOptions = Omit<SupervisedSessionOptions, 'agent' | 'workDir' | 'sessionId' | 'parentId' | 'parentCallId'>;
@@ -104,7 +104,7 @@ export interface SupervisorListOptions {
 
 export interface Supervisor {
   /** Creates (or continues, with a stored `sessionId`) a session. Rejects with `SUPERVISOR_FULL`, `SUPERVISOR_CLOSED`, `SESSION_OWNED`, or what `createSession` rejects with. */
-  create(options: SupervisedSessionOptions): Promise<Session>;
+  create<A extends string>(options: SupervisedSessionOptions<A>): Promise<Session>;
   /** The open session, or restores a stored one (its agent and directory from the store). Rejects with `SESSION_NOT_FOUND`, `SESSION_OWNED`, `SUPERVISOR_FULL`, `SUPERVISOR_CLOSED`. */
   open(sessionId: string, options?: OpenSessionOptions): Promise<Session>;
   /** An open session of this supervisor. */
@@ -186,7 +186,9 @@ class SessionSupervisor implements Supervisor {
     return this.#open.size + this.#opening.size;
   }
 
-  create(options: SupervisedSessionOptions): Promise<Session> {
+  create<A extends string>(typed: SupervisedSessionOptions<A>): Promise<Session> {
+    // The engine options were checked against the engine's type by the caller's compiler; from here on, a record.
+    const options = typed as SupervisedSessionOptions;
     const sessionId = options.sessionId ?? randomUUID();
     return this.#start(sessionId, async () => {
       const merged = this.#merged(options);
