@@ -17,11 +17,7 @@ import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
 import type { SessionNotice } from './notices.js';
 import type { CanUseTool } from './permission-policy.js';
-import type { AcpEngineOptions } from '../engines/acp/options.js';
-import type { ClaudeEngineOptions } from '../engines/claude/options.js';
-import type { CodexAppServerEngineOptions } from '../engines/codex/app-server/engine.js';
-import type { CodexExecEngineOptions } from '../engines/codex/exec/engine.js';
-import type { CodexMcpEngineOptions } from '../engines/codex/mcp/engine.js';
+import type { EngineOptionsByAgent } from '../engines/default-registry.js';
 import type { VerifyTurn } from './turn-verifier.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
@@ -128,21 +124,6 @@ export const SessionOptionsSchema = z
     if (o.parentId !== undefined && o.parentId === o.sessionId) ctx.addIssue({ code: 'custom', path: ['parentId'], message: 'a session is not its own parent' });
     if (o.parentCallId !== undefined && o.parentId === undefined) ctx.addIssue({ code: 'custom', path: ['parentCallId'], message: 'needs parentId (the session whose call it is)' });
   });
-
-/**
- * Each built-in engine's `engineOptions`, by engine name: `createSession({ agent: 'claude',
- * engineOptions })` checks them against Claude's options at compile time (a misspelled key fails
- * `tsc`, as it fails at run time with INVALID_OPTIONS). Other names (`fake`, your own engines)
- * take any record.
- */
-export interface EngineOptionsByAgent {
-  claude: ClaudeEngineOptions;
-  'claude-print': ClaudeEngineOptions;
-  codex: CodexAppServerEngineOptions;
-  'codex-mcp': CodexMcpEngineOptions;
-  'codex-exec': CodexExecEngineOptions;
-  acp: AcpEngineOptions;
-}
 
 /** `engineOptions` for engine `A`: that engine's options, or any record for an engine this library does not ship. */
 export type EngineOptionsFor<A extends string> = A extends keyof EngineOptionsByAgent ? EngineOptionsByAgent[A] : Record<string, unknown>;
