@@ -18,6 +18,7 @@ import * as claudeApi from '../../src/claude.js';
 import * as codexApi from '../../src/codex.js';
 import * as rootApi from '../../src/index.js';
 import * as serverApi from '../../src/server.js';
+import * as clientApi from '../../src/client.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 type ExportEntry = { types: string; default: string };
@@ -30,6 +31,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   './codex': codexApi,
   './acp': acpApi,
   './server': serverApi,
+  './client': clientApi,
 };
 const specifier = (entry: string) => (entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`);
 
