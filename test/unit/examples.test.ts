@@ -168,6 +168,8 @@ describe('examples: chat (the README`s chat in fifteen lines)', () => {
   it('node examples/chat.mjs fake: streamed text, a y/n per tool request answered inline (allow, then deny), ends on EOF', async () => {
     const source = await import('node:fs/promises').then((fs) => fs.readFile(path.join(REPO_ROOT, 'examples', 'chat.mjs'), 'utf8'));
     expect(source.trimEnd().split('\n').length).toBeLessThanOrEqual(15);
+    // The README shows it as it is.
+    expect(await import('node:fs/promises').then((fs) => fs.readFile(path.join(REPO_ROOT, 'README.md'), 'utf8'))).toContain(source.trimEnd());
     const dataDir = await import('node:fs/promises').then((fs) => fs.mkdtemp(path.join(os.tmpdir(), 'ase-chat-')));
     const ask = (n: number, then: string) => [{ text: `Checking ${n}. ` }, { ask: { toolName: 'Bash', input: { command: `ls ${n}` } }, onAllow: [{ text: `${then} ran.` }, { complete: {} }], onDeny: [{ text: `${then} skipped.` }, { complete: {} }] }];
     const script = { turns: [ask(1, 'First'), ask(2, 'Second')] };
