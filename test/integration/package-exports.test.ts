@@ -50,8 +50,8 @@ afterAll(async () => {
 });
 
 describe('package.json exports', () => {
-  it('lists the root, the three engine subpaths, the server and package.json, each with types and default', () => {
-    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './package.json']);
+  it('lists the root, the three engine subpaths, the server, the client and package.json, each with types and default', () => {
+    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './client', './package.json']);
     expect(pkg.exports['./package.json']).toBe('./package.json');
     for (const entry of Object.keys(ENTRIES)) {
       const target = pkg.exports[entry] as ExportEntry;

@@ -124,6 +124,17 @@ describe('stored binaries', () => {
   }, 120_000);
 });
 
+describe('a supervisor`s bins (ase serve --bin AGENT=PATH)', () => {
+  it('a create() that names no bin runs the one given for its engine; one that names a bin keeps its own', async () => {
+    const missing = path.join(root, 'ops-claude');
+    const supervisor = createSupervisor({ dataDir: path.join(root, 'data'), bins: { claude: missing } });
+    await expect(supervisor.create({ agent: 'claude', workDir: root })).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND', details: { looked: [`bin option: ${missing} (no such executable file)`] } });
+    const own = path.join(root, 'own-claude');
+    await expect(supervisor.create({ agent: 'claude', workDir: root, bin: own })).rejects.toMatchObject({ code: 'AGENT_NOT_FOUND', details: { looked: [`bin option: ${own} (no such executable file)`] } });
+    await supervisor.shutdown();
+  });
+});
+
 describe('one signal for createSession and run()', () => {
   it('aborting it rejects run() with ABORTED (the session stops too)', async () => {
     const controller = new AbortController();
