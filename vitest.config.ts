@@ -8,6 +8,7 @@ export default defineConfig({
     alias: [
       { find: /^agent-session-engine$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
       { find: /^agent-session-engine\/server$/, replacement: fileURLToPath(new URL('./src/server.ts', import.meta.url)) },
+      { find: /^agent-session-engine\/client$/, replacement: fileURLToPath(new URL('./src/client.ts', import.meta.url)) },
     ],
   },
   test: {

@@ -8,6 +8,7 @@
  * code and message kept apart as data, the way the MCP SDK keeps a peer's errors apart from its own.
  */
 import type { ErrorCode } from './events/error-codes.js';
+import type { ErrorDetails } from './events/error-details.js';
 
 export interface AseErrorOptions<D extends object> {
   cause?: unknown;
@@ -66,6 +67,13 @@ export class AgentError extends AseError {
 /** Any thrown value as one line of text (an Error's message, anything else stringified). */
 export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
+/**
+ * Whether `value` is an AseError (with `code`, when given). With a code it narrows `details` to
+ * that code's shape (`ErrorDetails<Code>`, src/events/error-details.ts):
+ * `if (isAseError(e, 'AGENT_NOT_FOUND')) e.details?.looked`.
+ */
+export function isAseError<C extends ErrorCode>(value: unknown, code: C): value is AseError<ErrorDetails<C>> & { readonly code: C };
+export function isAseError(value: unknown): value is AseError;
 export function isAseError(value: unknown, code?: ErrorCode): value is AseError {
   return value instanceof AseError && (code === undefined || value.code === code);
 }

@@ -17,10 +17,14 @@ export { createSession } from './session/create-session.js';
 export type { Session, SendOptions, SendReceipt, DecideOptions } from './session/session.js';
 export type { SessionNotice, SessionNoticeType, NoticeOf } from './session/notices.js';
 export type { SessionSnapshot } from './session/snapshot.js';
-export { SessionOptionsSchema, defaultDataDir, type SessionOptions } from './session/options.js';
+export { SessionOptionsSchema, defaultDataDir, type BuiltInSessionOptions, type EngineOptionsFor, type SessionOptions } from './session/options.js';
+export type { EngineOptionsByAgent } from './engines/default-registry.js';
+export type { ErrorDetails, ErrorDetailsMap } from './events/error-details.js';
 export type { EventsOptions, LaggedNotice, StreamNotice } from './session/notice-stream.js';
 export type { RunOptions, TurnResult, TurnMessage } from './session/turn-runner.js';
 export type { WaitForOptions } from './session/wait-for.js';
+export type { StreamedTurn } from './session/turn-stream.js';
+export type { CanUseTool, CanUseToolContext, PermissionResult } from './session/permission-policy.js';
 
 // Many sessions in one host
 export {

@@ -6,6 +6,7 @@
 import type { ErrorKind, TurnUsage } from '../events/agent-event.js';
 import type { ControlMode } from '../events/session-input.js';
 import type {
+  AgentLocator,
   CompletedPermission,
   InFlightTurn,
   OpenPermission,
@@ -135,6 +136,8 @@ export interface SessionContext {
   parentCallId?: string;
   /** Passed through to the engine in `engine.start`. */
   options: Record<string, unknown>;
+  /** What locates the agent CLI (bin, locating engine options): persisted, so a later open runs the same agent. */
+  agentLocator?: AgentLocator;
   config: SessionConfig;
   /** The control mode of the current engine, or of the next one while switching or recovering. */
   mode: ControlMode;
@@ -197,6 +200,8 @@ export interface SessionMachineInput {
   mode: ControlMode;
   now: number;
   options?: Record<string, unknown>;
+  /** What locates the agent CLI; `createSession` passes the given one over the stored one. */
+  agentLocator?: AgentLocator;
   config?: Partial<SessionConfig>;
   /**
    * Tags this run's transcript event ids (`<instance>.<gen>-<seq>`), so a restored session never
@@ -226,6 +231,7 @@ export function createSessionContext(input: SessionMachineInput): SessionContext
     workDir: input.workDir,
     ...parentOf(input),
     options: input.options ?? {},
+    ...(input.agentLocator && { agentLocator: input.agentLocator }),
     config: { ...DEFAULT_SESSION_CONFIG, ...input.config },
     mode: input.mode,
     // A hibernated session stays so on restore (`init` decides whether it can); anything else starts.
@@ -293,6 +299,7 @@ export function toPersisted(context: SessionContext, now: number): PersistedSess
     ...(context.unconfirmed && { unconfirmed: context.unconfirmed }),
     ...(context.model !== null && { model: context.model }),
     ...(context.permissionMode !== null && { permissionMode: context.permissionMode }),
+    ...(context.agentLocator && { agentLocator: context.agentLocator }),
     updatedAt: now,
   };
 }

@@ -41,7 +41,8 @@ const USAGE = `Usage:
   ase diagram [--format mermaid|dot|svg|json]
                  the SessionActor statechart, generated from the machine (default Mermaid)
   ase serve [--host 127.0.0.1] [--port 8787] [--token-file F] [--data-dir D]
-            [--allow-origin URL]... [--allow-host NAME]... [--script FILE] [--store postgres://...]
+            [--allow-origin URL]... [--allow-host NAME]... [--script FILE] [--bin AGENT=PATH]...
+            [--store postgres://...]
                  the remote-control server and web page (docs/server.md); prints the URL to open
   ase inspect ID [--at-seq N] [--svg|--json] [--data-dir D]
                  replay a session's durable log through the statechart
@@ -193,11 +194,21 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
         'allow-host': { type: 'string', multiple: true, default: [] },
         script: { type: 'string' },
         store: { type: 'string' },
+        bin: { type: 'string', multiple: true, default: [] },
       },
     }));
   } catch (error) {
     output.err(`ase serve: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
     return 2;
+  }
+  const bins: Record<string, string> = {};
+  for (const pair of values.bin) {
+    const match = /^([A-Za-z0-9._-]+)=(.+)$/.exec(pair);
+    if (!match) {
+      output.err(`ase serve: --bin ${pair}: expected AGENT=PATH (e.g. --bin claude=/opt/claude/bin/claude)\n`);
+      return 2;
+    }
+    bins[match[1]!] = match[2]!;
   }
   if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
     output.err(`ase serve: --port must be 0-65535\n`);
@@ -213,6 +224,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
       ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
       ...(values.script !== undefined && { script: values.script }),
       ...(values.store !== undefined && { store: values.store }),
+      ...(Object.keys(bins).length > 0 && { bins }),
     },
     output,
   );

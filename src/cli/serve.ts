@@ -21,6 +21,8 @@ export interface ServeArgs {
   allowHosts?: string[];
   /** `postgres://...`: sessions and transcripts in PostgreSQL, shared with every host on it (docs/multi-host.md). */
   store?: string;
+  /** `--bin agent=PATH`: the executable new sessions of that engine run (stored with each session). */
+  bins?: Record<string, string>;
 }
 
 export async function runServe(args: ServeArgs, output: Output, signal?: AbortSignal): Promise<number> {
@@ -50,6 +52,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     ...(engines.length > 0 && { engines }),
     ...(args.allowOrigins.length > 0 && { allowedOrigins: args.allowOrigins }),
     ...(args.allowHosts !== undefined && args.allowHosts.length > 0 && { allowedHosts: args.allowHosts }),
+    ...(args.bins && Object.keys(args.bins).length > 0 && { bins: args.bins }),
   });
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);

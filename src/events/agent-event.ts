@@ -5,6 +5,7 @@
  * SessionActor can drop events from a stale generation.
  */
 import { z } from 'zod';
+import { ErrorCodeSchema } from './error-codes.js';
 
 const stamp = {
   /** Runner generation of the engine instance that produced the event. */
@@ -157,6 +158,8 @@ export const ErrorEventSchema = z.object({
   kind: ErrorKindSchema,
   message: z.string(),
   retryable: z.boolean(),
+  /** The library's error code when the failure is one of ours (a start that found no agent: `AGENT_NOT_FOUND`). */
+  code: ErrorCodeSchema.optional(),
 });
 /**
  * Something the user should know that is not a failure and changes nothing: the agent CLI is not

@@ -97,6 +97,16 @@ export const SessionPhaseSchema = z.enum([
 ]);
 export type SessionPhase = z.infer<typeof SessionPhaseSchema>;
 
+/**
+ * What locates the session's agent CLI: the session's `bin` and the engine options that pick the
+ * executable (`bin`, `preset`, `command`, `args`). Stored so a later open runs the same agent.
+ */
+export const AgentLocatorSchema = z.object({
+  bin: z.string().min(1).optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+export type AgentLocator = z.infer<typeof AgentLocatorSchema>;
+
 export const PersistedSessionSchema = z.object({
   schemaVersion: z.literal(1),
   sessionId: z.string().min(1),
@@ -132,6 +142,8 @@ export const PersistedSessionSchema = z.object({
   parentId: z.string().min(1).optional(),
   /** The parent's tool call that started it, when there is one (AgentEvent `parentCallId`). */
   parentCallId: z.string().min(1).optional(),
+  /** Where its agent CLI is (absent: found in the usual places at each start). Optional for older files. */
+  agentLocator: AgentLocatorSchema.optional(),
   updatedAt: z.number(),
 });
 export type PersistedSession = z.infer<typeof PersistedSessionSchema>;

@@ -42,6 +42,8 @@ export interface ServerOptions extends Partial<Omit<ServerAppOptions, 'host' | '
    * their turn in flight ends `interrupted`, open prompts `cancelled`, accepted messages go out. Default true.
    */
   recoverSessions?: boolean;
+  /** The default host's supervisor: the agent executable per engine name for new sessions (`--bin claude=PATH`). */
+  bins?: Readonly<Record<string, string>>;
 }
 
 export interface RunningServer {
@@ -80,8 +82,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.engines && { engines: options.engines }),
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
       ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
+      ...(options.bins && { bins: options.bins }),
     });
-  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, recoverSessions: _r, ...appOptions } = options;
+  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, recoverSessions: _r, bins: _bins, ...appOptions } = options;
   const app = createServerApp({ ...appOptions, allowedHosts: [hostname, ...(options.allowedHosts ?? [])], host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -100,6 +100,8 @@ export interface SessionHostOptions {
   maxSessions?: number;
   /** Idle sessions stop their agent after this long (the supervisor's hibernation); 0: never. */
   hibernateAfterMs?: number;
+  /** The agent executable per engine name for new sessions (`ase serve --bin claude=PATH`; the supervisor's `bins`). */
+  bins?: Readonly<Record<string, string>>;
 }
 
 /** `POST /api/sessions`'s options as `SessionTree.spawn` takes them (the parent is spawn's own argument). */
@@ -129,6 +131,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     ...(options.engines && { engines: options.engines }),
     ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
     ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
+    ...(options.bins && { bins: options.bins }),
   });
   return supervisorHost(supervisor, store, { dataDir: options.dataDir });
 }

@@ -22,6 +22,7 @@ import type { JournalFacts } from '../actors/session-context.js';
 import type { PersistedSession } from '../events/session-state.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { FileStore } from '../runtime/store/file-store.js';
+import { assertAgentFound, resolveLocator } from './agent-location.js';
 import { defaultDataDir, parseSessionOptions, type SessionOptions } from './options.js';
 import type { Session } from './session.js';
 import { SessionHandle } from './session-handle.js';
@@ -40,7 +41,7 @@ export const DEFAULT_LEASE_TTL_MS = 30_000;
  * session.on('permission_prompt', (p) => session.decide(p.requestId, 'allow'));
  * await session.send('hello'); // resolves once the message is stored
  */
-export async function createSession(options: SessionOptions): Promise<Session> {
+export async function createSession<A extends string>(options: SessionOptions<A>): Promise<Session> {
   const opts = parseSessionOptions(options);
   if (opts.signal?.aborted) throw new AseError('ABORTED', 'createSession: the signal was already aborted');
   await assertDirectory(opts.workDir);
@@ -69,6 +70,15 @@ export async function createSession(options: SessionOptions): Promise<Session> {
 
   const sessionId = opts.sessionId ?? randomUUID();
   const hostTools = opts.tools && opts.tools.length > 0 ? new HostToolbox(opts.tools, { sessionId, what: 'createSession: tools' }) : undefined;
+  // A continued session runs the agent it was created with (its stored bin and locating options),
+  // unless this call names another. A missing agent fails here, before anything is stored.
+  const known = opts.sessionId !== undefined ? await store.load(sessionId) : undefined;
+  const launch = resolveLocator(opts, known?.state.agent === opts.agent ? known.state.agentLocator : undefined);
+  try {
+    await assertAgentFound(factory, launch);
+  } catch (error) {
+    throw toAseError(error, 'INVALID_OPTIONS');
+  }
   // Recording wraps this session's engine factory (in a registry of its own: the caller's is not changed).
   let recorder: TrafficRecorder | undefined;
   let engines = registry;
@@ -78,7 +88,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     recorder = new TrafficRecorder(target.to, {
       agent: opts.agent,
       workDir: path.resolve(opts.workDir),
-      engineOptions: opts.engineOptions ?? {},
+      engineOptions: launch.engineOptions,
       sessionId,
       ...('argv' in target && target.argv && { argv: target.argv }),
     });
@@ -125,7 +135,8 @@ export async function createSession(options: SessionOptions): Promise<Session> {
         ...(opts.parentCallId !== undefined && { parentCallId: opts.parentCallId }),
         mode: opts.mode,
         now: clock.now(),
-        ...(opts.engineOptions && { options: opts.engineOptions }),
+        ...(Object.keys(launch.engineOptions).length > 0 && { options: launch.engineOptions }),
+        ...(launch.locator && { agentLocator: launch.locator }),
         ...(opts.config && { config: opts.config }),
         ...(restored && { restored }),
         ...(facts && { journal: facts }),
@@ -135,7 +146,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
       store,
       journal,
       lease,
-      ...(opts.bin !== undefined && { bin: opts.bin }),
+      ...(launch.bin !== undefined && { bin: launch.bin }),
       ...(opts.maxMessageBytes !== undefined && { maxMessageBytes: opts.maxMessageBytes }),
       processes: new ProcessRegistry({ dir: processDir }).observer(sessionId),
       terminal,
@@ -153,6 +164,7 @@ export async function createSession(options: SessionOptions): Promise<Session> {
     void session.done.then(close, close);
   }
   if (opts.onNotice) session.on('*', opts.onNotice);
+  if (opts.canUseTool) session.setPermissionPolicy(opts.canUseTool);
   if (opts.verifyTurn) {
     const context: TurnVerifierContext = {
       sessionId,

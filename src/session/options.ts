@@ -18,6 +18,8 @@ import type { EngineRegistry } from '../engines/core/registry.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import { AseError } from '../errors.js';
 import type { SessionNotice } from './notices.js';
+import type { CanUseTool } from './permission-policy.js';
+import type { EngineOptionsByAgent } from '../engines/default-registry.js';
 import type { VerifyTurn } from './turn-verifier.js';
 
 const configKeys = Object.keys(DEFAULT_SESSION_CONFIG) as (keyof SessionConfig)[];
@@ -102,6 +104,14 @@ export const SessionOptionsSchema = z
      * `status`; for a restored session, the cancellation of its old requests), which `on()` cannot see.
      */
     onNotice: z.custom<(notice: SessionNotice) => void>((v) => typeof v === 'function', 'onNotice must be a function').optional(),
+    /**
+     * The inline permission policy (the Agent SDK's `canUseTool`): called for each tool permission
+     * request with `(toolName, input, {requestId, callId, signal})`, answers
+     * `{behavior: 'allow', updatedInput?}` or `{behavior: 'deny', message?}` through the durable
+     * ledger like `decide()` (the first answer wins: a remote client may answer first, the call's
+     * `signal` then aborts). A throwing policy denies with its message. A `run()`'s own wins for its turn.
+     */
+    canUseTool: z.custom<CanUseTool>((v) => typeof v === 'function', 'canUseTool must be a function').optional(),
     /** The completion backstop (turn-verifier.ts): checks each turn the agent completed; the verdict is a `turn_verified` entry. */
     verifyTurn: z.custom<VerifyTurn>((v) => typeof v === 'function', 'verifyTurn must be a function').optional(),
     /**
@@ -128,7 +138,22 @@ export const SessionOptionsSchema = z
     if (o.parentCallId !== undefined && o.parentId === undefined) ctx.addIssue({ code: 'custom', path: ['parentCallId'], message: 'needs parentId (the session whose call it is)' });
   });
 
-export type SessionOptions = z.input<typeof SessionOptionsSchema>;
+/** `engineOptions` for engine `A`: that engine's options, or any record for an engine this library does not ship. */
+export type EngineOptionsFor<A extends string> = A extends keyof EngineOptionsByAgent ? EngineOptionsByAgent[A] : Record<string, unknown>;
+
+/**
+ * `createSession`'s options. Discriminated by `agent`: with a literal engine name (`'claude'`),
+ * `engineOptions` is that engine's options type; `SessionOptions` alone (agent: string) takes any record.
+ */
+export type SessionOptions<A extends string = string> = Omit<z.input<typeof SessionOptionsSchema>, 'agent' | 'engineOptions'> & {
+  /** Engine name in the registry: `fake` (built in), `claude`, `claude-print`, `codex`, `codex-mcp`, `codex-exec`, `acp`, or one of `engines`. */
+  agent: A;
+  /** Passed to the engine on every start; checked against the engine's options (`EngineOptionsByAgent`). */
+  engineOptions?: EngineOptionsFor<A>;
+};
+
+/** The options of any built-in engine, as one union discriminated by `agent`. */
+export type BuiltInSessionOptions = { [A in keyof EngineOptionsByAgent]: SessionOptions<A> }[keyof EngineOptionsByAgent];
 export type ResolvedSessionOptions = z.output<typeof SessionOptionsSchema>;
 
 export function parseSessionOptions(options: unknown): ResolvedSessionOptions {

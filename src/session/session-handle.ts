@@ -15,7 +15,9 @@ import { noticeStream, type EventsOptions, type NoticeSource, type StreamNotice 
 import type { NoticeOf, SessionNotice, SessionNoticeType } from './notices.js';
 import type { DecideOptions, SendOptions, SendReceipt, Session } from './session.js';
 import { toSessionSnapshot, type SessionSnapshot } from './snapshot.js';
+import { PermissionPolicies, type CanUseTool } from './permission-policy.js';
 import { runTurn, type RunOptions, type TurnResult } from './turn-runner.js';
+import { streamTurn, type StreamedTurn } from './turn-stream.js';
 import { waitForNotice, type WaitForOptions } from './wait-for.js';
 import { SessionTerminal } from './session-terminal.js';
 
@@ -23,9 +25,12 @@ export class SessionHandle implements Session {
   readonly done: Promise<SessionSnapshot>;
   readonly #runtime: SessionRuntime;
   readonly #bus = new NoticeBus();
+  readonly #policies: PermissionPolicies;
   /** Set once `done` was emitted: nothing follows it. (The actor is final earlier, while engines and writes settle.) */
   #doneEmitted = false;
   #finalSnapshot: SessionSnapshot | undefined;
+  /** The runtime's last engine failure since the agent was last ready: the cause a SESSION_FAILED names. */
+  #lastFailure: AseError | undefined;
 
   constructor(
     readonly id: string,
@@ -34,9 +39,16 @@ export class SessionHandle implements Session {
     readonly terminal: SessionTerminal = new SessionTerminal(),
   ) {
     this.#runtime = runtime;
+    // First on the bus: a prompt reaches the policy before any other listener can act on it.
+    this.#policies = new PermissionPolicies({ on: (type, listener) => this.#bus.on(type, listener), decide: (id, decision, options) => this.decide(id, decision, options) });
     runtime.observe({
       effect: (effect) => this.#onEffect(effect),
-      agentEvent: (event) => this.#emit({ type: 'agent', event }),
+      agentEvent: (event) => {
+        if (event.type === 'ready') this.#lastFailure = undefined;
+        // A fatal error is what fails a session (the statechart hears it right after this).
+        else if (event.type === 'error' && event.kind === 'fatal') this.#lastFailure = new AseError(event.code ?? 'ENGINE_ERROR', event.message);
+        this.#emit({ type: 'agent', event });
+      },
       failure: (error) => this.#emit({ type: 'error', error }),
     });
     this.done = runtime.done.then(() => {
@@ -106,7 +118,20 @@ export class SessionHandle implements Session {
   }
 
   run(text: string, options: RunOptions = {}): Promise<TurnResult> {
-    return runTurn(this, text, options);
+    const policy = options.canUseTool;
+    if (policy !== undefined && typeof policy !== 'function') return handled(Promise.reject(new AseError('INVALID_INPUT', 'run(): canUseTool must be a function')));
+    let leave: (() => void) | undefined;
+    const hooks = policy ? { started: () => void (leave = this.#policies.enterTurn(policy)), ended: () => leave?.() } : {};
+    return runTurn(this, text, options, hooks);
+  }
+
+  runStreamed(text: string, options: Omit<RunOptions, 'onEvent'> = {}): StreamedTurn {
+    return streamTurn((withEvents) => this.run(text, withEvents), options);
+  }
+
+  /** Sets the session's inline permission policy (`createSession({ canUseTool })`); undefined removes it. */
+  setPermissionPolicy(policy: CanUseTool | undefined): void {
+    this.#policies.setSessionPolicy(policy);
   }
 
   waitFor<T extends SessionNoticeType>(type: T, predicate?: (notice: NoticeOf<T>) => boolean, options?: WaitForOptions): Promise<NoticeOf<T>>;
@@ -172,7 +197,11 @@ export class SessionHandle implements Session {
     else if (effect.type === 'ephemeral.emit') {
       const { type: _effectType, kind, ...rest } = effect;
       this.#emit({ type: kind, ...rest } as SessionNotice);
-    } else if (effect.type === 'client.error') this.#emit({ type: 'error', error: new AseError(effect.code, effect.message) });
+    } else if (effect.type === 'client.error') {
+      // A failed session says why: the engine failure behind it (AGENT_NOT_FOUND, ...) is its cause.
+      const cause = effect.code === 'SESSION_FAILED' ? this.#lastFailure : undefined;
+      this.#emit({ type: 'error', error: new AseError(effect.code, effect.message, cause ? { cause } : {}) });
+    }
   }
 
   #emit(notice: SessionNotice): void {

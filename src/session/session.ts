@@ -4,6 +4,7 @@ import type { EventsOptions, StreamNotice } from './notice-stream.js';
 import type { NoticeOf, SessionNotice, SessionNoticeType } from './notices.js';
 import type { SessionSnapshot } from './snapshot.js';
 import type { RunOptions, TurnResult } from './turn-runner.js';
+import type { StreamedTurn } from './turn-stream.js';
 import type { WaitForOptions } from './wait-for.js';
 
 export interface SendOptions {
@@ -85,6 +86,18 @@ export interface Session {
    * aborts the turn and rejects with an `AbortError`; a refused send rejects.
    */
   run(text: string, options?: RunOptions): Promise<TurnResult>;
+  /**
+   * `run()` as a stream: `events` yields this turn's AgentEvents (text deltas, tool calls,
+   * permission requests, its `turn_complete`) and ends with the turn; `result` is what `run()`
+   * resolves with. An aborted `signal` (or a refused send) rejects `result` and makes `events`
+   * throw after what it holds.
+   *
+   * @example
+   * const { events, result } = session.runStreamed('hello');
+   * for await (const e of events) if (e.type === 'text_delta') process.stdout.write(e.text);
+   * const turn = await result;
+   */
+  runStreamed(text: string, options?: Omit<RunOptions, 'onEvent'>): StreamedTurn;
   /**
    * The first notice of `type` (any type with `'*'`) that `predicate` accepts, emitted from this call
    * on. Rejects with `SESSION_STOPPED` if the session ends first, `TIMEOUT` after `timeoutMs`, an

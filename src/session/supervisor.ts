@@ -26,7 +26,7 @@ import type { Session } from './session.js';
 import type { SessionSnapshot } from './snapshot.js';
 
 /** What `create()` takes: `createSession`'s options but those the supervisor owns. */
-export type SupervisedSessionOptions = Omit<SessionOptions, 'store' | 'journal' | 'dataDir' | 'registry' | 'engines' | 'leaseTtlMs'>;
+export type SupervisedSessionOptions<A extends string = string> = Omit<SessionOptions<A>, 'store' | 'journal' | 'dataDir' | 'registry' | 'engines' | 'leaseTtlMs'>;
 
 /** What `open()` takes: the stored session names its agent, directory, id and parent. */
 export type OpenSessionOptions = Omit<SupervisedSessionOptions, 'agent' | 'workDir' | 'sessionId' | 'parentId' | 'parentCallId'>;
@@ -58,6 +58,11 @@ export interface SupervisorOptions {
   defaults?: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
   /** Aborting it shuts the supervisor down (`shutdown()`). */
   signal?: AbortSignal;
+  /**
+   * The agent executable per engine name (`{ claude: '/opt/claude' }`) for a `create()` that names
+   * no `bin` (`ase serve --bin claude=PATH`). Stored with each session, so `open()` later runs it too.
+   */
+  bins?: Readonly<Record<string, string>>;
 }
 
 /** One session as `list()` and the subscription snapshots describe it. */
@@ -99,7 +104,7 @@ export interface SupervisorListOptions {
 
 export interface Supervisor {
   /** Creates (or continues, with a stored `sessionId`) a session. Rejects with `SUPERVISOR_FULL`, `SUPERVISOR_CLOSED`, `SESSION_OWNED`, or what `createSession` rejects with. */
-  create(options: SupervisedSessionOptions): Promise<Session>;
+  create<A extends string>(options: SupervisedSessionOptions<A>): Promise<Session>;
   /** The open session, or restores a stored one (its agent and directory from the store). Rejects with `SESSION_NOT_FOUND`, `SESSION_OWNED`, `SUPERVISOR_FULL`, `SUPERVISOR_CLOSED`. */
   open(sessionId: string, options?: OpenSessionOptions): Promise<Session>;
   /** An open session of this supervisor. */
@@ -145,6 +150,7 @@ class SessionSupervisor implements Supervisor {
   readonly #hibernateAfterMs: number | undefined;
   readonly #leaseTtlMs: number | undefined;
   readonly #defaults: Partial<Omit<SupervisedSessionOptions, 'parentId' | 'parentCallId'>>;
+  readonly #bins: Readonly<Record<string, string>>;
   readonly #open = new Map<string, Entry>();
   /** Ids being created or opened (they count against `maxSessions`). */
   readonly #opening = new Map<string, Promise<Session>>();
@@ -173,6 +179,7 @@ class SessionSupervisor implements Supervisor {
     this.#hibernateAfterMs = hibernate;
     this.#leaseTtlMs = options.leaseTtlMs;
     this.#defaults = options.defaults ?? {};
+    this.#bins = options.bins ?? {};
     if (options.signal) {
       if (options.signal.aborted) void this.shutdown();
       else options.signal.addEventListener('abort', () => void this.shutdown(), { once: true });
@@ -191,9 +198,15 @@ class SessionSupervisor implements Supervisor {
     return this.#store;
   }
 
-  create(options: SupervisedSessionOptions): Promise<Session> {
+  create<A extends string>(typed: SupervisedSessionOptions<A>): Promise<Session> {
+    // The engine options were checked against the engine's type by the caller's compiler; from here on, a record.
+    const options = typed as SupervisedSessionOptions;
     const sessionId = options.sessionId ?? randomUUID();
-    return this.#start(sessionId, async () => ({ ...this.#merged(options), sessionId }));
+    return this.#start(sessionId, async () => {
+      const merged = this.#merged(options);
+      const bin = merged.bin ?? this.#bins[merged.agent];
+      return { ...merged, ...(bin !== undefined && { bin }), sessionId };
+    });
   }
 
   open(sessionId: string, options: OpenSessionOptions = {}): Promise<Session> {

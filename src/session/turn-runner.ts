@@ -10,9 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AseError, isAseError } from '../errors.js';
-import { ZERO_USAGE, type AgentEventOf, type TurnUsage } from '../events/agent-event.js';
+import { ZERO_USAGE, type AgentEvent, type AgentEventOf, type TurnUsage } from '../events/agent-event.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { SessionNotice } from './notices.js';
+import type { CanUseTool } from './permission-policy.js';
 
 export interface RunOptions {
   /**
@@ -23,6 +24,20 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** The message's localId (idempotent retries); default: a new UUID. */
   localId?: string;
+  /**
+   * Called with each AgentEvent of this turn (text deltas included), from its start to its
+   * `turn_complete`: nothing of other turns. A listener that throws is reported as a process
+   * warning and does not end the turn. `runStreamed()` gives the same events as an async iterable.
+   */
+  onEvent?: (event: AgentEvent) => void;
+  /** The permission policy for this turn's tool requests; wins over the session's `canUseTool` (permission-policy.ts). */
+  canUseTool?: CanUseTool;
+}
+
+/** Internal: told when the run's turn starts and ends (the session scopes a run's `canUseTool` with it). */
+export interface TurnHooks {
+  started?(): void;
+  ended?(): void;
 }
 
 /** An assistant (or agent-reported user/system) message of the turn, as the transcript holds it. */
@@ -58,8 +73,8 @@ export interface TurnHost {
   abort(): unknown;
 }
 
-export function runTurn(host: TurnHost, text: string, options: RunOptions = {}): Promise<TurnResult> {
-  const { signal } = options;
+export function runTurn(host: TurnHost, text: string, options: RunOptions = {}, hooks: TurnHooks = {}): Promise<TurnResult> {
+  const { signal, onEvent } = options;
   const localId = options.localId ?? randomUUID();
   const abortError = () => new AseError('ABORTED', 'run(): the signal was aborted', signal?.reason !== undefined ? { cause: signal.reason } : {});
   if (signal?.aborted) return Promise.reject(abortError());
@@ -83,6 +98,13 @@ export function runTurn(host: TurnHost, text: string, options: RunOptions = {}):
     const end = (status: TurnResult['status'], usage: TurnUsage, error?: AseError) => {
       ended = true;
       unsubscribe();
+      if (started) hooks.ended?.();
+      // The signal aborted while the turn ended (one signal shared with createSession stops the
+      // session first, in the same tick): an aborted run rejects, whatever ended it.
+      if (signal?.aborted) {
+        settle(() => reject(abortError()));
+        return;
+      }
       const result: TurnResult = {
         localId,
         status,
@@ -111,12 +133,17 @@ export function runTurn(host: TurnHost, text: string, options: RunOptions = {}):
 
     const unsubscribe = host.on('*', (notice) => {
       if (ended) return;
+      if (notice.type === 'agent') {
+        if (started && onEvent) deliver(onEvent, notice.event);
+        return;
+      }
       if (notice.type === 'transcript') {
         const { entry } = notice;
         const payload = entry.payload as { localId?: string } | undefined;
         if (!started) {
           if (entry.type !== 'user_message' || payload?.localId !== localId) return;
           started = true;
+          hooks.started?.();
           if (abortWanted) requestAbort();
         }
         entries.push(entry);
@@ -127,8 +154,11 @@ export function runTurn(host: TurnHost, text: string, options: RunOptions = {}):
           end(p.status, p.usage ?? { ...ZERO_USAGE }, p.status === 'completed' ? undefined : turnError(p.status, p.reason, agentError));
         }
       } else if (notice.type === 'error' && notice.error.code === 'SESSION_FAILED' && !started) {
-        // Nothing will deliver the message until someone sends again or switches mode.
-        end('failed', { ...ZERO_USAGE }, new AseError('SESSION_FAILED', `the session failed before the message was delivered (it stays queued): ${notice.error.message}`, { cause: notice.error }));
+        // Nothing will deliver the message until someone sends again or switches mode. The error
+        // is the root cause's (AGENT_NOT_FOUND, ENGINE_ERROR, ...), not a SESSION_FAILED around it.
+        const root = rootCause(notice.error);
+        const why = `the session failed before the message was delivered (it stays queued): ${root.message}`;
+        end('failed', { ...ZERO_USAGE }, new AseError(root.code, why, { ...(root !== notice.error && { cause: notice.error }), ...(root.details && { details: root.details }) }));
       } else if (notice.type === 'done') {
         end('cancelled', { ...ZERO_USAGE }, new AseError('SESSION_STOPPED', 'the session ended before the turn did'));
       }
@@ -159,6 +189,22 @@ function turnError(status: 'failed' | 'cancelled', reason: string | undefined, a
   if (status === 'cancelled') return new AseError('ABORTED', `the turn was cancelled${reason ? `: ${reason}` : ''}`);
   const why = agentError?.message ?? reason ?? 'the agent reported the turn failed';
   return new AseError('ENGINE_ERROR', `the turn failed: ${why}`, agentError ? { details: { kind: agentError.kind, retryable: agentError.retryable } } : {});
+}
+
+/** A caller's event listener: its bug is reported, and the turn goes on. */
+function deliver(listener: (event: AgentEvent) => void, event: AgentEvent): void {
+  try {
+    listener(event);
+  } catch (error) {
+    process.emitWarning(`agent-session-engine: run(): onEvent threw: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The innermost AseError of a cause chain: what actually went wrong. */
+function rootCause(error: AseError): AseError {
+  let root = error;
+  while (isAseError(root.cause)) root = root.cause;
+  return root;
 }
 
 /** The last assistant message with text: the agent's answer (Claude Code's `result`, Codex's final answer). */

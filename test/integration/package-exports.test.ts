@@ -19,6 +19,7 @@ import * as codexApi from '../../src/codex.js';
 import * as rootApi from '../../src/index.js';
 import * as postgresApi from '../../src/postgres.js';
 import * as serverApi from '../../src/server.js';
+import * as clientApi from '../../src/client.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 type ExportEntry = { types: string; default: string };
@@ -32,6 +33,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   './acp': acpApi,
   './server': serverApi,
   './postgres': postgresApi,
+  './client': clientApi,
 };
 const specifier = (entry: string) => (entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`);
 
@@ -50,8 +52,8 @@ afterAll(async () => {
 });
 
 describe('package.json exports', () => {
-  it('lists the root, the three engine subpaths, the server, postgres and package.json, each with types and default', () => {
-    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './postgres', './package.json']);
+  it('lists the root, the three engine subpaths, the server, postgres, the client and package.json, each with types and default', () => {
+    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './postgres', './client', './package.json']);
     expect(pkg.exports['./package.json']).toBe('./package.json');
     for (const entry of Object.keys(ENTRIES)) {
       const target = pkg.exports[entry] as ExportEntry;

@@ -388,10 +388,10 @@ describe('run()', () => {
     expect(engines[0]!.sent).toEqual([]);
   });
 
-  it('the session failing before the message was delivered resolves failed with SESSION_FAILED', async () => {
+  it('the session failing before the message was delivered resolves failed with the root cause`s code (ENGINE_ERROR), not SESSION_FAILED', async () => {
     const { session, clock } = await start([{ failStart: { message: 'not logged in' } }], { config: { maxRestarts: 0 } });
     const result = (await settled(clock, session.run('hi'), 'the run')).value!;
-    expect(result).toMatchObject({ status: 'failed', entries: [], error: { code: 'SESSION_FAILED' } });
+    expect(result).toMatchObject({ status: 'failed', entries: [], error: { code: 'ENGINE_ERROR', cause: { code: 'SESSION_FAILED' } } });
     expect(result.error!.message).toContain('not logged in');
     expect(session.snapshot().queue.map((q) => q.text)).toEqual(['hi']);
   });

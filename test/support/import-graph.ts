@@ -59,7 +59,7 @@ const any =
 /** The engine folder a file belongs to (`engines/codex/rollout/x.ts` → `engines/codex`). */
 const engineFolder = (file: string): string | undefined => /^engines\/([^/]+)\//.exec(file)?.[0]?.slice(0, -1);
 
-export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts', 'server.ts', 'postgres.ts'] as const;
+export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts', 'server.ts', 'postgres.ts', 'client.ts'] as const;
 const publicEntry = (file: string) => (PUBLIC_ENTRIES as readonly string[]).includes(file);
 
 /** The architecture of docs/architecture.md, bottom layer first. */
@@ -93,6 +93,8 @@ export const LAYERS: readonly Layer[] = [
     owns: under('server'),
     mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('runtime'), under('session'), under('server')),
   },
+  // The remote client runs in browsers too: only the event vocabulary's types and its SSE parser.
+  { name: 'client', owns: under('client'), mayImport: any(under('events'), under('client')), packages: ['eventsource-parser'] },
   { name: 'cli', owns: under('cli'), mayImport: any(publicEntry, under('cli')) },
   { name: 'public entry', owns: publicEntry, mayImport: () => true },
 ];

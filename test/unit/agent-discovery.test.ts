@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLAUDE_CLI, CLAUDE_DEFAULT_PASS_ENV, CLAUDE_PLATFORM_PACKAGES, claudeOptionArgs, parseClaudeOptions } from '../../src/engines/claude/index.js';
 import { CODEX_ENV_ALLOW, CODEX_MCP_CLI, CODEX_PLATFORM_PACKAGES } from '../../src/engines/codex/index.js';
 import { CODEX_ACP_PLATFORMS } from '../../src/engines/acp/index.js';
-import { findAgent, searchAgent, type AgentCliSpec } from '../../src/engines/core/agent-discovery.js';
+import { findAgent, isCliPackage, searchAgent, type AgentCliSpec } from '../../src/engines/core/agent-discovery.js';
 import { clearAgentVersionCache, normalizeVersion, readAgentVersion, versionWarning } from '../../src/engines/core/agent-version.js';
 import { credentialHint } from '../../src/engines/core/agent-diagnosis.js';
 import { EngineEvents } from '../../src/engines/core/engine-events.js';
@@ -303,3 +303,40 @@ describe('claude options → flags', () => {
   });
 });
 
+
+describe('the version of a CLI inside a host application', () => {
+  // The bug: the nearest package.json above a `.bin/claude` that is not a symlink into the CLI's
+  // package (pnpm's shell shim, a copied binary) is the host app's, and its version (1.0.0) was
+  // taken for Claude Code's, so every session warned "Claude Code 1.0.0 is not the version ...".
+  it('a host app (version 1.0.0) with the real Claude Code in its node_modules behind a shim: the version is the CLI`s, no warning', async () => {
+    const pinned = pinnedAgentEnv()['ASE_CLAUDE_BIN'];
+    if (!pinned) throw new Error('the pinned Claude Code is not installed (npm install)');
+    const app = join(root, 'host-app');
+    const modules = join(app, 'node_modules');
+    mkdirSync(join(modules, '@anthropic-ai'), { recursive: true });
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'host-app', version: '1.0.0', private: true }));
+    // The real CLI package, as the app's install put it there.
+    symlinkSync(join(pinned, '..'), join(modules, '@anthropic-ai', `claude-code-${process.platform}-${process.arch}`));
+    // pnpm-style `.bin` entry: a shell script, not a symlink, so its nearest package.json is the app's.
+    executable(join(modules, '.bin', 'claude'), `#!/bin/sh\nbasedir=$(dirname "$0")\nexec "$basedir/../@anthropic-ai/claude-code-${process.platform}-${process.arch}/claude" "$@"\n`);
+    const location = await findAgent(CLAUDE_CLI, { env: { PATH: join(modules, '.bin') } });
+    expect(location).toMatchObject({ source: 'path', path: join(modules, '.bin', 'claude') });
+    expect(location.packageVersion).toBeUndefined();
+    expect(location.packageName).toBeUndefined();
+    const info = await readAgentVersion(CLAUDE_CLI, location, { timeoutMs: 60_000 });
+    expect(info).toEqual({ version: '2.1.330', from: 'command' });
+    expect(versionWarning(CLAUDE_CLI, info.version, location.where)).toBeUndefined();
+    // The CLI's own package, reached through the app's node_modules: its package.json, no process.
+    const direct = await findAgent(CLAUDE_CLI, { bin: join(modules, '@anthropic-ai', `claude-code-${process.platform}-${process.arch}`, 'claude') });
+    expect(direct).toMatchObject({ packageName: `@anthropic-ai/claude-code-${process.platform}-${process.arch}`, packageVersion: '2.1.330' });
+  }, 90_000);
+
+  it('only the CLI`s own packages (and their platform builds) count as its package', () => {
+    expect(isCliPackage(CLAUDE_CLI, '@anthropic-ai/claude-code')).toBe(true);
+    expect(isCliPackage(CLAUDE_CLI, '@anthropic-ai/claude-code-linux-x64-musl')).toBe(true);
+    expect(isCliPackage(CLAUDE_CLI, '@anthropic-ai/claude-code-linux-arm64-android')).toBe(true);
+    expect(isCliPackage(CLAUDE_CLI, 'host-app')).toBe(false);
+    expect(isCliPackage(CLAUDE_CLI, '@anthropic-ai/claude-code-acp')).toBe(false);
+    expect(isCliPackage(CODEX_MCP_CLI, '@openai/codex-linux-x64')).toBe(true);
+  });
+});

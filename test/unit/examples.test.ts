@@ -4,6 +4,7 @@
  * run once more the way a user runs it, `node examples/<name>.mjs`, against the build. So an API
  * change that breaks an example breaks the build.
  */
+import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -170,5 +171,34 @@ describe('examples under plain node', () => {
     expect(result.stderr).toBe('');
     expect(result.exitCode).toBe(0);
     for (const line of expected) expect(result.stdout.split('\n')).toContain(line);
+  });
+});
+
+describe('examples: chat (the README`s chat in fifteen lines)', () => {
+  beforeAll(ensureBuiltCli, 120_000);
+
+  it('node examples/chat.mjs fake: streamed text, a y/n per tool request answered inline (allow, then deny), ends on EOF', async () => {
+    const source = await import('node:fs/promises').then((fs) => fs.readFile(path.join(REPO_ROOT, 'examples', 'chat.mjs'), 'utf8'));
+    expect(source.trimEnd().split('\n').length).toBeLessThanOrEqual(15);
+    // The README shows it as it is.
+    expect(await import('node:fs/promises').then((fs) => fs.readFile(path.join(REPO_ROOT, 'README.md'), 'utf8'))).toContain(source.trimEnd());
+    const dataDir = await import('node:fs/promises').then((fs) => fs.mkdtemp(path.join(os.tmpdir(), 'ase-chat-')));
+    const ask = (n: number, then: string) => [{ text: `Checking ${n}. ` }, { ask: { toolName: 'Bash', input: { command: `ls ${n}` } }, onAllow: [{ text: `${then} ran.` }, { complete: {} }], onDeny: [{ text: `${then} skipped.` }, { complete: {} }] }];
+    const script = { turns: [ask(1, 'First'), ask(2, 'Second')] };
+    try {
+      const result = await execa(process.execPath, [path.join('examples', 'chat.mjs'), 'fake', JSON.stringify({ script })], {
+        cwd: REPO_ROOT,
+        env: { ASE_DATA_DIR: dataDir },
+        input: 'list the files\ny\nand again\nn\n',
+        reject: false,
+        timeout: 30_000,
+      });
+      expect(result.stderr).toBe('');
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toContain('> Checking 1. \nAllow Bash {"command":"ls 1"}? (y/n) First ran.\n[completed]');
+      expect(result.stdout).toContain('> Checking 2. \nAllow Bash {"command":"ls 2"}? (y/n) Second skipped.\n[completed]');
+    } finally {
+      await import('node:fs/promises').then((fs) => fs.rm(dataDir, { recursive: true, force: true }));
+    }
   });
 });

@@ -36,6 +36,15 @@ export async function agentLaunch(options: AcpEngineOptions, bin: string | undef
   return { argv, preset, env: agentEnv(options, preset), ...(location && { location }) };
 }
 
+/**
+ * Finds the agent these options would start, without starting it or touching its HOME:
+ * AGENT_NOT_FOUND naming the four places for a preset's agent that is nowhere; an explicit
+ * `command` is run as given and not looked for.
+ */
+export async function locateAcpAgent(options: AcpEngineOptions, bin: string | undefined): Promise<void> {
+  await agentArgv(options, bin ?? options.bin);
+}
+
 async function agentArgv(o: AcpEngineOptions, bin: string | undefined): Promise<{ argv: { file: string; args: string[] }; preset: AcpPreset | undefined; location?: AgentLocation }> {
   const preset = o.preset ? ACP_PRESETS[o.preset] : undefined;
   const extra = [...(o.args ?? []), ...(o.extraArgs ?? [])];

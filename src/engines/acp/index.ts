@@ -2,7 +2,8 @@
 import { diagnoseAgent } from '../core/agent-diagnosis.js';
 import type { EngineFactory } from '../core/engine.js';
 import { ACP_CAPABILITIES, AcpEngine } from './engine.js';
-import { parseAcpOptions, type AcpEngineOptions } from './options.js';
+import { locateAcpAgent } from './agent-launch.js';
+import { parseAcpOptions, resolveAcpOptions, type AcpEngineOptions } from './options.js';
 import { ACP_PRESET_NAMES, ACP_PRESETS } from './presets.js';
 
 export { ACP_CAPABILITIES, AcpEngine } from './engine.js';
@@ -30,6 +31,7 @@ export function acpEngine(options: AcpEngineOptions = {}): EngineFactory {
     capabilities: ACP_CAPABILITIES,
     create: (context) => new AcpEngine(context, options),
     validateOptions: (engineOptions) => void parseAcpOptions(engineOptions),
+    locateAgent: ({ bin, engineOptions }) => locateAcpAgent(resolveAcpOptions(options, engineOptions), bin),
     // One entry per preset: each is a different agent CLI.
     diagnose: ({ env } = {}) =>
       Promise.all(

@@ -1,11 +1,12 @@
 /** The `claude` engine factory: the real Claude Code CLI over stream-json (remote) or in its own terminal UI (local). */
 import { diagnoseAgent } from '../core/agent-diagnosis.js';
+import { findAgent } from '../core/agent-discovery.js';
 import type { EngineFactory } from '../core/engine.js';
 import { CLAUDE_CLI, CLAUDE_CREDENTIAL_VARS } from './cli.js';
 import { CLAUDE_CAPABILITIES, ClaudeEngine } from './engine.js';
 import { ClaudeLocalEngine } from './local/engine.js';
 import { ModeEngine } from '../core/mode-engine.js';
-import { checkClaudeSettings, parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
+import { checkClaudeSettings, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
 import { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
 
 export { ClaudeLocalEngine } from './local/engine.js';
@@ -43,6 +44,7 @@ export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
         local: () => new ClaudeLocalEngine(context, checked, CLAUDE_CAPABILITIES),
       }),
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
+    locateAgent: (launch) => locateClaude(checked, launch),
     validateSettings: (settings) => checkClaudeSettings(settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude', select: '--agent claude', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
@@ -59,6 +61,15 @@ export function claudePrintEngine(options: ClaudeEngineOptions = {}): EngineFact
     capabilities: CLAUDE_PRINT_CAPABILITIES,
     create: (context) => new ClaudePrintEngine(context, checked),
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
+    locateAgent: (launch) => locateClaude(checked, launch),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude-print', select: '--agent claude-print', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
+}
+
+/** The CLI the engines would start for these options (AGENT_NOT_FOUND when none); a replaced launcher starts none. */
+async function locateClaude(factory: ClaudeEngineOptions, launch: { bin?: string; engineOptions: Record<string, unknown> }): Promise<void> {
+  const options = mergeClaudeOptions(factory, launch.engineOptions);
+  if (options.launcher) return;
+  const bin = launch.bin ?? options.bin;
+  await findAgent(CLAUDE_CLI, bin !== undefined ? { bin } : {});
 }

@@ -5,6 +5,7 @@
  * Both translate into the same AgentEvent vocabulary (docs/engines/codex.md).
  */
 import { diagnoseAgent } from '../core/agent-diagnosis.js';
+import { findAgent, type AgentCliSpec } from '../core/agent-discovery.js';
 import type { EngineFactory } from '../core/engine.js';
 import { parseEngineOptions } from '../core/engine-options.js';
 import { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
@@ -12,7 +13,7 @@ import { CODEX_CLI, CODEX_MCP_CLI } from './binary.js';
 import { ModeEngine } from '../core/mode-engine.js';
 import { CodexLocalEngine } from './local/engine.js';
 import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
-import { checkCodexSettings, CODEX_CREDENTIAL_VARS, CodexExecOptionsSchema, CodexMcpOptionsSchema, CodexOptionsSchema } from './options.js';
+import { checkCodexSettings, CODEX_CREDENTIAL_VARS, CodexExecOptionsSchema, CodexMcpOptionsSchema, CodexOptionsSchema, mergeCodexOptions, type CodexEngineOptions } from './options.js';
 import { CODEX_EXEC_CAPABILITIES, CodexExecEngine, type CodexExecEngineOptions } from './exec/engine.js';
 
 export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
@@ -67,6 +68,7 @@ export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFa
         local: () => new CodexLocalEngine(context, options, CODEX_CAPABILITIES),
       }),
     validateOptions: (engineOptions) => void parseEngineOptions('codex', CodexOptionsSchema, engineOptions),
+    locateAgent: (launch) => locateCodex('codex', CODEX_CLI, options, launch),
     validateSettings: (settings) => checkCodexSettings('codex', settings),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex', select: '--agent codex', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],
   };
@@ -80,6 +82,7 @@ export function codexMcpEngine(options: CodexMcpEngineOptions = {}): EngineFacto
     capabilities: CODEX_MCP_CAPABILITIES,
     create: (context) => new CodexMcpEngine(context, options),
     validateOptions: (engineOptions) => void parseEngineOptions('codex-mcp', CodexMcpOptionsSchema, engineOptions),
+    locateAgent: (launch) => locateCodex('codex-mcp', CODEX_MCP_CLI, options, launch),
     diagnose: async ({ env } = {}) => [
       await diagnoseAgent({ engine: 'codex-mcp', select: '--agent codex-mcp', spec: CODEX_MCP_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) }),
     ],
@@ -97,6 +100,15 @@ export function codexExecEngine(options: CodexExecEngineOptions = {}): EngineFac
     capabilities: CODEX_EXEC_CAPABILITIES,
     create: (context) => new CodexExecEngine(context, options),
     validateOptions: (engineOptions) => void parseEngineOptions('codex-exec', CodexExecOptionsSchema, engineOptions),
+    locateAgent: (launch) => locateCodex('codex-exec', CODEX_CLI, options, launch),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex-exec', select: '--agent codex-exec', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],
   };
+}
+
+/** The CLI an engine would start for these options (AGENT_NOT_FOUND when none); a replaced launcher starts none. */
+async function locateCodex(engine: string, cli: AgentCliSpec, factory: CodexEngineOptions, launch: { bin?: string; engineOptions: Record<string, unknown> }): Promise<void> {
+  const options = mergeCodexOptions(engine, factory, launch.engineOptions);
+  if (options.launcher) return;
+  const bin = launch.bin ?? options.bin;
+  await findAgent(cli, bin !== undefined ? { bin } : {});
 }

@@ -178,7 +178,9 @@ export function agentNotFound(spec: AgentCliSpec, looked: readonly string[]): As
  * replaced by its native binary; a script runs under this Node.
  */
 function locate(spec: AgentCliSpec, path: string, source: AgentSource, where: string): AgentLocation {
-  const owner = owningPackage(path);
+  // Only the CLI's own package says which CLI this is: the nearest package.json above a shim
+  // (pnpm's `.bin/claude`, a copied binary) is often the host application's, whose version is not the CLI's.
+  const owner = owningPackage(path, (name) => isCliPackage(spec, name));
   if (owner) {
     const names = spec.packageNames ?? [spec.packageName];
     if (spec.unwrap && names.includes(owner.name)) {
@@ -255,8 +257,23 @@ function isExecutableFile(path: string): boolean {
   }
 }
 
-/** The npm package a file belongs to (nearest package.json with a name, following symlinks). */
-export function owningPackage(path: string): { dir: string; name: string; version?: string } | undefined {
+/**
+ * Whether npm package `name` is the CLI's own: its package, one of `packageNames`, or a platform
+ * build of one of them (`@anthropic-ai/claude-code-linux-x64`, `@openai/codex-darwin-arm64`).
+ */
+export function isCliPackage(spec: Pick<AgentCliSpec, 'packageName' | 'packageNames'>, name: string): boolean {
+  const own = [spec.packageName, ...(spec.packageNames ?? [])];
+  return own.some((p) => name === p || (name.startsWith(`${p}-`) && PLATFORM_SUFFIX.test(name.slice(p.length + 1))));
+}
+
+const PLATFORM_SUFFIX = /^(?:linux|darwin|win32|android|freebsd)-[a-z0-9]+(?:-[a-z0-9]+)*$/;
+
+/**
+ * The npm package a file belongs to, following symlinks: the nearest package.json above it with a
+ * name `accept` takes (default: any name). Package.json files of other packages on the way (the
+ * host application's) are walked past.
+ */
+export function owningPackage(path: string, accept: (name: string) => boolean = () => true): { dir: string; name: string; version?: string } | undefined {
   let dir: string;
   try {
     dir = dirname(realpathSync(path));
@@ -265,7 +282,7 @@ export function owningPackage(path: string): { dir: string; name: string; versio
   }
   for (let i = 0; i < 8; i++) {
     const manifest = readManifest(dir);
-    if (manifest?.name) return { dir, name: manifest.name, ...(manifest.version && { version: manifest.version }) };
+    if (manifest?.name && accept(manifest.name)) return { dir, name: manifest.name, ...(manifest.version && { version: manifest.version }) };
     const parent = dirname(dir);
     if (parent === dir) return undefined;
     dir = parent;

@@ -3,8 +3,9 @@
  * A different version is worth a warning, never a refusal: protocols drift slowly and the user
  * may know better; the engines report it as a `warning` AgentEvent (docs/engines.md).
  *
- * The version comes from the package.json of the npm package that holds the binary when there is
- * one (no process), else from running the CLI's version command (`claude --version`), with stdin
+ * The version comes from the package.json of the CLI's own npm package when the binary lies in one
+ * (no process; discovery never takes another package's, such as the host application's that sits
+ * above a pnpm shim or a copied binary), else from running the CLI's version command (`claude --version`), with stdin
  * closed, a bounded wait and nothing of the host's environment but PATH and HOME. Results are
  * cached per file, keyed by its real path, size and mtime, so an upgrade in place is noticed and
  * a session's restarts cost nothing.

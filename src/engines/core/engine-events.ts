@@ -127,7 +127,7 @@ export class EngineEvents {
    * `start()` rejects with (an AseError as it is, anything else as ENGINE_START_FAILED).
    */
   startFailed(error: unknown, message: string = error instanceof Error ? error.message : String(error)): AseError {
-    this.emit({ type: 'error', kind: 'fatal', message, retryable: false });
+    this.emit({ type: 'error', kind: 'fatal', message, retryable: false, ...(error instanceof AseError && { code: error.code }) });
     this.emit({ type: 'exited', code: null, signal: null, reason: 'start failed' });
     return error instanceof AseError ? error : new AseError('ENGINE_START_FAILED', message, { cause: error });
   }

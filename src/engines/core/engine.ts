@@ -182,6 +182,14 @@ export interface EngineFactory {
    */
   validateOptions?(options: Record<string, unknown>): void;
   /**
+   * Finds the agent CLI a session with these options would start, without starting it, so
+   * `createSession` fails before anything is stored: rejects with AGENT_NOT_FOUND naming every
+   * place looked in. Resolves when the options start no CLI of ours to look for (a replaced
+   * launcher, an ACP `command`). `bin` is the session's (it wins over `engineOptions.bin`).
+   * Optional: an engine without it (fake, replay) is not checked.
+   */
+  locateAgent?(options: { bin?: string; engineOptions: Record<string, unknown> }): Promise<void>;
+  /**
    * Checks a settings change (`session.setModel` / `setPermissionMode`) before the session stores
    * it: throws an AseError INVALID_INPUT for a value this engine never accepts (e.g. a permission
    * mode its CLI does not know, naming the known ones). Optional: without it any name is stored.

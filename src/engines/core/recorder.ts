@@ -155,6 +155,7 @@ export function recordingFactory(factory: EngineFactory, recorder: TrafficRecord
     },
   };
   if (factory.validateOptions) wrapped.validateOptions = (options) => factory.validateOptions!(options);
+  if (factory.locateAgent) wrapped.locateAgent = (launch) => factory.locateAgent!(launch);
   if (factory.validateSettings) wrapped.validateSettings = (settings) => factory.validateSettings!(settings);
   if (factory.diagnose) wrapped.diagnose = (options) => factory.diagnose!(options);
   return wrapped;

@@ -16,7 +16,7 @@ import type {
   EngineStartSpec,
 } from '../core/engine.js';
 import { engineTier } from '../core/runtime-tier.js';
-import { echoTurn, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
+import { echoTurn, FakeScriptSchema, SMALL_USAGE, type FakeScript, type FakeStep } from './script.js';
 import { EngineEvents } from '../core/engine-events.js';
 import type { HostToolCalls } from '../core/host-tools.js';
 
@@ -54,7 +54,8 @@ export class FakeEngine implements AgentEngine {
   readonly capabilities = FAKE_CAPABILITIES;
 
   readonly #context: EngineContext;
-  readonly #script: FakeScript;
+  /** The factory's script, or the session's `engineOptions.script` once started. */
+  #script: FakeScript;
   readonly #timers = new Set<Timer>();
   #spec: EngineStartSpec | undefined;
   #ready = false;
@@ -133,6 +134,12 @@ export class FakeEngine implements AgentEngine {
   async start(spec: EngineStartSpec): Promise<void> {
     // One engine instance is one process for one generation: it is never restarted.
     if (this.#spec || this.#stopped) throw new AseError('INVALID_INPUT', 'fake engine: already started or stopped');
+    // A session may bring its own script (`engineOptions.script`, e.g. from the command line or an example's argv).
+    if (spec.options['script'] !== undefined) {
+      const parsed = FakeScriptSchema.safeParse(spec.options['script']);
+      if (!parsed.success) throw new AseError('INVALID_OPTIONS', `fake engine: engineOptions.script: ${parsed.error.message}`);
+      this.#script = parsed.data;
+    }
     // Like a real agent's spawn, a start in a directory that is not there fails (checked
     // synchronously, so a SimulatedClock run stays deterministic). A manual engine is a puppet the
     // test drives; it stands for no process and has no directory to run in.
