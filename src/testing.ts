@@ -22,6 +22,8 @@ export {
   type ConformanceSuite,
   type DriverPrompt,
 } from './testing/conformance.js';
+export { modelBasedHarness, DEFAULT_WALK_CONFIG, type ModelHarness, type ModelHarnessOptions, type HarnessReport } from './testing/model-harness.js';
+export { effectLogViolations, sessionStateViolations, type SessionStateView } from './testing/invariants.js';
 export { EventLog, type EventOfType } from './testing/event-log.js';
 export { eventOrderingViolations, type OrderingExpectations } from './testing/event-order.js';
 export { registerWithVitest, registerWithNodeTest, type TestPlan, type AdapterOptions, type VitestFunctions, type NodeTestFunctions } from './testing/runner-adapters.js';
