@@ -18,6 +18,7 @@ import * as claudeApi from '../../src/claude.js';
 import * as codexApi from '../../src/codex.js';
 import * as rootApi from '../../src/index.js';
 import * as serverApi from '../../src/server.js';
+import * as testingApi from '../../src/testing.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 type ExportEntry = { types: string; default: string };
@@ -30,6 +31,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   './codex': codexApi,
   './acp': acpApi,
   './server': serverApi,
+  './testing': testingApi,
 };
 const specifier = (entry: string) => (entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`);
 
@@ -48,8 +50,8 @@ afterAll(async () => {
 });
 
 describe('package.json exports', () => {
-  it('lists the root, the three engine subpaths, the server and package.json, each with types and default', () => {
-    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './package.json']);
+  it('lists the root, the three engine subpaths, the server, the engine kit and package.json, each with types and default', () => {
+    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './testing', './package.json']);
     expect(pkg.exports['./package.json']).toBe('./package.json');
     for (const entry of Object.keys(ENTRIES)) {
       const target = pkg.exports[entry] as ExportEntry;
@@ -83,8 +85,9 @@ describe('package.json exports', () => {
       `import { tailRollout, type RolloutCursor } from '${pkg.name}/codex';`,
       `import { ConfinedFs, type AcpSessionInfo } from '${pkg.name}/acp';`,
       `import { startServer, type RunningServer } from '${pkg.name}/server';`,
-      `export const values = [createSession, ClaudeEngine, tailRollout, ConfinedFs, startServer] as const;`,
-      `export type Types = [Session, ClaudePermissionMode, RolloutCursor, AcpSessionInfo, RunningServer];`,
+      `import { engineConformance, type AgentDriver } from '${pkg.name}/testing';`,
+      `export const values = [createSession, ClaudeEngine, tailRollout, ConfinedFs, startServer, engineConformance] as const;`,
+      `export type Types = [Session, ClaudePermissionMode, RolloutCursor, AcpSessionInfo, RunningServer, AgentDriver];`,
       '',
     ].join('\n');
     await fs.writeFile(path.join(project, 'consumer.ts'), consumer);
