@@ -160,7 +160,7 @@ export class EventLog {
   };
 
   /** The next event (after the current end of the log) matching `pred`. */
-  next<T extends AgentEvent['type']>(type: T, what: string = type, ms = 30_000, pred: (e: Extract<AgentEvent, { type: T }>) => boolean = () => true): Promise<Extract<AgentEvent, { type: T }>> {
+  next<T extends AgentEvent['type']>(type: T, what: string = type, ms = 90_000, pred: (e: Extract<AgentEvent, { type: T }>) => boolean = () => true): Promise<Extract<AgentEvent, { type: T }>> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${this.events.map((e) => e.type).join(',')}`)), ms);
       this.#waiters.push({
