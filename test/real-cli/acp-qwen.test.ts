@@ -49,7 +49,11 @@ describe('acp engine with qwen --acp', () => {
 
   // The agent takes 30-60 s to start on a loaded 2-core machine (measured: opencode's initialize 32-37 s at load 22).
   it('text, thinking, tool allowed/rejected, cancel mid-stream and at a permission (fixture recorded)', { timeout: 900_000 }, async () => {
-    const timings = await runScenarioSuite('qwen', bench.root, setup(), { thinking: true });
+    const timings = await runScenarioSuite('qwen', bench.root, setup(), { thinking: true }).catch((error: unknown) => {
+      // Which request took which answer, for a failure that depends on the agent's own requests.
+      for (const r of mock.requests) console.log(`[acp-qwen] ${r.pathname} stream=${String(r.body?.stream)} tools=${(r.body?.tools ?? []).length} main=${isMainQwenRequest(r)} last=${JSON.stringify(r.body?.messages?.at(-1))?.slice(0, 160)}`);
+      throw error;
+    });
     console.log(`[acp-qwen] timings ${JSON.stringify(timings)}`);
     expect(mock.streamed().length).toBeGreaterThan(0);
   });

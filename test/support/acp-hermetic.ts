@@ -123,11 +123,14 @@ export function hermeticQwen({ baseUrl, root }: { baseUrl: string; root: string 
 }
 
 /**
- * Qwen Code's turn requests offer its whole tool set (with `agent`); the background requests it
- * makes during a turn offer a few file tools only and must not take a scripted answer.
+ * Qwen Code's turn requests offer its whole tool set (with `agent`). Besides them it makes requests
+ * of its own that must not take a scripted answer: managed-memory extraction (a few file tools
+ * only) and, after a turn, a next-prompt suggestion (whole tool set, its text starts
+ * `[SUGGESTION MODE`).
  */
-export function isMainQwenRequest(request: { body?: { tools?: { function?: { name?: string } }[] } }): boolean {
-  return (request.body?.tools ?? []).some((t) => t.function?.name === 'agent');
+export function isMainQwenRequest(request: { body?: { tools?: { function?: { name?: string } }[]; messages?: { content?: unknown }[] } }): boolean {
+  if (!(request.body?.tools ?? []).some((t) => t.function?.name === 'agent')) return false;
+  return !JSON.stringify(request.body?.messages?.at(-1)?.content ?? '').includes('[SUGGESTION MODE');
 }
 
 /** claude-code-acp 0.16.2 against the Anthropic mock (the agent passes its env on to Claude Code). */
