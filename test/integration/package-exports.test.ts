@@ -20,6 +20,7 @@ import * as rootApi from '../../src/index.js';
 import * as postgresApi from '../../src/postgres.js';
 import * as serverApi from '../../src/server.js';
 import * as clientApi from '../../src/client.js';
+import * as testingApi from '../../src/testing.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 type ExportEntry = { types: string; default: string };
@@ -34,6 +35,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   './server': serverApi,
   './postgres': postgresApi,
   './client': clientApi,
+  './testing': testingApi,
 };
 const specifier = (entry: string) => (entry === '.' ? pkg.name : `${pkg.name}/${entry.slice(2)}`);
 
@@ -52,8 +54,8 @@ afterAll(async () => {
 });
 
 describe('package.json exports', () => {
-  it('lists the root, the three engine subpaths, the server, postgres, the client and package.json, each with types and default', () => {
-    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './postgres', './client', './package.json']);
+  it('lists the root, the three engine subpaths, the server, postgres, the client, the engine kit and package.json, each with types and default', () => {
+    expect(Object.keys(pkg.exports)).toEqual(['.', './claude', './codex', './acp', './server', './postgres', './client', './testing', './package.json']);
     expect(pkg.exports['./package.json']).toBe('./package.json');
     for (const entry of Object.keys(ENTRIES)) {
       const target = pkg.exports[entry] as ExportEntry;
@@ -87,8 +89,9 @@ describe('package.json exports', () => {
       `import { tailRollout, type RolloutCursor } from '${pkg.name}/codex';`,
       `import { ConfinedFs, type AcpSessionInfo } from '${pkg.name}/acp';`,
       `import { startServer, type RunningServer } from '${pkg.name}/server';`,
-      `export const values = [createSession, ClaudeEngine, tailRollout, ConfinedFs, startServer] as const;`,
-      `export type Types = [Session, ClaudePermissionMode, RolloutCursor, AcpSessionInfo, RunningServer];`,
+      `import { engineConformance, type AgentDriver } from '${pkg.name}/testing';`,
+      `export const values = [createSession, ClaudeEngine, tailRollout, ConfinedFs, startServer, engineConformance] as const;`,
+      `export type Types = [Session, ClaudePermissionMode, RolloutCursor, AcpSessionInfo, RunningServer, AgentDriver];`,
       '',
     ].join('\n');
     await fs.writeFile(path.join(project, 'consumer.ts'), consumer);

@@ -22,6 +22,7 @@ import type { SessionInput } from '../../src/events/session-input.js';
 import type { PersistedSession, VersionedSession } from '../../src/events/session-state.js';
 import type { UserMessage } from '../../src/events/engine-input.js';
 import { AseError } from '../../src/errors.js';
+import { effectLogViolations, sessionStateViolations } from '../../src/testing/invariants.js';
 
 /** Small, pairwise-distinct durations so two timers rarely fall due at the same instant. */
 export const MODEL_CONFIG: Partial<SessionConfig> = {
@@ -275,12 +276,9 @@ export class Sut {
   checkInvariants(): void {
     checkEffectLog(this.effects, this.accepted, this.context.queue.map((q) => q.localId));
     const ctx = this.context;
-    if (!this.runtime.isDone) {
-      expect(new Set(this.runtime.armedTimers()), 'runtime timers mirror the context').toEqual(new Set(Object.keys(ctx.timers)));
-    }
-    for (const id of Object.keys(ctx.requests)) expect(ctx.completed[id], `request ${id} both open and completed`).toBeUndefined();
+    const view = { armedTimers: this.runtime.armedTimers(), contextTimers: Object.keys(ctx.timers), openRequests: Object.keys(ctx.requests), completedRequests: Object.keys(ctx.completed), done: this.runtime.isDone };
+    expect(sessionStateViolations(view)).toEqual([]);
     this.checkHibernation();
-    if (this.runtime.isDone) expect(Object.keys(ctx.requests), 'open requests at the end').toEqual([]);
     this.checkSettings();
   }
 
@@ -338,58 +336,7 @@ function staleEvents(gen: number, at: number): SessionEvent[] {
   ];
 }
 
-/**
- * Invariants over the runtime's effect log, checked after every step:
- * - at most one live generation; a new one starts only after the previous was stopped or exited;
- * - generations start in order, +1 each time;
- * - no engine effect names a generation other than the newest, or one already told to stop;
- * - every accepted send is delivered at most once, and is either still queued or was delivered;
- * - every permission request is answered at most once.
- */
+/** The effect-log invariants (the kit's `effectLogViolations`, shared with `modelBasedHarness`), as an assertion. */
 export function checkEffectLog(effects: readonly Effect[], accepted: readonly string[], queued: readonly string[]): void {
-  let newest = 0;
-  const stopped = new Set<number>();
-  const delivered: string[] = [];
-  const answered = new Set<string>();
-  for (const [i, e] of effects.entries()) {
-    const where = `effect #${i} ${JSON.stringify(e)}`;
-    switch (e.type) {
-      case 'engine.start':
-        // A restored session continues after its stored generation; after that, +1 each time.
-        if (newest > 0) expect(e.gen, `${where}: generations start in order`).toBe(newest + 1);
-        if (newest > 0) expect(stopped.has(newest), `${where}: gen ${newest} must be stopped first`).toBe(true);
-        newest = e.gen;
-        break;
-      case 'engine.stop':
-        expect(e.gen, `${where}: stop names the newest gen`).toBe(newest);
-        expect(stopped.has(e.gen), `${where}: stopped twice`).toBe(false);
-        stopped.add(e.gen);
-        break;
-      case 'engine.send':
-      case 'engine.abort':
-      case 'engine.configure':
-      case 'engine.answer_permission':
-        expect(e.gen, `${where}: names a stale gen`).toBe(newest);
-        expect(stopped.has(e.gen), `${where}: sent to a stopped gen`).toBe(false);
-        if (e.type === 'engine.send') {
-          expect(delivered, `${where}: delivered twice`).not.toContain(e.message.localId);
-          delivered.push(e.message.localId);
-        }
-        if (e.type === 'engine.answer_permission') {
-          expect(answered.has(e.requestId), `${where}: answered twice`).toBe(false);
-          answered.add(e.requestId);
-        }
-        break;
-      case 'transcript.emit':
-        if (e.entry.type === 'exited') stopped.add(e.entry.gen);
-        break;
-      default:
-        break;
-    }
-  }
-  for (const id of accepted) {
-    const where = delivered.includes(id) || queued.includes(id);
-    expect(where, `accepted send ${id} was lost`).toBe(true);
-  }
-  for (const id of queued) expect(delivered, `queued send ${id} was also delivered`).not.toContain(id);
+  expect(effectLogViolations(effects, accepted, queued)).toEqual([]);
 }

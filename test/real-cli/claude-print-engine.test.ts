@@ -1,19 +1,20 @@
 /**
  * The `claude-print` engine (driven tier) with the REAL pinned Claude Code 2.1.330 (`claude -p
  * --output-format stream-json`, one process per turn, `--session-id` then `--resume`) against our
- * mock Messages API, hermetic environment: the engine conformance suite, and resume by id through
+ * mock Messages API, hermetic environment: the kit's conformance checks (agent-session-engine/testing), and resume by id through
  * a session after a new engine generation.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ClaudePrintEngine, claudePrintEngine } from '../../src/engines/claude/index.js';
+import { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine, claudePrintEngine } from '../../src/engines/claude/index.js';
 import { createSession, MemoryJournal, MemoryStore } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
-import { engineConformance } from '../support/engine-conformance.js';
+import { engineConformance, registerWithVitest } from '../../src/testing.js';
+import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { processesUnder } from '../support/processes.js';
 import { agentEvent, waitForNotice } from '../support/session-notices.js';
 
@@ -36,22 +37,30 @@ describe('claude-print engine (driven) with the real Claude Code CLI', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  engineConformance('claude-print', () => ({
-    create: () => ({ engine: new ClaudePrintEngine(realEngineContext(), { bin: claudeBinary(), env }), spec: { gen: 4, mode: 'remote', workDir: work, options: {} } }),
-    text: (text) => mock.enqueue({ kind: 'text', text }),
-    // Read-only Bash (`echo …`) runs without a prompt.
-    tool: (command, then) => mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command, description: 'echo' } }, { kind: 'text', text: then }),
-    failure: () => mock.enqueue({ kind: 'error', status: 500, message: 'mock exploded' }),
-    stall: () => {
-      const before = mock.requests.filter((r) => r.body?.stream === true).length;
-      mock.enqueue({ kind: 'text', text: 'a very slow answer that is aborted long before it ends', chunks: 60, delayMs: 500 });
-      const stalled = (async () => {
-        while (mock.requests.filter((r) => r.body?.stream === true).length <= before) await new Promise((r) => setTimeout(r, 20));
-      })();
-      return { stalled };
-    },
-    leftovers: () => processesUnder(root),
-  }));
+  // The kit's conformance checks (agent-session-engine/testing), each on a fresh engine; the mock
+  // and env are made per test (beforeEach), so the factory reads them when a check creates its engine.
+  const factory: EngineFactory = { name: 'claude-print', capabilities: CLAUDE_PRINT_CAPABILITIES, create: (context) => new ClaudePrintEngine(context, { bin: claudeBinary(), env }) };
+  registerWithVitest(
+    engineConformance(factory, {
+      workDir: () => work,
+      driver: () => ({
+        text: (text) => void mock.enqueue({ kind: 'text', text }),
+        // Read-only Bash (`echo …`) runs without a prompt.
+        tool: (command, then) => void mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command, description: 'echo' } }, { kind: 'text', text: then }),
+        failure: () => void mock.enqueue({ kind: 'error', status: 500, message: 'mock exploded' }),
+        stall: () => {
+          const before = mock.requests.filter((r) => r.body?.stream === true).length;
+          mock.enqueue({ kind: 'text', text: 'a very slow answer that is aborted long before it ends', chunks: 60, delayMs: 500 });
+          const stalled = (async () => {
+            while (mock.requests.filter((r) => r.body?.stream === true).length <= before) await new Promise((r) => setTimeout(r, 20));
+          })();
+          return { stalled };
+        },
+      }),
+      leftovers: () => processesUnder(root),
+    }),
+    { describe, it },
+  );
 
   it('resumes the session by id after a host restart (a new engine generation), through createSession', async () => {
     const store = new MemoryStore();

@@ -1,20 +1,20 @@
 /**
  * The `codex-exec` engine (driven tier) with the REAL pinned codex 0.169.0 (`codex exec --json`,
  * then `codex exec resume <thread>`) against our mock Responses API, hermetic CODEX_HOME: the
- * engine conformance suite, resume by id across turns (one thread, one rollout), and through a
- * session (createSession). Traffic of the conformance run is kept as
- * test/fixtures/codex/exec-conformance.jsonl for the replay test.
+ * kit's conformance checks (agent-session-engine/testing), resume by id across turns (one thread,
+ * one rollout), and through a session (createSession).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CodexExecEngine, codexExecEngine } from '../../src/engines/codex/index.js';
+import { CODEX_EXEC_CAPABILITIES, CodexExecEngine, codexExecEngine } from '../../src/engines/codex/index.js';
 import { createSession, MemoryJournal, MemoryStore, type Session } from '../../src/index.js';
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { findRollouts, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
 import { EventLog, realEngineContext, recordTraffic, saveFixture, type TrafficEntry } from '../support/codex-engine-kit.js';
-import { engineConformance } from '../support/engine-conformance.js';
+import { engineConformance, registerWithVitest } from '../../src/testing.js';
+import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { processesUnder } from '../support/processes.js';
 import { agentEvent, waitForNotice } from '../support/session-notices.js';
 
@@ -36,21 +36,25 @@ describe('codex-exec engine (driven) with the real codex 0.169.0', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  engineConformance('codex-exec', () => ({
-    create: () => ({
-      engine: new CodexExecEngine(realEngineContext(), { bin: h.bin, env: h.env, onTraffic: recordTraffic(traffic) }),
-      spec: { gen: 3, mode: 'remote', workDir: h.workDir, options: {} },
+  // The kit's conformance checks (agent-session-engine/testing), each on a fresh engine.
+  const factory: EngineFactory = { name: 'codex-exec', capabilities: CODEX_EXEC_CAPABILITIES, create: (context) => new CodexExecEngine(context, { bin: h.bin, env: h.env }) };
+  registerWithVitest(
+    engineConformance(factory, {
+      workDir: () => h.workDir,
+      driver: () => ({
+        text: (text) => void mock.enqueue({ kind: 'text', text }),
+        tool: (command, then) => void mock.enqueue(execCommandCall(command), { kind: 'text', text: then }),
+        failure: () => void mock.enqueue({ kind: 'error', status: 500, message: 'mock exploded' }),
+        stall: () => {
+          const before = mock.responsesRequests().length;
+          mock.enqueue({ kind: 'stall' });
+          return { stalled: mock.waitForRequests(before + 1).then(() => undefined) };
+        },
+      }),
+      leftovers: () => processesUnder(root),
     }),
-    text: (text) => mock.enqueue({ kind: 'text', text }),
-    tool: (command, then) => mock.enqueue(execCommandCall(command), { kind: 'text', text: then }),
-    failure: () => mock.enqueue({ kind: 'error', status: 500, message: 'mock exploded' }),
-    stall: () => {
-      const before = mock.responsesRequests().length;
-      mock.enqueue({ kind: 'stall' });
-      return { stalled: mock.waitForRequests(before + 1).then(() => undefined) };
-    },
-    leftovers: () => processesUnder(root),
-  }));
+    { describe, it },
+  );
 
   it('resumes the same thread on every turn (one rollout), and runs under a session', async () => {
     const engine = new CodexExecEngine(realEngineContext(), { bin: h.bin, env: h.env, onTraffic: recordTraffic(traffic) });

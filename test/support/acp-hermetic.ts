@@ -11,6 +11,8 @@ import { testRunEnv } from './orphan-check.js';
 
 export const GEMINI_PINNED_VERSION = '0.61.0';
 export const CLAUDE_CODE_ACP_PINNED_VERSION = '0.16.2';
+export const OPENCODE_PINNED_VERSION = '1.18.33';
+export const QWEN_PINNED_VERSION = '0.24.4';
 
 export interface AcpHermetic {
   root: string;
@@ -51,6 +53,86 @@ export function hermeticGemini({ port, root }: { port: number; root: string }): 
   return { root, home, work, env };
 }
 
+/**
+ * opencode 1.18.33 (`opencode acp`) against the Anthropic mock: a provider `mock` of opencode's
+ * bundled `@ai-sdk/anthropic` with the mock as `baseURL` and its one model declared inline (so
+ * nothing is fetched from models.dev), given as OPENCODE_CONFIG_CONTENT; bash and edits ask.
+ */
+export function hermeticOpencode({ port, root }: { port: number; root: string }): AcpHermetic {
+  const { home, tmp, work } = dirs(root);
+  const config = {
+    $schema: 'https://opencode.ai/config.json',
+    autoupdate: false,
+    share: 'disabled',
+    model: 'mock/mock-model',
+    small_model: 'mock/mock-model',
+    provider: {
+      mock: {
+        npm: '@ai-sdk/anthropic',
+        name: 'Mock',
+        options: { baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'mock-key' },
+        models: { 'mock-model': { name: 'Mock model', tool_call: true, limit: { context: 200_000, output: 8_192 } } },
+      },
+    },
+    permission: { bash: 'ask', edit: 'ask' },
+  };
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    TMPDIR: tmp,
+    LANG: 'C.UTF-8',
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+    ...testRunEnv(),
+  };
+  return { root, home, work, env };
+}
+
+/** opencode's turns carry its tools; its title request (after the first prompt) carries none and must not take a scripted answer. */
+export function isMainOpencodeRequest(request: { body?: { tools?: unknown } }): boolean {
+  return Array.isArray(request.body?.tools) && request.body.tools.length > 0;
+}
+
+/** Qwen Code 0.24.4 (`--acp`) against the OpenAI chat-completions mock (`OPENAI_BASE_URL`, auth type `openai`). */
+export function hermeticQwen({ baseUrl, root }: { baseUrl: string; root: string }): AcpHermetic {
+  const { home, tmp, work } = dirs(root);
+  mkdirSync(join(home, '.qwen'), { recursive: true });
+  writeFileSync(
+    join(home, '.qwen', 'settings.json'),
+    JSON.stringify({
+      security: { auth: { selectedType: 'openai' } },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+    }),
+  );
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    TMPDIR: tmp,
+    LANG: 'C.UTF-8',
+    OPENAI_API_KEY: 'mock-key',
+    OPENAI_BASE_URL: baseUrl,
+    OPENAI_MODEL: 'mock-model',
+    ...testRunEnv(),
+  };
+  return { root, home, work, env };
+}
+
+/**
+ * Qwen Code's turn requests offer its whole tool set (with `agent`). Besides them it makes requests
+ * of its own that must not take a scripted answer: managed-memory extraction (a few file tools
+ * only) and, after a turn, a next-prompt suggestion (whole tool set, its text starts
+ * `[SUGGESTION MODE`).
+ */
+export function isMainQwenRequest(request: { body?: { tools?: { function?: { name?: string } }[]; messages?: { content?: unknown }[] } }): boolean {
+  if (!(request.body?.tools ?? []).some((t) => t.function?.name === 'agent')) return false;
+  return !JSON.stringify(request.body?.messages?.at(-1)?.content ?? '').includes('[SUGGESTION MODE');
+}
+
 /** claude-code-acp 0.16.2 against the Anthropic mock (the agent passes its env on to Claude Code). */
 export function hermeticClaudeCodeAcp({ port, root }: { port: number; root: string }): AcpHermetic {
   const { work } = dirs(root);
@@ -81,7 +163,7 @@ export class EventLog {
   };
 
   /** The next event (after the current end of the log) matching `pred`. */
-  next<T extends AgentEvent['type']>(type: T, what: string = type, ms = 30_000, pred: (e: Extract<AgentEvent, { type: T }>) => boolean = () => true): Promise<Extract<AgentEvent, { type: T }>> {
+  next<T extends AgentEvent['type']>(type: T, what: string = type, ms = 90_000, pred: (e: Extract<AgentEvent, { type: T }>) => boolean = () => true): Promise<Extract<AgentEvent, { type: T }>> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; got ${this.events.map((e) => e.type).join(',')}`)), ms);
       this.#waiters.push({

@@ -146,7 +146,8 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   const { work, model } = setup;
   let t = performance.now();
   const ms = () => Math.round(performance.now() - t);
-  const ready = log.next('ready', 'ready', 60_000);
+  // Generous: opencode takes 30-80 s to come up on a loaded 2-core machine (its start-up is CPU-bound).
+  const ready = log.next('ready', 'ready', 180_000);
   t0 = performance.now(); // fixture times count from the spawn
   await engine.start({ gen: 1, mode: 'remote', workDir: work, options: {} });
   await ready;

@@ -59,7 +59,7 @@ const any =
 /** The engine folder a file belongs to (`engines/codex/rollout/x.ts` → `engines/codex`). */
 const engineFolder = (file: string): string | undefined => /^engines\/([^/]+)\//.exec(file)?.[0]?.slice(0, -1);
 
-export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts', 'server.ts', 'postgres.ts', 'client.ts'] as const;
+export const PUBLIC_ENTRIES = ['index.ts', 'claude.ts', 'codex.ts', 'acp.ts', 'server.ts', 'postgres.ts', 'client.ts', 'testing.ts'] as const;
 const publicEntry = (file: string) => (PUBLIC_ENTRIES as readonly string[]).includes(file);
 
 /** The architecture of docs/architecture.md, bottom layer first. */
@@ -95,6 +95,14 @@ export const LAYERS: readonly Layer[] = [
   },
   // The remote client runs in browsers too: only the event vocabulary's types and its SSE parser.
   { name: 'client', owns: under('client'), mayImport: any(under('events'), under('client')), packages: ['eventsource-parser'] },
+  // The engine kit (agent-session-engine/testing): drives engines, the statechart and the runtime
+  // as a user's test would; its stand-in agents (testing/agents) are standalone scripts.
+  {
+    name: 'testing',
+    owns: under('testing'),
+    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), under('engines/transport'), under('runtime'), under('testing')),
+    packages: ['xstate'],
+  },
   { name: 'cli', owns: under('cli'), mayImport: any(publicEntry, under('cli')) },
   { name: 'public entry', owns: publicEntry, mayImport: () => true },
 ];

@@ -100,4 +100,12 @@ describe('acp engine replays the recorded real-agent runs (no binary)', () => {
   it('codex-acp 0.16.0', async () => {
     await replay('codex-acp', {});
   });
+
+  it('opencode 1.18.33', async () => {
+    await replay('opencode', {});
+  });
+
+  it('Qwen Code 0.24.4', async () => {
+    await replay('qwen', {});
+  });
 });

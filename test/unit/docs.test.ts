@@ -3,7 +3,7 @@
  * - the statechart in docs/architecture.md is exactly what `toMermaid(sessionMachine)` renders;
  * - every name the package root exports (values read from the module, type-only names parsed from
  *   src/index.ts) is mentioned in docs/api.md, and every name a subpath entry exports
- *   (src/claude.ts, src/codex.ts, src/acp.ts, src/server.ts) is mentioned in that subpath's section of it;
+ *   (src/claude.ts, src/codex.ts, src/acp.ts, src/server.ts, src/testing.ts) is mentioned in that subpath's section of it;
  * - the public entries list their exports by name (no `export *`);
  * - every code of ERROR_CODES has a row in the table of docs/errors.md, which also describes AgentError;
  * - every AgentEvent type and every Effect type is mentioned in docs/architecture.md.
@@ -17,6 +17,7 @@ import * as acpApi from '../../src/acp.js';
 import * as claudeApi from '../../src/claude.js';
 import * as codexApi from '../../src/codex.js';
 import * as serverApi from '../../src/server.js';
+import * as testingApi from '../../src/testing.js';
 import { AGENT_EVENT_TYPES, EffectSchema, ERROR_CODES, sessionMachine, toMermaid } from '../../src/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -100,6 +101,7 @@ const subpaths = [
   { entry: 'agent-session-engine/codex', file: 'src/codex.ts', module: codexApi as Record<string, unknown> },
   { entry: 'agent-session-engine/acp', file: 'src/acp.ts', module: acpApi as Record<string, unknown> },
   { entry: 'agent-session-engine/server', file: 'src/server.ts', module: serverApi as Record<string, unknown> },
+  { entry: 'agent-session-engine/testing', file: 'src/testing.ts', module: testingApi as Record<string, unknown> },
 ];
 
 describe('public entries', () => {

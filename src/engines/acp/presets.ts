@@ -15,7 +15,7 @@ import { agentNotFound, existingFile, installedPackageDir, packageVersionAt, typ
 import { CLAUDE_ENV_ALLOW, CODEX_AGENT_ENV_ALLOW, GEMINI_ENV_ALLOW } from '../transport/env.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
 
-export const ACP_PRESET_NAMES = ['gemini', 'codex-acp', 'claude-code-acp', 'claude-agent-acp'] as const;
+export const ACP_PRESET_NAMES = ['gemini', 'codex-acp', 'claude-code-acp', 'claude-agent-acp', 'opencode', 'qwen'] as const;
 export type AcpPresetName = (typeof ACP_PRESET_NAMES)[number];
 
 export interface AcpPreset {
@@ -119,6 +119,52 @@ const CODEX_ACP_CLI: AgentCliSpec = {
   // No version command: `codex-acp --version` is a usage error. The agent reports it in initialize.
 };
 
+const OPENCODE_PACKAGE = 'opencode-ai';
+const OPENCODE_OS: Readonly<Record<string, string>> = { linux: 'linux', darwin: 'darwin', win32: 'windows' };
+
+/**
+ * opencode's platform binary (`opencode-<os>-<arch>[-baseline][-musl]`, an optionalDependency of
+ * opencode-ai). Looked up directly rather than through opencode-ai's `bin/opencode.exe`, which only
+ * its postinstall script fills in, and npm 11 does not run install scripts unless approved.
+ */
+function opencodeBinary(from?: string): PackageBinary | undefined {
+  const os = OPENCODE_OS[process.platform];
+  if (!os || (process.arch !== 'x64' && process.arch !== 'arm64')) return undefined;
+  const base = `opencode-${os}-${process.arch}`;
+  const variants = process.arch === 'x64' ? [base, `${base}-baseline`, `${base}-musl`, `${base}-baseline-musl`] : [base, `${base}-musl`];
+  for (const pkg of variants) {
+    const dir = installedPackageDir(pkg, from);
+    const path = dir && existingFile(join(dir, 'bin', os === 'windows' ? 'opencode.exe' : 'opencode'));
+    if (!dir || !path) continue;
+    const version = packageVersionAt(dir);
+    return { path, packageName: pkg, ...(version !== undefined && { packageVersion: version }) };
+  }
+  return undefined;
+}
+
+const OPENCODE_CLI: AgentCliSpec = {
+  name: 'opencode',
+  title: 'opencode',
+  envVar: 'ASE_OPENCODE_BIN',
+  commands: ['opencode'],
+  packageName: OPENCODE_PACKAGE,
+  install: `npm install ${OPENCODE_PACKAGE}`,
+  testedVersion: '1.18.33',
+  fromPackage() {
+    const main = installedPackageDir(OPENCODE_PACKAGE);
+    if (!main) return { missing: `${OPENCODE_PACKAGE} not installed` };
+    return opencodeBinary(main) ?? { missing: `${OPENCODE_PACKAGE} has no platform binary for ${process.platform}-${process.arch} installed` };
+  },
+  packageNames: [OPENCODE_PACKAGE],
+  unwrap: (dir) => opencodeBinary(dir),
+  versionCommand: { args: ['--version'], parse: (out: string) => /^\s*(\d+\.\d+\.\d+(?:-[\w.]+)?)\s*$/m.exec(out)?.[1] },
+};
+
+/** What opencode reads: its own variables, and the keys of the providers it bundles (anthropic, openai, google, openrouter, …). */
+const OPENCODE_ENV_ALLOW: readonly string[] = ['OPENCODE_*', 'XDG_*', 'ANTHROPIC_*', 'OPENAI_*', 'GOOGLE_*', 'OPENROUTER_*', 'GROQ_*', 'XAI_*', 'DEEPSEEK_*', 'AWS_*', 'AZURE_*'];
+/** What Qwen Code reads: its own variables and the OpenAI-compatible endpoint (and Alibaba's DashScope). */
+const QWEN_ENV_ALLOW: readonly string[] = ['QWEN_*', 'OPENAI_*', 'DASHSCOPE_*', 'ANTHROPIC_*', 'GEMINI_*', 'GOOGLE_*'];
+
 function preset(p: Omit<AcpPreset, 'resolve' | 'packageName'>): AcpPreset {
   return {
     ...p,
@@ -203,6 +249,37 @@ export const ACP_PRESETS: Readonly<Record<AcpPresetName, AcpPreset>> = {
     credentials: CLAUDE_CREDENTIALS,
     node: true,
     shutdown: EOF_IGNORED,
+  }),
+  opencode: preset({
+    name: 'opencode',
+    description: 'opencode in ACP mode (`opencode acp`; native binary)',
+    cli: OPENCODE_CLI,
+    args: ['acp'],
+    // A supervised agent must not replace its own binary (the tested version) mid-session.
+    env: { OPENCODE_DISABLE_AUTOUPDATE: 'true' },
+    passEnv: OPENCODE_ENV_ALLOW,
+    credentials: ['OPENCODE_CONFIG', 'OPENCODE_CONFIG_CONTENT', 'OPENCODE_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GOOGLE_GENERATIVE_AI_API_KEY', 'OPENROUTER_API_KEY'],
+    node: false,
+  }),
+  qwen: preset({
+    name: 'qwen',
+    description: 'Qwen Code in ACP mode (`qwen --acp`)',
+    cli: scriptAgent({
+      name: 'qwen',
+      title: 'Qwen Code',
+      envVar: 'ASE_QWEN_BIN',
+      command: 'qwen',
+      packageName: '@qwen-code/qwen-code',
+      // cli.js itself: `qwen` (cli-entry.js) relaunches it in a second Node with --expose-gc.
+      script: 'cli.js',
+      testedVersion: '0.24.4',
+      versionFlag: true,
+    }),
+    args: ['--acp'],
+    env: {},
+    passEnv: QWEN_ENV_ALLOW,
+    credentials: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'DASHSCOPE_API_KEY', 'QWEN_HOME'],
+    node: true,
   }),
 };
 
