@@ -873,9 +873,9 @@ describe('invalid options', () => {
 
   it.each([
     ['a missing agent', { agent: undefined }, 'INVALID_OPTIONS', 'createSession: agent: Invalid input: expected string, received undefined'],
-    ['a path-like sessionId', { sessionId: '../x' }, 'INVALID_OPTIONS', 'createSession: sessionId: use letters, digits, ".", "_" or "-" (max 128)'],
-    ['"." as sessionId', { sessionId: '.' }, 'INVALID_OPTIONS', 'createSession: sessionId: "." and ".." are not session ids'],
-    ['".." as sessionId', { sessionId: '..' }, 'INVALID_OPTIONS', 'createSession: sessionId: "." and ".." are not session ids'],
+    ['a path-like sessionId', { sessionId: '../x' }, 'INVALID_OPTIONS', 'createSession: sessionId: use letters, digits, ".", "_" or "-" (max 128), not starting with "."'],
+    ['"." as sessionId', { sessionId: '.' }, 'INVALID_OPTIONS', 'createSession: sessionId: use letters, digits, ".", "_" or "-" (max 128), not starting with "."'],
+    ['".." as sessionId', { sessionId: '..' }, 'INVALID_OPTIONS', 'createSession: sessionId: use letters, digits, ".", "_" or "-" (max 128), not starting with "."'],
     ['an unknown config key', { config: { permissionTimeoutMS: 5 } }, 'INVALID_OPTIONS', 'createSession: config: Unrecognized key: "permissionTimeoutMS"'],
     ['a negative config value', { config: { maxRestarts: -1 } }, 'INVALID_OPTIONS', 'createSession: config.maxRestarts: Too small: expected number to be >=0'],
     ['an unknown option', { agnet: 'fake' }, 'INVALID_OPTIONS', 'createSession: options: Unrecognized key: "agnet"'],
