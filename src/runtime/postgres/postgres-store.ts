@@ -169,6 +169,9 @@ export class PostgresStore implements SessionStore {
     const out = new Map<string, SessionOwnerInfo>();
     for (const row of rows) {
       const owner = toRecord({ fence: '0', owner: row.owner, expires_at: row.expires_at, ttl_ms: 0 }).owner!;
+      // A process of this host that is gone holds nothing: acquire takes its lease at once, so the
+      // session is as free as a released one (a restarted server reopens its own sessions).
+      if (liveness(owner, this.#me) === 'dead') continue;
       out.set(row.session_id, { host: owner.host, pid: owner.pid, ...(owner.label !== undefined && { label: owner.label }), expiresAt: Number(row.expires_at), live: row.live });
     }
     return out;
