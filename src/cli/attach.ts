@@ -15,7 +15,7 @@
  * Without --server, the server is the one running on the data dir (its serve.json).
  */
 import WebSocket from 'ws';
-import { AseError } from '../errors.js';
+import { AseError } from '../index.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
 import { findLiveServer, readServeFile } from './serve-file.js';

@@ -7,7 +7,7 @@
  * and, when the desk hands over, the terminal UI's remains cleared, so the next line is not printed
  * over them.
  */
-import { AseError } from '../errors.js';
+import { AseError } from '../index.js';
 
 /** Ctrl-]: the telnet/ssh-style escape key; no agent TUI binds it. */
 export const DETACH_KEY = '\x1d';
