@@ -33,6 +33,7 @@ afterAll(async () => {
 interface Serve {
   origin: string;
   pid: number;
+  proc: ResultPromise;
   headers: Record<string, string>;
 }
 
@@ -56,7 +57,7 @@ async function serve(name: string, schema: string): Promise<Serve> {
     });
     void proc.then((r) => reject(new Error(`ase serve exited: ${r.stderr}`)));
   });
-  return { origin, pid: proc.pid!, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
+  return { origin, pid: proc.pid!, proc, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
 }
 
 async function api<T>(s: Serve, route: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -96,13 +97,16 @@ describePostgres('two ase serve on one PostgreSQL', () => {
     await stream.waitFor((f) => f.event === 'entry' && f.data.includes('"from b"'), 20_000);
     // A retry of the same message is the same command: answered again, delivered once.
     expect((await api(b, `/api/sessions/${idA}/messages`, { text: 'from b', localId: 'm3' })).status).toBe(200);
-    // A's refusal comes back to B's caller with its own code.
+    // A's refusal comes back to B's caller with its own code (once the turn of "from b" is over: nothing to abort then).
+    const fromB = Number(stream.frames.find((f) => f.event === 'entry' && f.data.includes('"from b"'))!.id);
+    await stream.waitFor((f) => f.event === 'entry' && f.data.includes('turn_complete') && Number(f.id) > fromB, 20_000);
     const idle = await api<{ error: { code: string } }>(b, `/api/sessions/${idA}/abort`, {});
     expect(idle.body.error.code).toBe('NOTHING_TO_ABORT');
     expect(idle.status).toBe(409);
 
     // A is SIGKILLed. On this machine B sees its pid is dead and takes the session over at once.
     process.kill(a.pid, 'SIGKILL');
+    await a.proc.catch(() => undefined); // reaped: until then its pid is a zombie of this process, still there
     const after = await api<{ localId: string }>(b, `/api/sessions/${idA}/messages`, { text: 'after the kill', localId: 'm4' });
     expect(after.status).toBe(200);
     await stream.waitFor((f) => f.event === 'entry' && f.data.includes('"after the kill"'), 20_000);
