@@ -13,6 +13,7 @@ export const GEMINI_PINNED_VERSION = '0.61.0';
 export const CLAUDE_CODE_ACP_PINNED_VERSION = '0.16.2';
 export const OPENCODE_PINNED_VERSION = '1.18.33';
 export const QWEN_PINNED_VERSION = '0.24.4';
+export const COPILOT_PINNED_VERSION = '1.0.102';
 
 export interface AcpHermetic {
   root: string;
@@ -131,6 +132,30 @@ export function hermeticQwen({ baseUrl, root }: { baseUrl: string; root: string 
 export function isMainQwenRequest(request: { body?: { tools?: { function?: { name?: string } }[]; messages?: { content?: unknown }[] } }): boolean {
   if (!(request.body?.tools ?? []).some((t) => t.function?.name === 'agent')) return false;
   return !JSON.stringify(request.body?.messages?.at(-1)?.content ?? '').includes('[SUGGESTION MODE');
+}
+
+/**
+ * GitHub Copilot CLI 1.0.102 (`copilot --acp`) against the OpenAI chat-completions mock through its
+ * BYOK variables (`COPILOT_PROVIDER_BASE_URL`, type `openai` by default) with `COPILOT_OFFLINE=true`:
+ * no GitHub sign-in, telemetry, GitHub MCP server or update check. The binary unpacks its bundle
+ * (about 235 MB, 5-8 s) into a package cache on first start: `pkgCache`, shared by the tests of a
+ * file, so only the first start pays for it (it is only the pinned version's own files).
+ */
+export function hermeticCopilot({ baseUrl, root, pkgCache }: { baseUrl: string; root: string; pkgCache: string }): AcpHermetic {
+  const { home, tmp, work } = dirs(root);
+  const env: Record<string, string> = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    TMPDIR: tmp,
+    LANG: 'C.UTF-8',
+    COPILOT_OFFLINE: 'true',
+    COPILOT_PROVIDER_BASE_URL: baseUrl,
+    COPILOT_PROVIDER_API_KEY: 'mock-key',
+    COPILOT_MODEL: 'mock-model',
+    COPILOT_PKG_CACHE_HOME: pkgCache,
+    ...testRunEnv(),
+  };
+  return { root, home, work, env };
 }
 
 /** claude-code-acp 0.16.2 against the Anthropic mock (the agent passes its env on to Claude Code). */

@@ -22,6 +22,7 @@ const PINNED: Record<string, string> = {
   ASE_GEMINI_BIN: join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js'),
   ASE_CODEX_ACP_BIN: join(modules, '@zed-industries', `codex-acp-linux-${arch}`, 'bin', 'codex-acp'),
   ASE_CLAUDE_CODE_ACP_BIN: join(modules, '@zed-industries', 'claude-code-acp', 'dist', 'index.js'),
+  ASE_COPILOT_BIN: join(modules, '@github', `copilot-linux-${arch}`, 'copilot'),
 };
 
 /** The discovery variables of every pinned CLI that is installed. */

@@ -108,4 +108,8 @@ describe('acp engine replays the recorded real-agent runs (no binary)', () => {
   it('Qwen Code 0.24.4', async () => {
     await replay('qwen', {});
   });
+
+  it('GitHub Copilot CLI 1.0.102', async () => {
+    await replay('copilot', {});
+  });
 });

@@ -15,7 +15,7 @@ import { agentNotFound, existingFile, installedPackageDir, packageVersionAt, typ
 import { CLAUDE_ENV_ALLOW, CODEX_AGENT_ENV_ALLOW, GEMINI_ENV_ALLOW } from '../transport/env.js';
 import type { ShutdownOptions } from '../transport/process-supervisor.js';
 
-export const ACP_PRESET_NAMES = ['gemini', 'codex-acp', 'claude-code-acp', 'claude-agent-acp', 'opencode', 'qwen'] as const;
+export const ACP_PRESET_NAMES = ['gemini', 'codex-acp', 'claude-code-acp', 'claude-agent-acp', 'opencode', 'qwen', 'copilot'] as const;
 export type AcpPresetName = (typeof ACP_PRESET_NAMES)[number];
 
 export interface AcpPreset {
@@ -160,6 +160,50 @@ const OPENCODE_CLI: AgentCliSpec = {
   versionCommand: { args: ['--version'], parse: (out: string) => /^\s*(\d+\.\d+\.\d+(?:-[\w.]+)?)\s*$/m.exec(out)?.[1] },
 };
 
+const COPILOT_PACKAGE = '@github/copilot';
+
+/**
+ * Copilot CLI's platform binary (`@github/copilot-<platform>-<arch>`, glibc or `linuxmusl`, an
+ * optionalDependency of @github/copilot): a Node single-executable app. Looked up directly rather
+ * than through the package's `npm-loader.js`, which would only spawn it (one Node process less).
+ */
+function copilotBinary(from?: string): PackageBinary | undefined {
+  if (process.arch !== 'x64' && process.arch !== 'arm64') return undefined;
+  const platforms = process.platform === 'linux' ? ['linux', 'linuxmusl'] : process.platform === 'darwin' || process.platform === 'win32' ? [process.platform] : [];
+  for (const platform of platforms) {
+    const pkg = `${COPILOT_PACKAGE}-${platform}-${process.arch}`;
+    const dir = installedPackageDir(pkg, from);
+    const path = dir && existingFile(join(dir, process.platform === 'win32' ? 'copilot.exe' : 'copilot'));
+    if (!dir || !path) continue;
+    const version = packageVersionAt(dir);
+    return { path, packageName: pkg, ...(version !== undefined && { packageVersion: version }) };
+  }
+  return undefined;
+}
+
+const COPILOT_CLI: AgentCliSpec = {
+  name: 'copilot',
+  title: 'GitHub Copilot CLI',
+  envVar: 'ASE_COPILOT_BIN',
+  commands: ['copilot'],
+  packageName: COPILOT_PACKAGE,
+  install: `npm install ${COPILOT_PACKAGE}`,
+  testedVersion: '1.0.102',
+  fromPackage() {
+    const main = installedPackageDir(COPILOT_PACKAGE);
+    if (!main) return { missing: `${COPILOT_PACKAGE} not installed` };
+    return copilotBinary(main) ?? { missing: `${COPILOT_PACKAGE} has no platform binary for ${process.platform}-${process.arch} installed` };
+  },
+  packageNames: [COPILOT_PACKAGE],
+  unwrap: (dir) => copilotBinary(dir),
+  // Only for a copilot that is not an npm install (native installer, Homebrew): it prints
+  // "GitHub Copilot CLI 1.0.102." and, the first time, unpacks its bundle into ~/.cache/copilot.
+  versionCommand: { args: ['--version'], parse: (out: string) => /Copilot CLI (\d+\.\d+\.\d+(?:-[\w.]+)?)/.exec(out)?.[1] },
+};
+
+/** What Copilot CLI reads: its own variables (`COPILOT_PROVIDER_*` for a model endpoint of your own) and the GitHub token and host. */
+const COPILOT_ENV_ALLOW: readonly string[] = ['COPILOT_*', 'GH_TOKEN', 'GITHUB_TOKEN', 'GH_HOST'];
+
 /** What opencode reads: its own variables, and the keys of the providers it bundles (anthropic, openai, google, openrouter, …). */
 const OPENCODE_ENV_ALLOW: readonly string[] = ['OPENCODE_*', 'XDG_*', 'ANTHROPIC_*', 'OPENAI_*', 'GOOGLE_*', 'OPENROUTER_*', 'GROQ_*', 'XAI_*', 'DEEPSEEK_*', 'AWS_*', 'AZURE_*'];
 /** What Qwen Code reads: its own variables and the OpenAI-compatible endpoint (and Alibaba's DashScope). */
@@ -280,6 +324,29 @@ export const ACP_PRESETS: Readonly<Record<AcpPresetName, AcpPreset>> = {
     passEnv: QWEN_ENV_ALLOW,
     credentials: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'DASHSCOPE_API_KEY', 'QWEN_HOME'],
     node: true,
+  }),
+  copilot: preset({
+    name: 'copilot',
+    description: 'GitHub Copilot CLI in ACP mode (`copilot --acp`; native binary)',
+    cli: COPILOT_CLI,
+    args: ['--acp'],
+    // A supervised agent must not replace its own binary (the tested version) mid-session; with
+    // updates off it also ignores a newer version already in its package cache.
+    env: { COPILOT_AUTO_UPDATE: 'false' },
+    passEnv: COPILOT_ENV_ALLOW,
+    credentials: [
+      'COPILOT_GITHUB_TOKEN',
+      'GH_TOKEN',
+      'GITHUB_TOKEN',
+      'COPILOT_PROVIDER_BASE_URL',
+      'COPILOT_PROVIDER_TYPE',
+      'COPILOT_PROVIDER_API_KEY',
+      'COPILOT_PROVIDER_BEARER_TOKEN',
+      'COPILOT_MODEL',
+      'COPILOT_OFFLINE',
+      'COPILOT_HOME',
+    ],
+    node: false,
   }),
 };
 
