@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLAUDE_CLI, CLAUDE_DEFAULT_PASS_ENV, CLAUDE_PLATFORM_PACKAGES, claudeOptionArgs, parseClaudeOptions } from '../../src/engines/claude/index.js';
 import { CODEX_ENV_ALLOW, CODEX_MCP_CLI, CODEX_PLATFORM_PACKAGES } from '../../src/engines/codex/index.js';
-import { CODEX_ACP_PLATFORMS } from '../../src/engines/acp/index.js';
+import { ACP_PRESETS, CODEX_ACP_PLATFORMS } from '../../src/engines/acp/index.js';
+import { COPILOT_PLATFORMS } from '../../src/engines/acp/presets.js';
 import { findAgent, isCliPackage, searchAgent, type AgentCliSpec } from '../../src/engines/core/agent-discovery.js';
 import { clearAgentVersionCache, normalizeVersion, readAgentVersion, versionWarning } from '../../src/engines/core/agent-version.js';
 import { credentialHint } from '../../src/engines/core/agent-diagnosis.js';
@@ -168,6 +169,7 @@ describe('the pinned packages', () => {
     const codexPkgs = Object.values(CODEX_PLATFORM_PACKAGES).map((t) => t.pkg);
     expect(Object.keys(manifest('@openai/codex').optionalDependencies ?? {}).filter((p) => !codexPkgs.includes(p))).toEqual([]);
     expect(Object.keys(manifest('@zed-industries/codex-acp').optionalDependencies ?? {}).filter((p) => !CODEX_ACP_PLATFORMS.some((k) => p === `@zed-industries/codex-acp-${k}`))).toEqual([]);
+    expect(Object.keys(manifest('@github/copilot').optionalDependencies ?? {}).filter((p) => !COPILOT_PLATFORMS.some((k) => p === `@github/copilot-${k}`))).toEqual([]);
   });
 
   it('without PATH or variables, each engine finds the pinned CLI in its npm package', async () => {
@@ -178,6 +180,12 @@ describe('the pinned packages', () => {
     const mcp = await findAgent(CODEX_MCP_CLI, { env: none });
     expect(mcp.path).toContain('codex-mcp-cli');
     expect(await readAgentVersion(CODEX_MCP_CLI, mcp)).toEqual({ version: '0.153.4', from: 'package' });
+    // Copilot CLI: its platform binary, from the package and in place of the npm-loader.js launcher on PATH.
+    const copilot = await findAgent(ACP_PRESETS.copilot.cli, { env: none });
+    expect(copilot).toMatchObject({ source: 'package', args: [], packageName: `@github/copilot-linux-${process.arch}`, packageVersion: '1.0.102' });
+    expect(copilot.file).toBe(copilot.path);
+    const launched = await findAgent(ACP_PRESETS.copilot.cli, { env: { PATH: join(process.cwd(), 'node_modules', '.bin') } });
+    expect(launched).toMatchObject({ source: 'path', file: copilot.path, args: [], packageVersion: '1.0.102' });
   });
 
   it('codex-mcp passes over a codex on PATH that has no mcp-server (0.169.0) for its own package', async () => {

@@ -161,17 +161,18 @@ const OPENCODE_CLI: AgentCliSpec = {
 };
 
 const COPILOT_PACKAGE = '@github/copilot';
+/** Every platform Copilot CLI ships (its optionalDependencies `@github/copilot-<key>`). */
+export const COPILOT_PLATFORMS = ['darwin-arm64', 'darwin-x64', 'linux-arm64', 'linux-x64', 'linuxmusl-arm64', 'linuxmusl-x64', 'win32-arm64', 'win32-x64'] as const;
 
 /**
- * Copilot CLI's platform binary (`@github/copilot-<platform>-<arch>`, glibc or `linuxmusl`, an
- * optionalDependency of @github/copilot): a Node single-executable app. Looked up directly rather
- * than through the package's `npm-loader.js`, which would only spawn it (one Node process less).
+ * Copilot CLI's platform binary (`@github/copilot-<platform>-<arch>`, on Linux the glibc or the
+ * `linuxmusl` build, whichever npm installed), a Node single-executable app. Looked up directly
+ * rather than through the package's `npm-loader.js`, which would only spawn it (one Node less).
  */
 function copilotBinary(from?: string): PackageBinary | undefined {
-  if (process.arch !== 'x64' && process.arch !== 'arm64') return undefined;
-  const platforms = process.platform === 'linux' ? ['linux', 'linuxmusl'] : process.platform === 'darwin' || process.platform === 'win32' ? [process.platform] : [];
-  for (const platform of platforms) {
-    const pkg = `${COPILOT_PACKAGE}-${platform}-${process.arch}`;
+  const keys = [`${process.platform}-${process.arch}`, ...(process.platform === 'linux' ? [`linuxmusl-${process.arch}`] : [])];
+  for (const key of keys.filter((k) => (COPILOT_PLATFORMS as readonly string[]).includes(k))) {
+    const pkg = `${COPILOT_PACKAGE}-${key}`;
     const dir = installedPackageDir(pkg, from);
     const path = dir && existingFile(join(dir, process.platform === 'win32' ? 'copilot.exe' : 'copilot'));
     if (!dir || !path) continue;
