@@ -11,7 +11,7 @@ import { AseError, isAseError } from '../../errors.js';
 import { findAgent, type AgentLocation } from '../core/agent-discovery.js';
 import { buildEnv, DEFAULT_ENV_ALLOW, NETWORK_ENV_ALLOW } from '../transport/env.js';
 import type { AcpEngineOptions } from './options.js';
-import { ACP_PRESETS, type AcpPreset } from './presets.js';
+import { ACP_PRESET_NAMES, ACP_PRESETS, type AcpPreset } from './presets.js';
 
 export interface AgentLaunch {
   argv: { file: string; args: string[] };
@@ -52,7 +52,7 @@ async function agentArgv(o: AcpEngineOptions, bin: string | undefined): Promise<
   if (o.command !== undefined && bin === undefined) return { argv: { file: o.command, args: extra }, preset };
   if (!preset) {
     if (bin !== undefined) return { argv: { file: bin, args: extra }, preset };
-    throw new AseError('INVALID_OPTIONS', 'acp engine: choose an agent with `preset` (gemini, codex-acp, claude-code-acp, claude-agent-acp) or give `command`');
+    throw new AseError('INVALID_OPTIONS', `acp engine: choose an agent with \`preset\` (${ACP_PRESET_NAMES.join(', ')}) or give \`command\``);
   }
   // A preset's agent: `bin` (or `ase --bin`) is the first of the four places, and its arguments apply.
   const location = await findAgent(preset.cli, bin !== undefined ? { bin } : {}).catch((error: unknown) => {
