@@ -97,6 +97,28 @@ describe('acp engine (scripted agent)', () => {
     }
   });
 
+  it('the copilot preset runs the native binary with --acp, updates off, and passes only its own variables', async () => {
+    const host = { COPILOT_PROVIDER_BASE_URL: 'http://127.0.0.1:9/v1', GH_TOKEN: 'gh-token', OPENAI_API_KEY: 'sk-not-for-copilot', GITHUB_ACTIONS: 'true' };
+    const before = Object.fromEntries(Object.keys(host).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, host);
+    try {
+      const copilot = new AcpEngine(realContext(), { preset: 'copilot', home: join(root, 'h-copilot'), spawn: fakeSpawner(new FakeAgentProcess(), spawned) });
+      await copilot.start({ gen: 1, mode: 'remote', workDir: root, options: {} });
+      const run = spawned.at(-1)!;
+      expect(run.file).toMatch(/@github\/copilot-linux(musl)?-(x64|arm64)\/copilot$/);
+      expect(run.args).toEqual(['--acp']);
+      expect(run.env).toMatchObject({ COPILOT_AUTO_UPDATE: 'false', COPILOT_PROVIDER_BASE_URL: host.COPILOT_PROVIDER_BASE_URL, GH_TOKEN: 'gh-token' });
+      expect(run.env['OPENAI_API_KEY']).toBeUndefined();
+      expect(run.env['GITHUB_ACTIONS']).toBeUndefined();
+      await copilot.stop();
+    } finally {
+      for (const [name, value] of Object.entries(before)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
   it('the private HOME under the shared temp dir is refused when someone else could have planted files in it', async () => {
     const previous = process.env['TMPDIR'];
     process.env['TMPDIR'] = root;
