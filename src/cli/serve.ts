@@ -82,6 +82,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
   output.err('ase serve: stopping sessions...\n');
   await server.close();
   await shared?.router.close();
+  await shared?.relay.close();
   await shared?.store.close();
   await shared?.journal.close();
   return 0;
@@ -97,11 +98,11 @@ function reachableUrl(url: string, host: string): string {
 /** `--store postgres://user@host/db[?schema=name]`: a PostgresStore and PostgresJournal on that database. */
 async function sharedStore(url: string) {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new AseError('INVALID_OPTIONS', `--store: expected a postgres:// URL, got ${JSON.stringify(url)}`);
-  const { PostgresCommandRouter, PostgresJournal, PostgresStore } = await import('../postgres.js');
+  const { PostgresCommandRouter, PostgresJournal, PostgresLiveRelay, PostgresStore } = await import('../postgres.js');
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');
   const connectionString = parsed.toString();
   const options = { connectionString, ...(schema !== undefined && { schema }) };
-  return { store: new PostgresStore(options), journal: new PostgresJournal(options), router: new PostgresCommandRouter(options) };
+  return { store: new PostgresStore(options), journal: new PostgresJournal(options), router: new PostgresCommandRouter(options), relay: new PostgresLiveRelay(options) };
 }
