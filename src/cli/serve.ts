@@ -21,6 +21,8 @@ export interface ServeArgs {
   allowHosts?: string[];
   /** `postgres://...`: sessions and transcripts in PostgreSQL, shared with every host on it (docs/multi-host.md). */
   store?: string;
+  /** `--lease-ttl-ms`: how long a session's lease outlives a host that stopped renewing it (default 30000): how soon another host may adopt it. */
+  leaseTtlMs?: number;
   /** `--bin agent=PATH`: the executable new sessions of that engine run (stored with each session). */
   bins?: Record<string, string>;
 }
@@ -53,6 +55,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     ...(args.allowOrigins.length > 0 && { allowedOrigins: args.allowOrigins }),
     ...(args.allowHosts !== undefined && args.allowHosts.length > 0 && { allowedHosts: args.allowHosts }),
     ...(args.bins && Object.keys(args.bins).length > 0 && { bins: args.bins }),
+    ...(args.leaseTtlMs !== undefined && { leaseTtlMs: args.leaseTtlMs }),
   });
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);
