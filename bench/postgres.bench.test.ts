@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TranscriptEntry } from '../src/events/transcript-entry.js';
 import { FileJournal } from '../src/runtime/journal/file-journal.js';
-import { PostgresCommandRouter, PostgresJournal, PostgresStore } from '../src/postgres.js';
+import { PostgresCommandRouter, PostgresJournal, PostgresLiveRelay, PostgresStore } from '../src/postgres.js';
 import { ms, si, writeSection } from './support/report.js';
 
 const PG_URL = process.env.ASE_TEST_PG_URL;
@@ -73,7 +73,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!PG_URL)('multi-host store', () => {
-  it('measures fenced appends, concurrency and cross-host latency against the file journal', async () => {
+  it('measures fenced appends, concurrency and cross-host latency against the file journal', { timeout: 400_000 }, async () => {
     const { rows } = await admin.query('SHOW fsync');
     expect(rows[0].fsync).toBe('on');
     const store = new PostgresStore({ connectionString: PG_URL!, schema, maxConnections: 4 });
@@ -159,6 +159,37 @@ describe.skipIf(!PG_URL)('multi-host store', () => {
         await routerA.close();
         await storeA.close();
       }
+      // An ephemeral frame (a delta, a prompt) published on A for a session B watches: A's relay waits
+      // flushMs (25 ms) to send frames together, then one NOTIFY; B's relay hands it to its pages.
+      const relayA = new PostgresLiveRelay({ connectionString: PG_URL!, schema });
+      const relayB = new PostgresLiveRelay({ connectionString: PG_URL!, schema });
+      const heardAt = new Map<number, number>();
+      const stopRelay = relayB.subscribe('relayed', ([, data]) => {
+        const i = (data as { i?: number }).i;
+        if (i !== undefined && !heardAt.has(i)) heardAt.set(i, performance.now());
+      });
+      const publishedAt = new Map<number, number>();
+      try {
+        // Until A has heard that B watches (its first announcement).
+        for (let probe = -1; heardAt.size === 0; probe--) {
+          relayA.publish('relayed', 'status', { i: probe });
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        for (let i = 0; i < 200; i++) {
+          publishedAt.set(i, performance.now());
+          relayA.publish('relayed', 'status', { i });
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        const relayDeadline = Date.now() + 10_000;
+        while ([...publishedAt.keys()].some((i) => !heardAt.has(i)) && Date.now() < relayDeadline) await new Promise((r) => setTimeout(r, 10));
+      } finally {
+        stopRelay();
+        await relayA.close();
+        await relayB.close();
+      }
+      const relayed = percentiles([...publishedAt].map(([i, t0]) => heardAt.get(i)! - t0));
+      const relayLost = [...publishedAt.keys()].filter((i) => !heardAt.has(i)).length;
+
       const routed = percentiles(roundTrip);
       const applied = percentiles(toApplied);
 
@@ -174,7 +205,8 @@ describe.skipIf(!PG_URL)('multi-host store', () => {
           'session while the first appends 200 entries at ~200/s; time from append issued to entry delivered to the watcher. ' +
           `Commands: ${COMMANDS} messages, one after another, sent through host B's PostgresCommandRouter for a session host A's lease holds ` +
           '(two routers with different host ids, each with its own pool and LISTEN connection). Measured on a shared 2-core machine under load ' +
-          'from other work: read the ratios, not the absolute values.',
+          'from other work: read the ratios, not the absolute values. Live relay: 200 status frames at ~200/s published by one ' +
+          'PostgresLiveRelay for a session a second one (its own pool and LISTEN connection) watches.',
         rows: [
           {
             measurement: 'Fenced append, serial (PostgresJournal vs FileJournal)',
@@ -195,6 +227,11 @@ describe.skipIf(!PG_URL)('multi-host store', () => {
             measurement: 'Command sent on host B → applied by the owner, host A',
             result: `p50 ${ms(applied.p50)}, p99 ${ms(applied.p99)}`,
             meaning: 'An INSERT into ase_command and a NOTIFY on A\'s channel, then A\'s claim (FOR UPDATE SKIP LOCKED): how much later a message typed on another host\'s page reaches the agent\'s owner.',
+          },
+          {
+            measurement: 'Ephemeral frame (delta, prompt) published on host A → heard on host B (live relay)',
+            result: `p50 ${ms(relayed.p50)}, p99 ${ms(relayed.p99)}; ${relayLost} of 200 lost`,
+            meaning: 'Includes the relay\'s 25 ms wait to send frames together (one NOTIFY per flush, never one commit per delta): what a page on another host adds to a text delta.',
           },
           {
             measurement: 'Command on host B → A\'s answer back on B (round trip)',
