@@ -165,13 +165,14 @@ describe.skipIf(!PG_URL)('multi-host store', () => {
       const relayB = new PostgresLiveRelay({ connectionString: PG_URL!, schema });
       const heardAt = new Map<number, number>();
       const stopRelay = relayB.subscribe('relayed', ([, data]) => {
-        const i = (data as { i?: number }).i;
+        const i = (data as { i?: number } | null)?.i;
         if (i !== undefined && !heardAt.has(i)) heardAt.set(i, performance.now());
       });
       const publishedAt = new Map<number, number>();
       try {
         // Until A has heard that B watches (its first announcement).
         for (let probe = -1; heardAt.size === 0; probe--) {
+          if (probe < -1000) throw new Error('the relay never delivered a frame');
           relayA.publish('relayed', 'status', { i: probe });
           await new Promise((r) => setTimeout(r, 20));
         }

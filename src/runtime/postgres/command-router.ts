@@ -87,7 +87,10 @@ export class PostgresCommandRouter implements SessionCommandRouter {
     await this.#listen();
     const answered = this.#answer(id);
     await this.#db.query('SELECT pg_notify($1, $2)', [channelName('ase_cmd', this.#db.schema, key), id]);
-    return answered;
+    const outcome = await answered;
+    // A command without a localId is answered once and never retried as the same row: drop it now.
+    if (localId === null) await this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE id = $1`, [id]).catch(() => {});
+    return outcome;
   }
 
   async refuseOrphaned(sessionId: string): Promise<void> {
@@ -147,7 +150,13 @@ export class PostgresCommandRouter implements SessionCommandRouter {
   serve(apply: (sessionId: string, command: SessionCommand) => Promise<CommandOutcome>): void {
     this.#apply = apply;
     void this.#listen().catch(() => {});
-    this.#inboxTimer ??= setInterval(() => this.#drain(), this.#pollMs);
+    let polls = 0;
+    this.#inboxTimer ??= setInterval(() => {
+      this.#drain();
+      // Now and then, commands older than a day go (any host's: one whose owner died is never
+      // answered). A retry of a message that late meets the session's own DUPLICATE_SEND check.
+      if (++polls % 1000 === 0) void this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE created_at < clock_timestamp() - interval '1 day'`).catch(() => {});
+    }, this.#pollMs);
     this.#inboxTimer.unref();
     this.#drain();
   }

@@ -206,7 +206,15 @@ export class PostgresLiveRelay implements SessionLiveRelay {
     const before = this.#heard.get(sessionId);
     this.#heard.set(sessionId, { p: payload.p, n: payload.n });
     const frames: LiveFrame[] = before && before.p === payload.p && before.n + 1 === payload.n ? payload.f : [['resync', null], ...payload.f];
-    for (const frame of frames) for (const listener of [...listeners]) listener(frame);
+    for (const frame of frames) {
+      for (const listener of [...listeners]) {
+        try {
+          listener(frame);
+        } catch {
+          // One listener's failure is its own: the others, and the next frames, still get theirs.
+        }
+      }
+    }
   }
 
   // ------------------------------------------------------------------ the LISTEN connection
