@@ -6,6 +6,8 @@
 export { PostgresStore, type PostgresStoreOptions } from './runtime/postgres/postgres-store.js';
 export { PostgresJournal, type PostgresJournalOptions } from './runtime/postgres/postgres-journal.js';
 export { PostgresCommandRouter, type PostgresCommandRouterOptions } from './runtime/postgres/command-router.js';
+export { PostgresLiveRelay, type PostgresLiveRelayOptions } from './runtime/postgres/live-relay.js';
 export type { PostgresConnectionOptions } from './runtime/postgres/pool.js';
 export type { SessionCommand, CommandOutcome, SessionCommandRouter } from './runtime/session-commands.js';
+export type { SessionLiveRelay, LiveFrame } from './runtime/session-live-relay.js';
 export { SCHEMA_VERSION } from './runtime/postgres/schema.js';

@@ -42,7 +42,7 @@ const USAGE = `Usage:
                  the SessionActor statechart, generated from the machine (default Mermaid)
   ase serve [--host 127.0.0.1] [--port 8787] [--token-file F] [--data-dir D]
             [--allow-origin URL]... [--allow-host NAME]... [--script FILE] [--bin AGENT=PATH]...
-            [--store postgres://...]
+            [--store postgres://...] [--lease-ttl-ms N]
                  the remote-control server and web page (docs/server.md); prints the URL to open
   ase inspect ID [--at-seq N] [--svg|--json] [--data-dir D]
                  replay a session's durable log through the statechart
@@ -194,6 +194,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
         'allow-host': { type: 'string', multiple: true, default: [] },
         script: { type: 'string' },
         store: { type: 'string' },
+        'lease-ttl-ms': { type: 'string' },
         bin: { type: 'string', multiple: true, default: [] },
       },
     }));
@@ -214,6 +215,11 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
     output.err(`ase serve: --port must be 0-65535\n`);
     return 2;
   }
+  const leaseTtl = values['lease-ttl-ms'];
+  if (leaseTtl !== undefined && (!/^\d{3,9}$/.test(leaseTtl) || Number(leaseTtl) < 100)) {
+    output.err(`ase serve: --lease-ttl-ms must be a whole number of milliseconds, at least 100\n`);
+    return 2;
+  }
   return runServe(
     {
       host: values.host,
@@ -224,6 +230,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
       ...(values['token-file'] !== undefined && { tokenFile: values['token-file'] }),
       ...(values.script !== undefined && { script: values.script }),
       ...(values.store !== undefined && { store: values.store }),
+      ...(leaseTtl !== undefined && { leaseTtlMs: Number(leaseTtl) }),
       ...(Object.keys(bins).length > 0 && { bins }),
     },
     output,

@@ -21,6 +21,8 @@ export interface ServeArgs {
   allowHosts?: string[];
   /** `postgres://...`: sessions and transcripts in PostgreSQL, shared with every host on it (docs/multi-host.md). */
   store?: string;
+  /** `--lease-ttl-ms`: how long a session's lease outlives a host that stopped renewing it (default 30000): how soon another host may adopt it. */
+  leaseTtlMs?: number;
   /** `--bin agent=PATH`: the executable new sessions of that engine run (stored with each session). */
   bins?: Record<string, string>;
 }
@@ -53,6 +55,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     ...(args.allowOrigins.length > 0 && { allowedOrigins: args.allowOrigins }),
     ...(args.allowHosts !== undefined && args.allowHosts.length > 0 && { allowedHosts: args.allowHosts }),
     ...(args.bins && Object.keys(args.bins).length > 0 && { bins: args.bins }),
+    ...(args.leaseTtlMs !== undefined && { leaseTtlMs: args.leaseTtlMs }),
   });
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);
@@ -82,6 +85,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
   output.err('ase serve: stopping sessions...\n');
   await server.close();
   await shared?.router.close();
+  await shared?.relay.close();
   await shared?.store.close();
   await shared?.journal.close();
   return 0;
@@ -97,11 +101,11 @@ function reachableUrl(url: string, host: string): string {
 /** `--store postgres://user@host/db[?schema=name]`: a PostgresStore and PostgresJournal on that database. */
 async function sharedStore(url: string) {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new AseError('INVALID_OPTIONS', `--store: expected a postgres:// URL, got ${JSON.stringify(url)}`);
-  const { PostgresCommandRouter, PostgresJournal, PostgresStore } = await import('../postgres.js');
+  const { PostgresCommandRouter, PostgresJournal, PostgresLiveRelay, PostgresStore } = await import('../postgres.js');
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema') ?? undefined;
   parsed.searchParams.delete('schema');
   const connectionString = parsed.toString();
   const options = { connectionString, ...(schema !== undefined && { schema }) };
-  return { store: new PostgresStore(options), journal: new PostgresJournal(options), router: new PostgresCommandRouter(options) };
+  return { store: new PostgresStore(options), journal: new PostgresJournal(options), router: new PostgresCommandRouter(options), relay: new PostgresLiveRelay(options) };
 }

@@ -11,7 +11,9 @@ export type SessionCommand =
   | { kind: 'decide'; requestId: string; decision: 'allow' | 'deny'; updatedInput?: unknown; message?: string }
   | { kind: 'abort' }
   | { kind: 'mode'; to: 'local' | 'remote' }
-  | { kind: 'stop' };
+  | { kind: 'stop' }
+  /** The owner's snapshot of the live session (open prompts included), for a page on another host: changes nothing. */
+  | { kind: 'peek' };
 
 /** What the owner answered: the value the server returns, or the typed error it refused with. */
 export type CommandOutcome =
@@ -26,6 +28,12 @@ export interface SessionCommandRouter {
    * owner that does not answer in time is `TIMEOUT`.
    */
   route(sessionId: string, command: SessionCommand): Promise<CommandOutcome | undefined>;
+  /**
+   * Rejects with `SESSION_OWNED` (`details.orphaned`) when another host's lease on `sessionId` has
+   * expired and that host is not known dead here: such a session is adopted only when asked
+   * (`POST /api/sessions/:id/adopt`), never by a stray command. Resolves otherwise.
+   */
+  refuseOrphaned?(sessionId: string): Promise<void>;
   /** Applies the commands addressed to this host with `apply`, from now until `close()`. */
   serve(apply: (sessionId: string, command: SessionCommand) => Promise<CommandOutcome>): void;
   close(): Promise<void>;

@@ -17,6 +17,10 @@ import { COOKIE_NAME, PAGE_TTL_MS, type ServerAuth } from './auth.js';
 import { EventStream } from './event-stream.js';
 import { errorBody, toHttpError } from './http-errors.js';
 import type { CommandOutcome, SessionCommand, SessionCommandRouter } from '../runtime/session-commands.js';
+import type { SessionLiveRelay } from '../runtime/session-live-relay.js';
+import { permissionPromptOf } from '../events/ephemeral.js';
+import type { SessionSnapshot } from '../session/snapshot.js';
+import { stat } from 'node:fs/promises';
 import type { ErrorCode } from '../events/error-codes.js';
 import { allowedHostNames, hostAllowed } from './host-check.js';
 import { readBodyText } from './read-body.js';
@@ -71,6 +75,12 @@ export interface ServerAppOptions {
    * command is refused with `SESSION_OWNED`.
    */
   router?: SessionCommandRouter;
+  /**
+   * Carries the ephemeral frames (text deltas, prompts, status) of sessions this host runs to pages on
+   * other hosts, and those of sessions other hosts run to this host's streams (`PostgresLiveRelay`).
+   * Without it a stream of a session another host runs carries its durable entries only.
+   */
+  relay?: SessionLiveRelay;
   /** Where unexpected failures (500s) are logged, one line each with the request id. Default: stderr. */
   logError?: (line: string) => void;
 }
@@ -148,7 +158,11 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
         inspectorBacklog: 500,
         revealSecrets: options.revealSecrets === true,
         // Its terminal is mirrored from the start, so a client connecting later sees the screen.
-        onAttach: (session) => void roomFor(session),
+        onAttach: (session) => {
+          roomFor(session);
+          unfollowRemote(id); // Runs here now: its frames come from the session itself.
+        },
+        ...(options.relay && { onFrame: (event: string, data: unknown) => options.relay!.publish(id, event, data) }),
       });
       hubs.set(id, hub);
       // Forgotten once nothing watches it and no session runs (its answers by localId are then
@@ -178,14 +192,51 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     throw new AseError('NOT_FOUND', `no session ${id}`);
   };
 
+  /** Per session another host runs and a stream here shows: the relay subscription of its ephemeral frames. */
+  const remoteFeeds = new Map<string, () => void>();
+  const unfollowRemote = (id: string): void => {
+    remoteFeeds.get(id)?.();
+    remoteFeeds.delete(id);
+  };
+  /** The owner's snapshot of a session another host runs (its open prompts), asked through the router. */
+  const peekOwner = async (id: string): Promise<SessionSnapshot | undefined> => {
+    const outcome = await options.router?.route(id, { kind: 'peek' }).catch(() => undefined);
+    return outcome?.ok ? (outcome.value.snapshot as SessionSnapshot) : undefined;
+  };
+  const sendSnapshot = (snapshot: SessionSnapshot, send: (event: string, data: unknown) => void): void => {
+    send('snapshot', snapshot);
+    for (const [requestId, open] of Object.entries(snapshot.requests)) send('permission_prompt', permissionPromptOf(requestId, open));
+  };
+  /**
+   * A stream here of a session another host runs: its ephemeral frames through the relay while a
+   * stream is open, and the owner's snapshot first (and again after a `resync`: frames were lost).
+   */
+  const followRemote = (hub: SessionHub, stream: EventStream): void => {
+    const relay = options.relay;
+    if (!relay || hub.session) return;
+    if (!remoteFeeds.has(hub.id)) {
+      remoteFeeds.set(
+        hub.id,
+        relay.subscribe(hub.id, ([event, data]) => {
+          if (hub.session) return;
+          if (event !== 'resync') return hub.broadcast(event, data);
+          void peekOwner(hub.id).then((snapshot) => snapshot && !hub.session && sendSnapshot(snapshot, (e, d) => hub.broadcast(e, d)));
+        }),
+      );
+    }
+    void peekOwner(hub.id).then((snapshot) => snapshot && !hub.session && !stream.closed && sendSnapshot(snapshot, (e, d) => stream.ephemeral(e, d)));
+  };
+
   /** The live session, continuing a stored one if needed (actions need a running session). */
-  const liveSession = async (id: string): Promise<Session> => {
+  const liveSession = async (id: string, adopt = false): Promise<Session> => {
     const hub = hubFor(id);
     const running = hub.session ?? host.get(id);
     if (running) {
       if (!hub.session) hub.attach(running);
       return running;
     }
+    // A session another host stopped renewing is taken here only when asked (POST …/adopt).
+    if (!adopt) await options.router?.refuseOrphaned?.(id);
     const opened = await host.open(id, { onNotice: hub.onNotice, inspect: hub.inspect });
     if (!opened) throw new AseError('NOT_FOUND', `no session ${id}`);
     hub.attach(opened);
@@ -384,6 +435,26 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   app.post('/api/sessions/:id/tree/enter', moveFocus('enter'));
   app.post('/api/sessions/:id/tree/exit', moveFocus('exit'));
 
+  // Takes over a session whose owner, on another host, stopped renewing its lease (it is listed
+  // `orphaned`): only here and only when asked, since the agent resumes on this machine's disk.
+  // Refused while its owner lives (409 SESSION_OWNED) and where its work directory is missing
+  // (409 RESUME_FORKED: the agent would start over elsewhere). The old owner, should it come
+  // back, finds its fence stale: LEASE_LOST, and it writes nothing more.
+  app.post('/api/sessions/:id/adopt', async (c) => {
+    const id = checkId(c.req.param('id'));
+    await readJson(c, z.strictObject({}));
+    await assertKnown(id);
+    if (hubs.get(id)?.session ?? host.get(id)) return c.json({ sessionId: id, adopted: false, running: true });
+    const stored = await host.stored(id);
+    if (!stored) throw new AseError('NOT_FOUND', `no session ${id}`);
+    const dir = await stat(stored.workDir).catch(() => undefined);
+    if (!dir?.isDirectory()) {
+      throw new AseError('RESUME_FORKED', `session ${id} cannot resume on this host: its work directory ${stored.workDir} does not exist here`, { details: { sessionId: id, workDir: stored.workDir } });
+    }
+    const session = await liveSession(id, true);
+    return c.json({ sessionId: id, adopted: true, running: true, phase: session.snapshot().phase });
+  });
+
   app.post('/api/sessions/:id/stop', async (c) => {
     const id = checkId(c.req.param('id'));
     await assertKnown(id);
@@ -437,6 +508,11 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       case 'mode':
         await (await liveSession(id)).switchMode(command.to);
         return { mode: command.to };
+      case 'peek': {
+        const live = hubs.get(id)?.session ?? host.get(id);
+        if (!live) throw new AseError('NOT_FOUND', `session ${id} is not running on this host`);
+        return { snapshot: live.snapshot() };
+      }
       case 'stop': {
         const live = hubs.get(id)?.session ?? host.get(id);
         if (!live) return { stopped: true, live: false };
@@ -555,6 +631,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       reset: () => (c.env as { incoming?: { socket?: { destroy(): void } } } | undefined)?.incoming?.socket?.destroy(),
       onClose: (s) => {
         hub.removeStream(s);
+        if (hub.streams.size === 0) unfollowRemote(id);
         clients.delete(s);
         trees.idle();
       },
@@ -562,6 +639,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     clients.add(stream);
     hub.addStream(stream);
     hub.greet(stream);
+    followRemote(hub, stream);
     trees.greet(hub, stream);
     void stream.start();
     c.req.raw.signal.addEventListener('abort', () => stream.close(), { once: true });
@@ -664,6 +742,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       clearInterval(beat);
       trees.close();
       for (const room of [...rooms.values()]) room.close();
+      for (const id of [...remoteFeeds.keys()]) unfollowRemote(id);
       for (const hub of hubs.values()) hub.close();
       hubs.clear();
     },

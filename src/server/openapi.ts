@@ -98,6 +98,14 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { 200: { description: 'the tree after the move', ...json(ref('SessionTree')) }, 404: { description: 'no such session, or no session tree known here holds it', ...json(ref('Error')) }, ...errors(400, 401, 403, 409) },
         },
       },
+      '/api/sessions/{id}/adopt': {
+        post: {
+          summary: 'Take over a session whose owner on another host stopped renewing its lease (listed `orphaned`; --store postgres://). Only where its work directory exists here (else 409 RESUME_FORKED); while its owner lives, 409 SESSION_OWNED. The old owner, back, writes nothing more (LEASE_LOST). Empty body',
+          parameters: [idParam],
+          requestBody: { ...json({ type: 'object', additionalProperties: false }) },
+          responses: { 200: { description: 'adopted (or already running here)', ...json({ type: 'object', properties: { sessionId: { type: 'string' }, adopted: { type: 'boolean' }, running: { type: 'boolean' }, phase: { type: 'string' } }, required: ['sessionId', 'adopted', 'running'] }) }, ...errors(400, 401, 403, 404, 409) },
+        },
+      },
       '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } } },
       '/api/sessions/{id}/messages': {
         post: {

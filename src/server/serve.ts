@@ -44,6 +44,8 @@ export interface ServerOptions extends Partial<Omit<ServerAppOptions, 'host' | '
   recoverSessions?: boolean;
   /** The default host's supervisor: the agent executable per engine name for new sessions (`--bin claude=PATH`). */
   bins?: Readonly<Record<string, string>>;
+  /** The default host's supervisor: each session's ownership lease, in ms (createSession's `leaseTtlMs`). */
+  leaseTtlMs?: number;
 }
 
 export interface RunningServer {
@@ -83,8 +85,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
       ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
       ...(options.bins && { bins: options.bins }),
+      ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }),
     });
-  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, recoverSessions: _r, bins: _bins, ...appOptions } = options;
+  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, recoverSessions: _r, bins: _bins, leaseTtlMs: _ttl, ...appOptions } = options;
   const app = createServerApp({ ...appOptions, allowedHosts: [hostname, ...(options.allowedHosts ?? [])], host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -102,6 +102,8 @@ export interface SessionHostOptions {
   hibernateAfterMs?: number;
   /** The agent executable per engine name for new sessions (`ase serve --bin claude=PATH`; the supervisor's `bins`). */
   bins?: Readonly<Record<string, string>>;
+  /** Each session's ownership lease, in ms (the supervisor's `leaseTtlMs`). */
+  leaseTtlMs?: number;
 }
 
 /** `POST /api/sessions`'s options as `SessionTree.spawn` takes them (the parent is spawn's own argument). */
@@ -132,6 +134,7 @@ export function createSessionHost(options: SessionHostOptions): SessionHost {
     ...(options.maxSessions !== undefined && { maxSessions: options.maxSessions }),
     ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
     ...(options.bins && { bins: options.bins }),
+    ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }),
   });
   return supervisorHost(supervisor, store, { dataDir: options.dataDir });
 }

@@ -23,6 +23,8 @@ export interface SessionHubOptions {
   revealSecrets: boolean;
   /** Told each time the hub gets a live session (the server's terminal room follows it). */
   onAttach?: (session: Session) => void;
+  /** Every ephemeral frame of the live session, whether or not a stream is open here (the relay to other hosts). */
+  onFrame?: (event: string, data: unknown) => void;
 }
 
 /** How many localId -> seq answers a hub keeps (more than a session's `deliveredIdsLimit`, 256, remembers). */
@@ -88,6 +90,7 @@ export class SessionHub {
   readonly onNotice = (notice: SessionNotice): void => {
     if (notice.type === 'transcript') return; // Durable: goes out from the journal, with its seq.
     const [event, data] = noticeFrame(notice);
+    this.#opts.onFrame?.(event, data);
     this.broadcast(event, data);
   };
 

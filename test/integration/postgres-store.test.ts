@@ -241,11 +241,23 @@ describePostgres('PostgresCommandRouter', () => {
       expect(await caller.route('s1', { kind: 'send', text: 'hi', localId: 'm1' })).toEqual({ ok: true, value: { done: 'send' } });
       expect(await caller.route('s1', { kind: 'abort' })).toEqual({ ok: false, error: { code: 'NOTHING_TO_ABORT', message: 'idle' } });
       expect(applied).toEqual(['s1:send:m1', 's1:abort:']);
+      // The message's row stays (a retry is the same command); the abort's was dropped once answered.
+      const { rows: left } = await db!.pool.query(`SELECT local_id FROM "${schema}".ase_command ORDER BY id`);
+      expect(left).toEqual([{ local_id: 'm1' }]);
       // Its lease expires (the owner stalled): orphaned, refused at once.
       await db!.pool.query(`UPDATE "${schema}".ase_lease SET expires_at = clock_timestamp() - interval '1 second' WHERE session_id = 's1'`);
       const orphaned = await rejection(caller.route('s1', { kind: 'abort' }));
       expect(isAseError(orphaned, 'SESSION_OWNED')).toBe(true);
       expect((orphaned as { details: { orphaned: boolean } }).details.orphaned).toBe(true);
+      // What a server checks before it opens a session: the same refusal (adopted only when asked).
+      expect(isAseError(await rejection(caller.refuseOrphaned('s1')), 'SESSION_OWNED')).toBe(true);
+      await expect(caller.refuseOrphaned('nobody')).resolves.toBeUndefined();
+      // Held by a dead process of the caller's own host (a server that was SIGKILLed there): not
+      // orphaned, not routed to the dead: the caller drives it (its store takes the lease at once).
+      await db!.pool.query(`UPDATE "${schema}".ase_lease SET owner = $1 WHERE session_id = 's1'`, [JSON.stringify({ host: 'host-b', pid: 2 ** 22 + 7 })]);
+      expect(await caller.route('s1', { kind: 'abort' })).toBeUndefined();
+      await expect(caller.refuseOrphaned('s1')).resolves.toBeUndefined();
+      await db!.pool.query(`UPDATE "${schema}".ase_lease SET owner = $1 WHERE session_id = 's1'`, [JSON.stringify(lease.owner)]);
       await ownerStore.release(lease);
     } finally {
       await owner.close();

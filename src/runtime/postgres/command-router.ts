@@ -14,7 +14,7 @@ import os from 'node:os';
 import type { PoolClient } from 'pg';
 import { AseError, isAseError } from '../../errors.js';
 import type { CommandOutcome, SessionCommand, SessionCommandRouter } from '../session-commands.js';
-import { currentProcess } from '../store/process-identity.js';
+import { currentProcess, liveness, type ProcessIdentity } from '../store/process-identity.js';
 import type { LeaseOwner } from '../store/session-store.js';
 import { PostgresPool, type PostgresConnectionOptions } from './pool.js';
 import { channelName, migrate, quoteSchema } from './schema.js';
@@ -44,6 +44,7 @@ export class PostgresCommandRouter implements SessionCommandRouter {
   readonly #ready: Promise<void>;
   readonly #s: string;
   readonly #me: string;
+  readonly #process: ProcessIdentity;
   readonly #timeoutMs: number;
   readonly #pollMs: number;
   readonly #replyChannel: string;
@@ -59,6 +60,7 @@ export class PostgresCommandRouter implements SessionCommandRouter {
     this.#db = new PostgresPool(options, 'PostgresCommandRouter');
     this.#s = quoteSchema(this.#db.schema);
     const me = currentProcess(options.hostId ?? os.hostname());
+    this.#process = me;
     this.#me = ownerKey({ host: me.host, pid: me.pid, startTime: me.startTime || undefined, bootId: me.bootId || undefined });
     this.#timeoutMs = options.timeoutMs ?? 15_000;
     this.#pollMs = options.pollMs ?? 500;
@@ -68,20 +70,9 @@ export class PostgresCommandRouter implements SessionCommandRouter {
   }
 
   async route(sessionId: string, command: SessionCommand): Promise<CommandOutcome | undefined> {
-    await this.#ready;
-    const [lease] = await this.#db.query<{ owner: string | null; live: boolean; expires_at: Date }>(
-      `SELECT owner, expires_at > clock_timestamp() AS live, expires_at FROM ${this.#s}.ase_lease WHERE session_id = $1`,
-      [sessionId],
-    );
-    if (!lease?.owner) return undefined;
-    const owner = JSON.parse(lease.owner) as LeaseOwner;
-    if (!lease.live) {
-      throw new AseError('SESSION_OWNED', `session "${sessionId}" is orphaned: its owner, pid ${owner.pid} on ${owner.host}, stopped renewing its lease at ${lease.expires_at.toISOString()}; it continues when that host opens it again`, {
-        details: { sessionId, owner, orphaned: true, expiresAt: lease.expires_at.getTime() },
-      });
-    }
+    const owner = await this.#holder(sessionId);
+    if (!owner) return undefined;
     const key = ownerKey(owner);
-    if (key === this.#me) return undefined; // Ours after all (opened meanwhile): drive it here.
     const localId = command.kind === 'send' ? command.localId : null;
     // A retry of a message is the same row; one still unanswered goes to the current owner.
     const [row] = await this.#db.query<{ id: string }>(
@@ -96,7 +87,38 @@ export class PostgresCommandRouter implements SessionCommandRouter {
     await this.#listen();
     const answered = this.#answer(id);
     await this.#db.query('SELECT pg_notify($1, $2)', [channelName('ase_cmd', this.#db.schema, key), id]);
-    return answered;
+    const outcome = await answered;
+    // A command without a localId is answered once and never retried as the same row: drop it now.
+    if (localId === null) await this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE id = $1`, [id]).catch(() => {});
+    return outcome;
+  }
+
+  async refuseOrphaned(sessionId: string): Promise<void> {
+    await this.#holder(sessionId);
+  }
+
+  /**
+   * The process whose lease holds `sessionId`, when another live one does; undefined when none
+   * does, this process does, or the holder is a dead process of this host (its lease is taken at
+   * once, as a restarted server takes its own sessions back). A holder that stopped renewing is
+   * refused: `SESSION_OWNED` with `details.orphaned`, adopted only when asked (`POST …/adopt`).
+   */
+  async #holder(sessionId: string): Promise<LeaseOwner | undefined> {
+    await this.#ready;
+    const [lease] = await this.#db.query<{ owner: string | null; live: boolean; expires_at: Date }>(
+      `SELECT owner, expires_at > clock_timestamp() AS live, expires_at FROM ${this.#s}.ase_lease WHERE session_id = $1`,
+      [sessionId],
+    );
+    if (!lease?.owner) return undefined;
+    const owner = JSON.parse(lease.owner) as LeaseOwner;
+    if (ownerKey(owner) === this.#me) return undefined;
+    if (liveness(owner, this.#process) === 'dead') return undefined;
+    if (!lease.live) {
+      throw new AseError('SESSION_OWNED', `session "${sessionId}" is orphaned: its owner, pid ${owner.pid} on ${owner.host}, stopped renewing its lease at ${lease.expires_at.toISOString()}; it continues when that host opens it again, or here after POST /api/sessions/${sessionId}/adopt`, {
+        details: { sessionId, owner, orphaned: true, expiresAt: lease.expires_at.getTime() },
+      });
+    }
+    return owner;
   }
 
   /** Waits for the row's outcome: woken by the reply channel, checked at every poll, until the timeout. */
@@ -128,7 +150,13 @@ export class PostgresCommandRouter implements SessionCommandRouter {
   serve(apply: (sessionId: string, command: SessionCommand) => Promise<CommandOutcome>): void {
     this.#apply = apply;
     void this.#listen().catch(() => {});
-    this.#inboxTimer ??= setInterval(() => this.#drain(), this.#pollMs);
+    let polls = 0;
+    this.#inboxTimer ??= setInterval(() => {
+      this.#drain();
+      // Now and then, commands older than a day go (any host's: one whose owner died is never
+      // answered). A retry of a message that late meets the session's own DUPLICATE_SEND check.
+      if (++polls % 1000 === 0) void this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE created_at < clock_timestamp() - interval '1 day'`).catch(() => {});
+    }, this.#pollMs);
     this.#inboxTimer.unref();
     this.#drain();
   }
