@@ -1,0 +1,179 @@
+/**
+ * The desk and the phone on one Codex session (issue 20), as a person lives it: `ase serve` runs on
+ * a data dir; `ase run --mode local --agent codex` in a real terminal (tmux on a private socket)
+ * finds it through serve.json, so Codex's own terminal UI (the real pinned CLI, our mock Responses
+ * API, loopback only) runs inside the server and this terminal is its desk. The phone is the
+ * server's page in a real browser (Debian's Chromium through playwright-core).
+ *
+ * desk types a turn → the page shows it live (transcript and terminal panel) → the page takes
+ * remote control (the desk shows the banner) and sends a message → the approval Codex asks for is
+ * allowed on the page → a key at the desk takes it back: Codex's terminal UI resumes the same thread
+ * (one thread, one rollout, no fork) and shows the phone's turn → Ctrl-] hands over, the server
+ * stops: each message reached the model once, no agent process, no hook directory, no serve.json.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execCommandCall, lastUserText, startOpenAIResponsesMock, toolOutputsSinceLastUser, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { ASE_BIN, ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
+import { launchChromium } from '../support/chromium.js';
+import { findRollouts, hermeticCodex } from '../support/codex-hermetic.js';
+import { CODEX_TUI_SEEN_TOML } from '../support/headless-screen.js';
+import { findProcesses, waitUntil, waitUntilNone } from '../support/processes.js';
+import { deskInTmux, hasTmux, pageTerminalText } from '../support/desk-and-phone.js';
+
+/** Screens of the desk and the page at each step, for a person to look at. */
+const OUT = join(REPO_ROOT, 'test-output');
+
+describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve: the desk in tmux, the phone in Chromium', () => {
+  let root: string;
+  let mock: OpenAIResponsesMock;
+  let server: ChildProcess | undefined;
+  let browser: Browser | undefined;
+  let closeDesk: (() => void) | undefined;
+
+  beforeAll(async () => {
+    await ensureBuiltCli();
+    root = mkdtempSync(join(tmpdir(), 'ase-codex-serve-'));
+    mkdirSync(OUT, { recursive: true });
+    mock = await startOpenAIResponsesMock();
+  });
+
+  afterAll(async () => {
+    closeDesk?.();
+    server?.kill('SIGKILL');
+    await browser?.close();
+    await mock?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('desk turn seen live on the page; the page takes control, sends, allows the approval; a key at the desk takes it back on the same thread', async () => {
+    const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML });
+    const data = join(root, 'data');
+    const hookTmp = join(root, 'server-tmp');
+    mkdirSync(hookTmp, { recursive: true });
+
+    // The server: its hook directories and temp config go under our temp dir, so we can see none is left.
+    server = spawn(process.execPath, [ASE_BIN, 'serve', '--port', '0', '--data-dir', data], { env: { ...process.env, TMPDIR: hookTmp }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let serverOut = '';
+    server.stdout!.on('data', (c: Buffer) => (serverOut += c.toString()));
+    server.stderr!.on('data', (c: Buffer) => (serverOut += c.toString()));
+    const serveFile = join(data, 'serve.json');
+    expect(await waitUntil(() => existsSync(serveFile) && /open (http\S+)/.test(serverOut), 30_000), serverOut).toBe(true);
+    const pageUrl = /open (http\S+)/.exec(serverOut)![1]!;
+    const entry = JSON.parse(readFileSync(serveFile, 'utf8')) as { url: string; pid: number; tokenFile: string };
+    const token = readFileSync(entry.tokenFile, 'utf8').trim();
+    const api = async (method: string, route: string, body?: unknown) => {
+      const response = await fetch(`${entry.url}${route}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+
+    // The desk: `ase run --mode local --agent codex` in tmux; it finds the server by itself.
+    const desk = deskInTmux({
+      root,
+      cwd: h.workDir,
+      home: h.home,
+      command: [process.execPath, ASE_BIN, 'run', '--mode', 'local', '--agent', 'codex', '--bin', h.bin, '--option', 'approvalPolicy=on-request', '--option', 'model=gpt-5.5', '--data-dir', data, '--cwd', h.workDir, ...Object.entries(h.env).flatMap(([k, v]) => ['--env', `${k}=${v}`])],
+      describe: () => `--- server:\n${serverOut}`,
+    });
+    closeDesk = desk.close;
+    await desk.waitScreen(/Ask Codex|›/, 60_000);
+    const listed = (await api('GET', '/api/sessions')).body.sessions as { sessionId: string; agent: string }[];
+    expect(listed).toHaveLength(1);
+    const id = listed[0]!.sessionId;
+    expect(listed[0]!.agent).toBe('codex');
+    expect((await api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: true, mode: 'local' });
+
+    // The phone opens the page on the session before the desk types: it must see the turn live.
+    browser = await launchChromium();
+    const page: Page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    await page.goto(pageUrl);
+    await page.click(`#session-list li[data-id="${id}"]`);
+    await page.waitForSelector('#terminal-panel', { state: 'visible' });
+    await expect.poll(() => pageTerminalText(page), { timeout: 30_000 }).toMatch(/Ask Codex|›/);
+
+    // 1. A turn typed at the desk, in Codex's own UI: on the page at once, transcript and terminal panel.
+    await desk.typeLine('hello from the desk');
+    await desk.waitScreen(/Echo: hello from the desk/, 60_000);
+    await expect.poll(() => page.textContent('#transcript'), { timeout: 30_000 }).toContain('Echo: hello from the desk');
+    await expect.poll(() => pageTerminalText(page), { timeout: 30_000 }).toContain('Echo: hello from the desk');
+    await page.screenshot({ path: join(OUT, 'ase-serve-codex-page-desk-turn.png') });
+    writeFileSync(join(OUT, 'ase-serve-codex-desk-turn.txt'), desk.screen());
+    const thread = findRollouts(h.codexHome);
+    expect(thread).toHaveLength(1);
+
+    // 2. The phone takes remote control: the desk shows the one-line banner, the panel folds away.
+    await page.click('#terminal-take');
+    const bannered = await desk.waitScreen(/controlled remotely — press any key to take it back/, 60_000);
+    await page.screenshot({ path: join(OUT, 'ase-serve-codex-page-remote.png') });
+    expect(bannered).not.toMatch(/Echo: hello from the desk/);
+    writeFileSync(join(OUT, 'ase-serve-codex-desk-banner.txt'), bannered);
+    await page.waitForSelector('#terminal-panel', { state: 'hidden', timeout: 30_000 });
+    await expect.poll(async () => (await api('GET', `/api/sessions/${id}`)).body.mode, { timeout: 60_000 }).toBe('remote');
+
+    // 3. The phone sends a turn; Codex asks to run a command outside its sandbox; the page allows it.
+    const target = join(h.workDir, 'phone.txt');
+    mock.enqueue(execCommandCall(`echo from-the-phone > ${target}`, { sandbox_permissions: 'require_escalated', justification: 'the phone asked' }), { kind: 'text', text: 'written for the phone' });
+    await page.fill('#message', 'hello from the phone');
+    await page.click('#send');
+    const allow = page.locator('#prompts .prompt button.allow');
+    await allow.waitFor({ state: 'visible', timeout: 60_000 });
+    // The app-server engine names a command approval `shell`, as every remote codex engine does.
+    expect(await page.textContent('#prompts')).toMatch(/Allow shell\?[\s\S]*echo from-the-phone/);
+    await allow.click();
+    await expect.poll(() => page.textContent('#transcript'), { timeout: 60_000 }).toContain('written for the phone');
+    expect(readFileSync(target, 'utf8')).toBe('from-the-phone\n');
+    expect(await page.locator('#prompts .prompt').count()).toBe(0);
+
+    // 4. A key at the desk takes it back: Codex's UI resumes the thread and shows the phone's turn.
+    desk.keys('x');
+    const back = await desk.waitScreen(/written for the phone/, 90_000);
+    expect(back).not.toMatch(/controlled remotely/);
+    expect(back).toMatch(/hello from the phone/);
+    writeFileSync(join(OUT, 'ase-serve-codex-desk-back.txt'), back);
+    expect((await api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: true, mode: 'local' });
+    await page.waitForSelector('#terminal-panel', { state: 'visible', timeout: 30_000 });
+    await expect.poll(() => pageTerminalText(page), { timeout: 30_000 }).toContain('written for the phone');
+    await page.screenshot({ path: join(OUT, 'ase-serve-codex-page-local-again.png') });
+    // One thread, no fork: still the one rollout, and the terminal UI answers on it.
+    await desk.typeLine('back at the desk');
+    await desk.waitScreen(/Echo: back at the desk/, 60_000);
+    expect(findRollouts(h.codexHome)).toEqual(thread);
+    const entries = (await api('GET', `/api/sessions/${id}/transcript?limit=500`)).body.entries as { type: string; payload: any }[];
+    const threads = entries.filter((e) => e.type === 'session_identified').map((e) => e.payload.resumeToken as string);
+    expect(threads.length).toBeGreaterThanOrEqual(3); // local, remote, local again: each names its thread
+    expect(new Set(threads).size).toBe(1);
+    expect(thread[0]).toContain(threads[0]);
+    expect(entries.some((e) => e.type === 'error')).toBe(false);
+
+    // 5. Ctrl-] hands over and gives the shell back; the server stops cleanly.
+    desk.keys('\x1d');
+    await desk.waitScreen(/ase exited 0/, 30_000);
+    expect(problems).toEqual([]);
+    await page.close();
+    server.kill('SIGTERM');
+    expect(await waitUntil(() => server!.exitCode !== null, 30_000), serverOut).toBe(true);
+
+    // Each message reached the model once (the request that opened its turn), and the session holds each once.
+    // (Codex's terminal UI also asks the model for a title of its first prompt: its own request, not a turn.)
+    const opened = mock.requests
+      .filter((r) => r.pathname.endsWith('/responses') && toolOutputsSinceLastUser(r.body).length === 0)
+      .map((r) => lastUserText(r.body))
+      .filter((text) => !text.startsWith('Generate a concise, single-line task title'));
+    expect(opened).toEqual(['hello from the desk', 'hello from the phone', 'back at the desk']);
+    const users = entries.filter((e) => e.type === 'message' && e.payload.role === 'user').map((e) => e.payload.blocks.map((b: { text?: string }) => b.text ?? '').join(''));
+    expect(users).toEqual(['hello from the desk', 'hello from the phone', 'back at the desk']);
+    // Nothing left: no serve.json, no agent process, no hook directory, no temp config.
+    expect(existsSync(serveFile)).toBe(false);
+    expect(findProcesses((p) => p.cmdline().includes(h.bin))).toEqual([]);
+    desk.close(); // the desk's shell (its HOME is under root); then nothing of ours may be left
+    expect(await waitUntilNone(() => findProcesses((p) => p.environ().includes(root)), 10_000, 100)).toEqual([]);
+    expect(readdirSync(hookTmp)).toEqual([]);
+  }, 480_000);
+});
+
