@@ -108,13 +108,16 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     expect(thread).toHaveLength(1);
 
     // 2. The phone takes remote control: the desk shows the one-line banner, the panel folds away.
+    const tapAt = performance.now();
     await page.click('#terminal-take');
     const bannered = await desk.waitScreen(/controlled remotely — press any key to take it back/, 60_000);
     await page.screenshot({ path: join(OUT, 'ase-serve-codex-page-remote.png') });
     expect(bannered).not.toMatch(/Echo: hello from the desk/);
     writeFileSync(join(OUT, 'ase-serve-codex-desk-banner.txt'), bannered);
     await page.waitForSelector('#terminal-panel', { state: 'hidden', timeout: 30_000 });
-    await expect.poll(async () => (await api('GET', `/api/sessions/${id}`)).body.mode, { timeout: 60_000 }).toBe('remote');
+    await expect.poll(async () => (await api('GET', `/api/sessions/${id}`)).body.phase, { timeout: 60_000, interval: 50 }).toBe('idle');
+    const remoteMs = performance.now() - tapAt;
+    expect((await api('GET', `/api/sessions/${id}`)).body.mode).toBe('remote');
 
     // 3. The phone sends a turn; Codex asks to run a command outside its sandbox; the page allows it.
     const target = join(h.workDir, 'phone.txt');
@@ -131,8 +134,10 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     expect(await page.locator('#prompts .prompt').count()).toBe(0);
 
     // 4. A key at the desk takes it back: Codex's UI resumes the thread and shows the phone's turn.
+    const keyAt = performance.now();
     desk.keys('x');
     const back = await desk.waitScreen(/written for the phone/, 90_000);
+    const drawnMs = performance.now() - keyAt;
     expect(back).not.toMatch(/controlled remotely/);
     expect(back).toMatch(/hello from the phone/);
     writeFileSync(join(OUT, 'ase-serve-codex-desk-back.txt'), back);
@@ -174,6 +179,8 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     desk.close(); // the desk's shell (its HOME is under root); then nothing of ours may be left
     expect(await waitUntilNone(() => findProcesses((p) => p.environ().includes(root)), 10_000, 100)).toEqual([]);
     expect(readdirSync(hookTmp)).toEqual([]);
+    // Once each, as the person lived it (the bench measures them over rounds).
+    console.log(`[codex desk and phone] tap "take control" → remote idle: ${remoteMs.toFixed(0)} ms; key at the desk → the phone's turn drawn in tmux: ${drawnMs.toFixed(0)} ms`);
   }, 480_000);
 });
 
