@@ -5,7 +5,8 @@
  * API, loopback only) runs inside the server and this terminal is its desk. The phone is the
  * server's page in a real browser (Debian's Chromium through playwright-core).
  *
- * desk types a turn → the page shows it live (transcript and terminal panel) → the page takes
+ * desk types a turn → the page shows it live (transcript and terminal panel) → an approval Codex
+ * asks for in the desk's UI is allowed on the page → the page takes
  * remote control (the desk shows the banner) and sends a message → the approval Codex asks for is
  * allowed on the page → a key at the desk takes it back: Codex's terminal UI resumes the same thread
  * (one thread, one rollout, no fork) and shows the phone's turn → Ctrl-] hands over, the server
@@ -17,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execCommandCall, lastUserText, startOpenAIResponsesMock, toolOutputsSinceLastUser, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { execCommandCall, lastUserText, startOpenAIResponsesMock, toolOutputsSinceLastUser, type MockReply, type OpenAIResponsesMock, type RecordedRequest } from '../mocks/openai-responses-mock.js';
 import { ASE_BIN, ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 import { launchChromium } from '../support/chromium.js';
 import { findRollouts, hermeticCodex } from '../support/codex-hermetic.js';
@@ -50,8 +51,19 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('desk turn seen live on the page; the page takes control, sends, allows the approval; a key at the desk takes it back on the same thread', async () => {
+  it('desk turn seen live on the page, a desk approval allowed on the page; the page takes control, sends, allows the approval; a key at the desk takes it back on the same thread', async () => {
     const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML });
+    // The model: answers by what it is asked (Codex's terminal UI also asks it for titles, at times
+    // of its own choosing, so a queue of replies in order would be taken by the wrong request).
+    const model = (request: RecordedRequest): MockReply => {
+      const text = lastUserText(request.body);
+      if (text.startsWith('Generate a concise, single-line task title')) return { kind: 'text', text: 'Desk and phone' };
+      const who = text === 'write the desk file' ? 'desk' : text === 'hello from the phone' ? 'phone' : undefined;
+      if (who === undefined) return { kind: 'text', text: `Echo: ${text}` };
+      if (toolOutputsSinceLastUser(request.body).length > 0) return { kind: 'text', text: `written for the ${who}` };
+      return execCommandCall(`echo from-the-${who} > ${join(h.workDir, `${who}.txt`)}`, { sandbox_permissions: 'require_escalated', justification: `the ${who} asked` });
+    };
+    mock.enqueue(...Array.from({ length: 100 }, () => model));
     const data = join(root, 'data');
     const hookTmp = join(root, 'server-tmp');
     mkdirSync(hookTmp, { recursive: true });
@@ -107,6 +119,19 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     const thread = findRollouts(h.codexHome);
     expect(thread).toHaveLength(1);
 
+    // An approval Codex asks for in the desk's terminal UI is on the page, and allowed there.
+    const deskFile = join(h.workDir, 'desk.txt');
+    await desk.typeLine('write the desk file');
+    const allowLocal = page.locator('#prompts .prompt button.allow');
+    await allowLocal.waitFor({ state: 'visible', timeout: 60_000 });
+    // (Codex's own hook names a command `Bash`: the local engine reports what the hook says.)
+    expect(await page.textContent('#prompts')).toMatch(/Allow Bash\?[\s\S]*echo from-the-desk/);
+    await desk.waitScreen(/Running hook/, 30_000);
+    await allowLocal.click();
+    await desk.waitScreen(/written for the desk/, 60_000);
+    expect(readFileSync(deskFile, 'utf8')).toBe('from-the-desk\n');
+    await expect.poll(() => page.locator('#prompts .prompt').count(), { timeout: 30_000 }).toBe(0);
+
     // 2. The phone takes remote control: the desk shows the one-line banner, the panel folds away.
     const tapAt = performance.now();
     await page.click('#terminal-take');
@@ -121,7 +146,6 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
 
     // 3. The phone sends a turn; Codex asks to run a command outside its sandbox; the page allows it.
     const target = join(h.workDir, 'phone.txt');
-    mock.enqueue(execCommandCall(`echo from-the-phone > ${target}`, { sandbox_permissions: 'require_escalated', justification: 'the phone asked' }), { kind: 'text', text: 'written for the phone' });
     await page.fill('#message', 'hello from the phone');
     await page.click('#send');
     const allow = page.locator('#prompts .prompt button.allow');
@@ -170,9 +194,9 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
       .filter((r) => r.pathname.endsWith('/responses') && toolOutputsSinceLastUser(r.body).length === 0)
       .map((r) => lastUserText(r.body))
       .filter((text) => !text.startsWith('Generate a concise, single-line task title'));
-    expect(opened).toEqual(['hello from the desk', 'hello from the phone', 'back at the desk']);
+    expect(opened).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk']);
     const users = entries.filter((e) => e.type === 'message' && e.payload.role === 'user').map((e) => e.payload.blocks.map((b: { text?: string }) => b.text ?? '').join(''));
-    expect(users).toEqual(['hello from the desk', 'hello from the phone', 'back at the desk']);
+    expect(users).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk']);
     // Nothing left: no serve.json, no agent process, no hook directory, no temp config.
     expect(existsSync(serveFile)).toBe(false);
     expect(findProcesses((p) => p.cmdline().includes(h.bin))).toEqual([]);
