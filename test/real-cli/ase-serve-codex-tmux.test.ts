@@ -24,7 +24,7 @@ import { launchChromium } from '../support/chromium.js';
 import { findRollouts, hermeticCodex } from '../support/codex-hermetic.js';
 import { CODEX_TUI_SEEN_TOML } from '../support/headless-screen.js';
 import { findProcesses, waitUntil, waitUntilNone } from '../support/processes.js';
-import { deskInTmux, hasTmux, pageTerminalText } from '../support/desk-and-phone.js';
+import { deskInTmux, hasTmux, pageTerminalText, pageUserMessages } from '../support/desk-and-phone.js';
 
 /** Screens of the desk and the page at each step, for a person to look at. */
 const OUT = join(REPO_ROOT, 'test-output');
@@ -113,6 +113,8 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     await desk.typeLine('hello from the desk');
     await desk.waitScreen(/Echo: hello from the desk/, 60_000);
     await expect.poll(() => page.textContent('#transcript'), { timeout: 30_000 }).toContain('Echo: hello from the desk');
+    // What the desk typed is on the phone too, not only the answer.
+    await expect.poll(() => pageUserMessages(page), { timeout: 30_000 }).toEqual(['hello from the desk']);
     await expect.poll(() => pageTerminalText(page), { timeout: 30_000 }).toContain('Echo: hello from the desk');
     await page.screenshot({ path: join(OUT, 'ase-serve-codex-page-desk-turn.png') });
     writeFileSync(join(OUT, 'ase-serve-codex-desk-turn.txt'), desk.screen());
@@ -172,6 +174,8 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     // One thread, no fork: still the one rollout, and the terminal UI answers on it.
     await desk.typeLine('back at the desk');
     await desk.waitScreen(/Echo: back at the desk/, 60_000);
+    // The page shows each message once, wherever it was typed.
+    await expect.poll(() => pageUserMessages(page), { timeout: 30_000 }).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk']);
     expect(findRollouts(h.codexHome)).toEqual(thread);
     const entries = (await api('GET', `/api/sessions/${id}/transcript?limit=500`)).body.entries as { type: string; payload: any }[];
     const threads = entries.filter((e) => e.type === 'session_identified').map((e) => e.payload.resumeToken as string);

@@ -93,3 +93,7 @@ export function deskInTmux(options: DeskOptions): TmuxDesk {
 
 /** The text of the page's terminal panel rows (xterm.js's DOM renderer), as the phone shows it. */
 export const pageTerminalText = (page: Page) => page.evaluate<string>(`[...document.querySelectorAll('#terminal-host .xterm-rows > div')].map((r) => r.textContent).join('\\n')`);
+
+/** The user's messages in the page's transcript, in order (their own text, without the entry's number). */
+export const pageUserMessages = (page: Page) =>
+  page.evaluate<string[]>(`[...document.querySelectorAll('#transcript .entry.user')].map((e) => [...e.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join(''))`);
