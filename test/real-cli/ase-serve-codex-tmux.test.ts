@@ -6,11 +6,13 @@
  * server's page in a real browser (Debian's Chromium through playwright-core).
  *
  * desk types a turn → the page shows it live (transcript and terminal panel) → an approval Codex
- * asks for in the desk's UI is allowed on the page → the page takes
- * remote control (the desk shows the banner) and sends a message → the approval Codex asks for is
- * allowed on the page → a key at the desk takes it back: Codex's terminal UI resumes the same thread
- * (one thread, one rollout, no fork) and shows the phone's turn → Ctrl-] hands over, the server
- * stops: each message reached the model once, no agent process, no hook directory, no serve.json.
+ * asks for in the desk's UI is allowed on the page → the page takes remote control (the desk shows
+ * the banner) and sends a message → the approval Codex asks for is allowed on the page → a key at
+ * the desk takes it back: Codex's terminal UI resumes the same thread (one thread, one rollout, no
+ * fork) and shows the phone's turn → the server is SIGKILLed mid-turn: the desk gets its shell
+ * back, a restarted server reopens the session by itself and `ase attach` takes it back at the
+ * desk, on the same thread → Ctrl-] hands over, the server stops: each message reached the model
+ * once, no agent process, no hook directory, no serve.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -51,13 +53,16 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('desk turn seen live on the page, a desk approval allowed on the page; the page takes control, sends, allows the approval; a key at the desk takes it back on the same thread', async () => {
-    const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML });
+  it('desk turn seen live on the page, a desk approval allowed there; the page takes control, sends, allows the approval; a key at the desk takes it back on the same thread; the server SIGKILLed mid-turn, restarted, the desk re-attaches', async () => {
+    // The mock's key under a CODEX_* name: what the codex engines pass on from the server's own env
+    // (an allow-list), the only env a session the server reopens by itself gets.
+    const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML, envKey: 'CODEX_MOCK_API_KEY' });
     // The model: answers by what it is asked (Codex's terminal UI also asks it for titles, at times
     // of its own choosing, so a queue of replies in order would be taken by the wrong request).
     const model = (request: RecordedRequest): MockReply => {
       const text = lastUserText(request.body);
       if (text.startsWith('Generate a concise, single-line task title')) return { kind: 'text', text: 'Desk and phone' };
+      if (text === 'hang on') return { kind: 'stall' }; // the turn the server dies in
       const who = text === 'write the desk file' ? 'desk' : text === 'hello from the phone' ? 'phone' : undefined;
       if (who === undefined) return { kind: 'text', text: `Echo: ${text}` };
       if (toolOutputsSinceLastUser(request.body).length > 0) return { kind: 'text', text: `written for the ${who}` };
@@ -69,17 +74,27 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     mkdirSync(hookTmp, { recursive: true });
 
     // The server: its hook directories and temp config go under our temp dir, so we can see none is left.
-    server = spawn(process.execPath, [ASE_BIN, 'serve', '--port', '0', '--data-dir', data], { env: { ...process.env, TMPDIR: hookTmp }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let serverOut = '';
-    server.stdout!.on('data', (c: Buffer) => (serverOut += c.toString()));
-    server.stderr!.on('data', (c: Buffer) => (serverOut += c.toString()));
+    // Started again on the same data dir after a SIGKILL, so `serve` is whichever runs now.
     const serveFile = join(data, 'serve.json');
-    expect(await waitUntil(() => existsSync(serveFile) && /open (http\S+)/.test(serverOut), 30_000), serverOut).toBe(true);
-    const pageUrl = /open (http\S+)/.exec(serverOut)![1]!;
-    const entry = JSON.parse(readFileSync(serveFile, 'utf8')) as { url: string; pid: number; tokenFile: string };
-    const token = readFileSync(entry.tokenFile, 'utf8').trim();
+    let serverOut = '';
+    let serve = { url: '', token: '', pageUrl: '', pid: 0 };
+    const startServe = async () => {
+      // Codex's hermetic env is the server's own too, as a person's env is their server's: a session
+      // the server reopens by itself after a crash gets no env from a client (env is never stored).
+      const child = spawn(process.execPath, [ASE_BIN, 'serve', '--port', '0', '--data-dir', data], { env: { ...process.env, ...h.env, TMPDIR: hookTmp }, stdio: ['ignore', 'pipe', 'pipe'] });
+      server = child;
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => ((out += c.toString()), (serverOut += c.toString())));
+      child.stderr!.on('data', (c: Buffer) => ((out += c.toString()), (serverOut += c.toString())));
+      const ours = () => existsSync(serveFile) && (JSON.parse(readFileSync(serveFile, 'utf8')) as { pid: number }).pid === child.pid && /open (http\S+)/.test(out);
+      expect(await waitUntil(ours, 30_000), serverOut).toBe(true);
+      const entry = JSON.parse(readFileSync(serveFile, 'utf8')) as { url: string; pid: number; tokenFile: string };
+      serve = { url: entry.url, token: readFileSync(entry.tokenFile, 'utf8').trim(), pageUrl: /open (http\S+)/.exec(out)![1]!, pid: entry.pid };
+      return { child, tokenFile: entry.tokenFile };
+    };
+    const first = await startServe();
     const api = async (method: string, route: string, body?: unknown) => {
-      const response = await fetch(`${entry.url}${route}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+      const response = await fetch(`${serve.url}${route}`, { method, headers: { authorization: `Bearer ${serve.token}`, 'content-type': 'application/json' }, ...(body !== undefined && { body: JSON.stringify(body) }) });
       return { status: response.status, body: (await response.json()) as any };
     };
 
@@ -104,7 +119,7 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     const page: Page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    await page.goto(pageUrl);
+    await page.goto(serve.pageUrl);
     await page.click(`#session-list li[data-id="${id}"]`);
     await page.waitForSelector('#terminal-panel', { state: 'visible' });
     await expect.poll(() => pageTerminalText(page), { timeout: 30_000 }).toMatch(/Ask Codex|›/);
@@ -184,12 +199,44 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     expect(thread[0]).toContain(threads[0]);
     expect(entries.some((e) => e.type === 'error')).toBe(false);
 
-    // 5. Ctrl-] hands over and gives the shell back; the server stops cleanly.
-    desk.keys('\x1d');
-    await desk.waitScreen(/ase exited 0/, 30_000);
     expect(problems).toEqual([]);
     await page.close();
-    server.kill('SIGTERM');
+
+    // 5. The server is SIGKILLed mid-turn while the desk is attached: the desk is told and gets its
+    // shell back, Codex's terminal UI goes with the server. A restarted server recovers the session
+    // (the turn in flight ends interrupted) and the desk re-attaches to the same thread.
+    await desk.typeLine('hang on');
+    expect(await waitUntil(() => mock.requests.some((r) => lastUserText(r.body) === 'hang on'), 60_000)).toBe(true);
+    first.child.kill('SIGKILL');
+    expect(await waitUntil(() => first.child.exitCode !== null || first.child.signalCode !== null, 30_000)).toBe(true);
+    const lost = await desk.waitScreen(/ase exited 1/, 30_000);
+    expect(lost).toMatch(/the connection to http\S+ closed/);
+    expect(await waitUntilNone(() => findProcesses((p) => p.cmdline().includes(h.bin)), 30_000, 100)).toEqual([]);
+    await startServe();
+    // Reopened by the server alone, under remote control (no desk is attached yet), on the same thread.
+    await expect.poll(async () => (await api('GET', `/api/sessions/${id}`)).body, { timeout: 90_000, interval: 200 }).toMatchObject({ live: true, mode: 'remote', phase: 'idle' });
+    const attach = [process.execPath, ASE_BIN, 'attach', id, '--data-dir', data].map((w) => `'${w}'`).join(' ');
+    desk.keys(`clear; ${attach}; echo "attach exited $?"\r`);
+    await desk.waitScreen(/controlled remotely — press any key to take it back/, 30_000);
+    desk.keys('y');
+    const reattached = await desk.waitScreen(/Echo: back at the desk[\s\S]*›/, 90_000);
+    expect(reattached).toMatch(/hang on[\s\S]*Conversation interrupted/);
+    writeFileSync(join(OUT, 'ase-serve-codex-desk-reattached.txt'), reattached);
+    await desk.typeLine('after the crash');
+    await desk.waitScreen(/Echo: after the crash/, 60_000);
+    expect(findRollouts(h.codexHome)).toEqual(thread);
+
+    // 6. Ctrl-] hands over and gives the shell back; the server stops cleanly.
+    desk.keys('\x1d');
+    await desk.waitScreen(/attach exited 0/, 30_000);
+    const after = (await api('GET', `/api/sessions/${id}/transcript?limit=500`)).body.entries as { type: string; payload: any }[];
+    // Known gap: the local turn the server died in ('hang on') gets no end entry in the journal (the
+    // statechart sees no turn in local mode, so the restore has none to end); Codex's own thread
+    // marks it interrupted (on the desk's screen above). A fix adds its `interrupted` end here.
+    expect(after.filter((e) => e.type === 'turn_complete').map((e) => e.payload.status)).toEqual(['completed', 'completed', 'completed', 'completed', 'completed']);
+    expect(new Set(after.filter((e) => e.type === 'session_identified').map((e) => e.payload.resumeToken)).size).toBe(1);
+    expect(after.some((e) => e.type === 'error')).toBe(false);
+    server!.kill('SIGTERM');
     expect(await waitUntil(() => server!.exitCode !== null, 30_000), serverOut).toBe(true);
 
     // Each message reached the model once (the request that opened its turn), and the session holds each once.
@@ -198,9 +245,9 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
       .filter((r) => r.pathname.endsWith('/responses') && toolOutputsSinceLastUser(r.body).length === 0)
       .map((r) => lastUserText(r.body))
       .filter((text) => !text.startsWith('Generate a concise, single-line task title'));
-    expect(opened).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk']);
-    const users = entries.filter((e) => e.type === 'message' && e.payload.role === 'user').map((e) => e.payload.blocks.map((b: { text?: string }) => b.text ?? '').join(''));
-    expect(users).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk']);
+    expect(opened).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk', 'hang on', 'after the crash']);
+    const users = after.filter((e) => e.type === 'message' && e.payload.role === 'user').map((e) => e.payload.blocks.map((b: { text?: string }) => b.text ?? '').join(''));
+    expect(users).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk', 'hang on', 'after the crash']);
     // Nothing left: no serve.json, no agent process, no hook directory, no temp config.
     expect(existsSync(serveFile)).toBe(false);
     expect(findProcesses((p) => p.cmdline().includes(h.bin))).toEqual([]);
