@@ -5,23 +5,33 @@
  * WebSocket out. Twice: with `cat` in a PTY attached to the session's terminal (the server's own
  * cost: the line discipline echoes at once), and with the real pinned Claude Code's terminal UI in
  * local mode (its mock Messages API, loopback only), whose Ink renderer redraws the input box.
+ * Then the real pinned Codex terminal UI (its mock Responses API) the same way, and the handoff the
+ * desk-and-phone story lives on, a few rounds: the phone takes control (`POST …/mode {to:'remote'}`)
+ * → the remote engine ready; the desk's key on the banner (the `mode` frame `ase attach` sends) →
+ * the resumed terminal UI has drawn the conversation again.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { claudeEngine } from '../src/engines/claude/index.js';
+import { codexEngine } from '../src/engines/codex/index.js';
 import { spawnPty } from '../src/engines/transport/pty-process.js';
 import { fakeEngine, MemoryJournal, MemoryStore } from '../src/index.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { startAnthropicMock } from '../test/mocks/anthropic-mock.js';
+import { startOpenAIResponsesMock } from '../test/mocks/openai-responses-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../test/support/claude-hermetic.js';
-import { seedClaudeTuiConfig } from '../test/support/headless-screen.js';
+import { hermeticCodex } from '../test/support/codex-hermetic.js';
+import { CODEX_TUI_SEEN_TOML, HeadlessScreen, seedClaudeTuiConfig } from '../test/support/headless-screen.js';
+import { phase, waitForNotice } from '../test/support/session-notices.js';
 import { openTerminal, type TerminalTestClient } from '../test/support/terminal-client.js';
 import { latency } from './support/measure.js';
 import { ms, writeSection, type Row } from './support/report.js';
 
 const KEYS = 200;
+/** Handoff rounds with Codex (each restarts its terminal UI on the thread: seconds). */
+const HANDOFFS = 5;
 /** Letters that no escape sequence ends with and Claude Code's screen does not show by itself. */
 const KEYS_TYPED = 'qxzjkv';
 /** Output without its escape sequences (CSI, OSC): only what is drawn as text. */
@@ -50,7 +60,27 @@ async function echoLatencies(client: TerminalTestClient, reset: () => void): Pro
   return samples;
 }
 
+const stat = (samples: number[], what: string) => {
+  const l = latency(samples);
+  return `p50 ${ms(l.p50)}, p99 ${ms(p99(samples))}, max ${ms(l.max)} (${samples.length} ${what})`;
+};
+
 describe('the terminal through ase serve', () => {
+  const rows: Row[] = [];
+  afterAll(() => {
+    if (rows.length === 0) return;
+    writeSection(inject('benchResultsDir'), {
+      id: 'terminal',
+      order: 20,
+      title: 'Terminal through `ase serve`: keystroke → echo, handoff',
+      method:
+        `One server (\`startServer\`, in-process), a writer on \`GET /api/sessions/:id/terminal\` (the \`ws\` client, as \`ase attach\`) at 100×30. It sends ${KEYS} keys one at a time and times each from the send to the first output frame holding the key. ` +
+        "First with `cat` in a PTY attached to a session's terminal (the line discipline echoes), then with the real pinned Claude Code and Codex in local mode (mock Messages / Responses API on loopback), the input line cleared every 40 keys. " +
+        `Codex's handoff, ${HANDOFFS} rounds after one desk turn: \`POST …/mode {to:'remote'}\` → the session's status is remote and idle (the app-server engine on the same thread); then the writer's \`{type:'mode', to:'local'}\` frame (what a key on the desk's banner sends) → the resumed terminal UI, drawn by a headless xterm that answers its queries as the desk's terminal would, shows the desk turn's answer again.`,
+      rows,
+    });
+  });
+
   it('keystroke → echo, cat and Claude Code', async () => {
     const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-bench-terminal-'));
     const mock = await startAnthropicMock();
@@ -87,27 +117,81 @@ describe('the terminal through ase serve', () => {
 
       expect(catSamples).toHaveLength(KEYS);
       expect(claudeSamples).toHaveLength(KEYS);
-      const row = (samples: number[]) => {
-        const l = latency(samples);
-        return `p50 ${ms(l.p50)}, p99 ${ms(p99(samples))}, max ${ms(l.max)} (${KEYS} keys)`;
-      };
-      const rows: Row[] = [
-        { measurement: 'Keystroke → echo through the server, `cat` in a PTY', result: row(catSamples), meaning: "The server's own path (WebSocket in, room, PTY, mirror, WebSocket out): what the desk pays for going through ase serve." },
-        { measurement: "Keystroke → echo through the server, Claude Code's terminal UI", result: row(claudeSamples), meaning: 'What the person at the desk feels: mostly the TUI redrawing its input box.' },
-      ];
-      writeSection(inject('benchResultsDir'), {
-        id: 'terminal',
-        order: 20,
-        title: 'Terminal through `ase serve`: keystroke → echo',
-        method:
-          `One server (\`startServer\`, in-process), a writer on \`GET /api/sessions/:id/terminal\` (the \`ws\` client, as \`ase attach\`) at 100×30. It sends ${KEYS} keys one at a time and times each from the send to the first output frame holding the key. ` +
-          'First with `cat` in a PTY attached to a session\'s terminal (the line discipline echoes), then with the real pinned Claude Code in local mode (mock Messages API on loopback), its input line cleared every 40 keys.',
-        rows,
-      });
+      rows.unshift(
+        { measurement: 'Keystroke → echo through the server, `cat` in a PTY', result: stat(catSamples, 'keys'), meaning: "The server's own path (WebSocket in, room, PTY, mirror, WebSocket out): what the desk pays for going through ase serve." },
+        { measurement: "Keystroke → echo through the server, Claude Code's terminal UI", result: stat(claudeSamples, 'keys'), meaning: 'What the person at the desk feels: mostly the TUI redrawing its input box.' },
+      );
     } finally {
       await server.close();
       await mock.close();
       await fs.rm(tmp, { recursive: true, force: true });
     }
   }, 180_000);
+
+  it('keystroke → echo and the handoff both ways, Codex', async () => {
+    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-bench-terminal-codex-'));
+    const mock = await startOpenAIResponsesMock();
+    const h = hermeticCodex({ root: tmp, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML });
+    const server = await startServer({ port: 0, dataDir: tmp, store: new MemoryStore(), journal: new MemoryJournal(), engines: [codexEngine({ bin: h.bin })] });
+    const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
+    const post = async (route: string, body: unknown) => {
+      const r = await fetch(`${server.url}${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (!r.ok) throw new Error(`${route}: ${r.status} ${await r.text()}`);
+      return (await r.json()) as { sessionId?: string };
+    };
+    try {
+      const { sessionId: id } = await post('/api/sessions', { agent: 'codex', workDir: h.workDir, mode: 'local', engineOptions: { env: h.env, model: 'gpt-5.5', approvalPolicy: 'on-request' } });
+      const session = server.host.get(id!)!;
+      const desk = await writer(server, id!);
+      // The desk is a terminal: it draws the output and answers the terminal UI's queries (cursor
+      // position, colours), as tmux or any emulator under \`ase attach\` does.
+      const screen = new HeadlessScreen(100, 30);
+      desk.socket.on('message', (data: Buffer, binary: boolean) => void (binary && screen.term.write(data)));
+      screen.term.onData((reply) => desk.type(reply));
+      await screen.waitFor(/›/, 60_000);
+      await new Promise((r) => setTimeout(r, 1000));
+      // Ctrl-U clears the composer every 40 keys.
+      const codexSamples = await echoLatencies(desk, () => desk.type('\x15'));
+      desk.type('\x15');
+      // One desk turn, so the resumed terminal UI has a conversation to draw.
+      desk.type('hello from the desk');
+      await screen.waitFor(/hello from the desk/);
+      await new Promise((r) => setTimeout(r, 300));
+      desk.type('\r');
+      await screen.waitFor(/Echo: hello from the desk/, 60_000);
+
+      const toRemote: number[] = [];
+      const toDrawn: number[] = [];
+      for (let round = 0; round < HANDOFFS; round++) {
+        const ready = waitForNotice(session, (n) => n.type === 'status' && n.mode === 'remote' && n.phase === 'idle', 'remote ready', 60_000);
+        const t0 = performance.now();
+        await post(`/api/sessions/${id}/mode`, { to: 'remote' });
+        await ready;
+        toRemote.push(performance.now() - t0);
+        await desk.waitFor(() => desk.statuses.at(-1)?.mode === 'remote', 'the desk told', 30_000);
+
+        const local = waitForNotice(session, phase('local'), 'local again', 60_000);
+        // What the desk shows then is `ase attach`'s banner on a cleared screen.
+        screen.term.reset();
+        const t1 = performance.now();
+        desk.control({ type: 'mode', to: 'local' });
+        await screen.waitFor(/Echo: hello from the desk/, 60_000);
+        toDrawn.push(performance.now() - t1);
+        await local;
+        await screen.waitFor(/›/, 60_000);
+      }
+      desk.close();
+      expect(codexSamples).toHaveLength(KEYS);
+      expect(toDrawn).toHaveLength(HANDOFFS);
+      rows.push(
+        { measurement: "Keystroke → echo through the server, Codex's terminal UI", result: stat(codexSamples, 'keys'), meaning: "What the person at Codex's desk feels: mostly Codex's renderer redrawing its composer." },
+        { measurement: 'Phone "take control" → remote ready, Codex', result: stat(toRemote, 'rounds'), meaning: 'The terminal UI stopped, the app-server engine started on the same thread: from the tap until the phone can send.' },
+        { measurement: "Desk key → terminal UI drawn, Codex", result: stat(toDrawn, 'rounds'), meaning: "From the key on the banner until `codex resume` has drawn the conversation again at the desk." },
+      );
+    } finally {
+      await server.close();
+      await mock.close();
+      await fs.rm(tmp, { recursive: true, force: true });
+    }
+  }, 300_000);
 });

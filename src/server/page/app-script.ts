@@ -18,6 +18,8 @@ export const PAGE_SCRIPT = String.raw`
 var ase = window.ase;
 var $ = function(id){ return document.getElementById(id); };
 var current = null, es = null, lastSeq = 0, liveText = {}, prompts = {}, scrubLive = true, snapshotUsage = null;
+// Texts sent through the API (user_message) whose echo as the agent's user message has not come yet.
+var sentTexts = [];
 var known = {}, tree = null;
 function el(tag, cls, text){ var e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; }
 function api(method, path, body){
@@ -64,7 +66,7 @@ function loadAgents(){
 
 function select(id){
   if (es) es.close();
-  current = id; lastSeq = 0; liveText = {}; prompts = {}; scrubLive = true; tree = null;
+  current = id; lastSeq = 0; liveText = {}; prompts = {}; scrubLive = true; tree = null; sentTexts = [];
   $('tree').hidden = true; $('tree-nodes').textContent = ''; $('focus-moved').hidden = true;
   $('transcript').textContent = ''; $('prompts').textContent = ''; $('events-log').textContent = ''; $('effects-log').textContent = '';
   $('session-title').textContent = id;
@@ -82,7 +84,7 @@ function select(id){
   es.addEventListener('inspect', function(m){ onInspect(JSON.parse(m.data)); });
   es.addEventListener('tree', function(m){ onTree(JSON.parse(m.data)); });
   es.addEventListener('error', function(m){ if (m.data) { var e = JSON.parse(m.data); setStatus(e.code + ': ' + e.message); } });
-  es.addEventListener('gap', function(m){ var g = JSON.parse(m.data); addMeta('gap: entries before seq ' + g.firstSeq + ' are no longer kept (' + g.reason + ')'); if (g.reason === 'ahead') { lastSeq = 0; $('transcript').textContent = ''; } });
+  es.addEventListener('gap', function(m){ var g = JSON.parse(m.data); addMeta('gap: entries before seq ' + g.firstSeq + ' are no longer kept (' + g.reason + ')'); if (g.reason === 'ahead') { lastSeq = 0; sentTexts = []; $('transcript').textContent = ''; } });
   es.addEventListener('done', function(){ setStatus('stopped'); ase.terminalPanel.follow(id, undefined); loadSessions(); });
   refreshSnapshot();
 }
@@ -150,9 +152,17 @@ function onEntry(entry){
   $('scrub-label').textContent = scrubLive ? 'live (seq ' + lastSeq + ')' : 'seq ' + scrub.value + ' of ' + lastSeq;
   var p = entry.payload || {}, box;
   switch (entry.type) {
-    case 'user_message': box = el('div', 'entry user', p.text); break;
+    case 'user_message': sentTexts.push(p.text); box = el('div', 'entry user', p.text); break;
     case 'session_identified': box = el('div', 'entry meta', 'agent session started'); break;
     case 'message':
+      if (p.role === 'user') {
+        // A message typed in the terminal UI (local mode) has only this entry: show it. One sent
+        // from here (or the API) was shown as its user_message already.
+        var said = (p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join('');
+        var sent = sentTexts.indexOf(said);
+        if (said === '' || sent >= 0) { if (sent >= 0) sentTexts.splice(sent, 1); return; }
+        box = el('div', 'entry user', said); break;
+      }
       if (p.role !== 'assistant') return;
       box = el('div', 'entry assistant');
       box.appendChild(ase.renderMarkdown((p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join('')));
