@@ -71,7 +71,7 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
     return { events, until, typeTurn };
   }
 
-  /** The loopback server's port, read off the agent's own config (its command line carries no token). */
+  /** The agent process's command line (it must carry no loopback token). */
   function argvOf(pid: number): string {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   }
@@ -107,7 +107,7 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
       expect((asked.body.tools as { name: string }[]).map((t) => t.name)).toContain('mcp__host__lookup_ticket');
 
       await r.typeTurn('now break it');
-      await screen.waitFor(/Failed: kaboom from the host/, WAIT_MS);
+      await screen.waitFor(/Failed: host tool "explode" failed: kaboom from the host/, WAIT_MS);
       await r.until((e) => e.type === 'tool_result' && e.callId === 'toolu_boom', 'the failed tool_result');
       expect(r.events.find((e) => e.type === 'tool_result' && e.callId === 'toolu_boom')).toMatchObject({ status: 'failed' });
       const pid = (engine as unknown as { pid: number }).pid;
