@@ -132,6 +132,13 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
     const parentToken = tokenOf(rootId);
     expect(parentToken).toMatch(/^[0-9a-f-]{36}$/);
 
+    // Commands that cannot be done are answered with a line, and change nothing.
+    await typeLine('/ase:exit');
+    await waitScreen(/is the top session/);
+    await typeLine('/ase:enter no-such-child');
+    await waitScreen(/not a sub-agent session of/);
+    expect(treeFile().focus).toBe(rootId);
+
     // List the children, then enter the child while it still works.
     await typeLine('/ase:children');
     await waitScreen(new RegExp(`${childId}\\s+claude\\s+active`));
