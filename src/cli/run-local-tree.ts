@@ -6,8 +6,8 @@
  *
  * - `/ase:children`: the sub-agent sessions of the session shown, with their state.
  * - `/ase:enter <id>`: the terminal now shows that child's own terminal UI (same session id: it
- *   switches to local mode); the tree's focus moves to it and the parent is suspended (its terminal
- *   UI keeps running, hidden, so it continues as the same session).
+ *   switches to local mode; a turn it is running is interrupted first); the tree's focus moves to
+ *   it and the parent is suspended (its terminal UI keeps running, hidden).
  * - `/ase:exit`: back to the parent's terminal UI; the child is completed in the tree, so its last
  *   answer reaches the parent exactly once, and its own UI is stopped.
  *
@@ -146,6 +146,9 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     followText(child);
     keepLocal(child);
     child.terminal.onCommand(onCommand);
+    // A child still working on its task: its turn is interrupted now rather than after the
+    // switch's wait (handoffWaitMs); its own UI shows where it stopped, and the person goes on from there.
+    if (child.snapshot().phase === 'running') await child.abort().catch(() => undefined);
     if (child.snapshot().mode !== 'local') await child.switchMode('local');
     await untilAttached(child);
     if (shown === parent && !detached) show(child, false);
