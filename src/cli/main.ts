@@ -25,7 +25,9 @@ const USAGE = `Usage:
   ase run --mode local --agent <name> [options]  on a terminal: the agent's own UI, attached to it
                                                  (Ctrl-] hands the session to remote control);
                                                  goes through the data dir's ase serve if one runs
-                                                 (--no-server: host it in this process)
+                                                 (--no-server: host it in this process;
+                                                 --sub-agents: the agent may spawn sub-agents,
+                                                 /ase:children, /ase:enter ID, /ase:exit)
   ase attach ID [--server URL] [--token-file F] [--data-dir D]
                                                  this terminal as the desk of a session ase serve
                                                  hosts (default: the data dir's server)
@@ -62,6 +64,8 @@ run options:
   --script      JSON script for the fake engine
   --record      write the agent traffic (both directions, timestamped) to FILE (docs/recording.md)
   --no-server   local mode: host the session in this process even when ase serve runs on the data dir
+  --sub-agents  local mode, hosted here: offer the agent spawn_session/session_status; the person enters
+                a sub-agent with /ase:enter ID typed in the agent's UI, and leaves with /ase:exit
 The session id is printed on stderr as "session <id>".
 `;
 

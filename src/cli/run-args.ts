@@ -21,6 +21,7 @@ export function runArgsOf(argv: string[], context: { terminal?: boolean } = {}):
   if (!prompt && !attachesTerminal) problems.push('a prompt is required');
   if (values.mode !== 'remote' && values.mode !== 'local') problems.push('--mode must be remote or local');
   if (values.yes && values.deny) problems.push('--yes and --deny exclude each other');
+  if (values['sub-agents'] && values.mode !== 'local') problems.push('--sub-agents needs --mode local');
   const env: Record<string, string> = {};
   for (const pair of values.env) {
     const eq = pair.indexOf('=');
@@ -50,6 +51,7 @@ export function runArgsOf(argv: string[], context: { terminal?: boolean } = {}):
     ...(values.script !== undefined && { script: values.script }),
     ...(values.record !== undefined && { record: values.record }),
     ...(values['no-server'] && { noServer: true }),
+    ...(values['sub-agents'] && { subAgents: true }),
   };
 }
 
@@ -72,6 +74,7 @@ function parseRunArgs(argv: string[]) {
       script: { type: 'string' },
       record: { type: 'string' },
       'no-server': { type: 'boolean', default: false },
+      'sub-agents': { type: 'boolean', default: false },
     },
   });
 }

@@ -7,6 +7,8 @@
  * in that server instead and this terminal attaches to it as its desk (attach.ts), so the page sees
  * it at once; `--no-server` keeps it in this process.
  *
+ * `--sub-agents`: hosted in this process with sub-agent sessions the person can enter (run-local-tree.ts).
+ *
  * Keys: Ctrl-] hands the session to remote control (it stays stored; `ase run --session-id` or a
  * host continues it) and gives the terminal back. Quitting the agent's UI ends the session.
  *
@@ -22,12 +24,14 @@ import type { Output } from './render.js';
 import type { RunArgs } from './run.js';
 import { attachDesk, serverRequest, type ServerTarget } from './attach.js';
 import { findLiveServer } from './serve-file.js';
+import { runLocalTree } from './run-local-tree.js';
 
 export async function runLocal(args: RunArgs, output: Output): Promise<number> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw new AseError('INVALID_OPTIONS', '--mode local needs a terminal (stdin and stdout must be TTYs)');
   if (args.agent === undefined && args.sessionId === undefined) throw new AseError('INVALID_OPTIONS', '--agent is required');
   const workDir = path.resolve(args.cwd ?? process.cwd());
   await assertDirectory(workDir, '--cwd');
+  if (args.subAgents) return runLocalTree(args, workDir, output);
   const server = args.noServer ? undefined : await findLiveServer(args.dataDir);
   if (server) return runLocalThroughServer(args, workDir, server, output);
 

@@ -47,6 +47,8 @@ export interface RunArgs {
   record?: string;
   /** Local mode: host the session here even when an `ase serve` runs on the data dir (default: go through it). */
   noServer?: boolean;
+  /** Local mode: offer the agent sub-agent tools and the person the `/ase:*` commands (run-local-tree.ts); hosted in this process. */
+  subAgents?: boolean;
   /** The `ase` arguments of this run, for the recording's header. */
   argv?: string[];
   /** An engine used instead of the registered one of its name (`ase replay`'s replaying engine). */

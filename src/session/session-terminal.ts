@@ -14,6 +14,7 @@ export class SessionTerminal implements TerminalHost {
   #size: { cols: number; rows: number } | undefined;
   readonly #data = new Set<(data: string) => void>();
   readonly #changes = new Set<(change: TerminalChange) => void>();
+  #commands: ((line: string) => string | Promise<string>) | undefined;
 
   /** Whether a local terminal runs now. */
   get attached(): boolean {
@@ -36,6 +37,19 @@ export class SessionTerminal implements TerminalHost {
   onChange(listener: (change: TerminalChange) => void): () => void {
     this.#changes.add(listener);
     return () => this.#changes.delete(listener);
+  }
+
+  /**
+   * Handles the host's commands typed into the agent's UI (`/ase:children`, `/ase:enter <id>`,
+   * `/ase:exit`; docs/cli.md): the handler gets the line as typed and returns the text shown to
+   * the person. One handler at a time (a later one replaces it); returns the unsubscribe. Without
+   * one, such a line is still kept from the model and answered that nothing here handles it.
+   */
+  onCommand(handler: (line: string) => string | Promise<string>): () => void {
+    this.#commands = handler;
+    return () => {
+      if (this.#commands === handler) this.#commands = undefined;
+    };
   }
 
   /** Types into the local terminal; dropped (returns false) when none is attached. */
@@ -72,6 +86,16 @@ export class SessionTerminal implements TerminalHost {
     this.#port = { gen, port, unsubscribe };
     if (this.#size && (port.cols !== this.#size.cols || port.rows !== this.#size.rows)) port.resize(this.#size.cols, this.#size.rows);
     this.#tell({ attached: true, gen });
+  }
+
+  async command(line: string): Promise<string> {
+    const handler = this.#commands;
+    if (!handler) return `${line.trim()}: no host here handles /ase commands (ase run --mode local --sub-agents does)`;
+    try {
+      return await handler(line);
+    } catch (error) {
+      return `${line.trim()}: ${error instanceof Error ? error.message : String(error)}`;
+    }
   }
 
   detach(gen: number): void {

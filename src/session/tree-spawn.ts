@@ -93,3 +93,15 @@ export async function spawnIntoTree(supervisor: Supervisor, place: TreePlace, op
     }
   });
 }
+
+/**
+ * Runs `change` on the session tree under the supervisor's data dir that holds `sessionId`, after
+ * the changes to that tree this process queued before it (a sub-agent's completion, a focus move of
+ * the server's): what a host that moves the focus itself (`ase run --mode local --sub-agents`) uses.
+ * Resolves with undefined when no tree holds the session.
+ */
+export async function changeTreeOf<T>(supervisor: Supervisor, sessionId: string, change: (tree: SessionTree) => Promise<T>): Promise<T | undefined> {
+  const found = await findTreeOf(supervisor, { dataDir: supervisor.dataDir, store: supervisor.store }, sessionId);
+  if (!found) return undefined;
+  return inSessionTree(supervisor, found.rootId, () => withSessionTree(supervisor, supervisor.dataDir, found.rootId, change));
+}

@@ -22,19 +22,25 @@ export const claudeHostToolName = (name: string): string => `mcp__${HOST_TOOL_SE
  */
 export function withHostTools(options: ClaudeEngineOptions, toolbox: HostToolbox | undefined): ClaudeEngineOptions {
   if (!toolbox || toolbox.size === 0) return options;
+  // The CLI serves type "sdk" through us; the options' schema (user servers) does not offer it.
+  const sdkServer = { type: 'sdk', name: HOST_TOOL_SERVER } as unknown as ClaudeMcpServer;
+  const trusted = withTrustedHostTools(options, toolbox);
+  return { ...trusted, mcpServers: { ...options.mcpServers, [HOST_TOOL_SERVER]: sdkServer } };
+}
+
+/**
+ * The options with the trusted host tools (all but those with `requiresPermission`) added to
+ * `allowedTools`, for an engine that declares the host's server itself (local mode: a loopback
+ * server in an `--mcp-config` file). A user MCP server named `host` would be shadowed: INVALID_OPTIONS.
+ */
+export function withTrustedHostTools(options: ClaudeEngineOptions, toolbox: HostToolbox): ClaudeEngineOptions {
   if (options.mcpServers && HOST_TOOL_SERVER in options.mcpServers) {
     throw new AseError('INVALID_OPTIONS', `claude engine options: mcpServers.${HOST_TOOL_SERVER}: that name is the host tools' own MCP server (createSession tools); name the server otherwise`, {
       details: { server: HOST_TOOL_SERVER },
     });
   }
   const trusted = toolbox.specs.filter((s) => !s.requiresPermission).map((s) => claudeHostToolName(s.name));
-  // The CLI serves type "sdk" through us; the options' schema (user servers) does not offer it.
-  const sdkServer = { type: 'sdk', name: HOST_TOOL_SERVER } as unknown as ClaudeMcpServer;
-  return {
-    ...options,
-    mcpServers: { ...options.mcpServers, [HOST_TOOL_SERVER]: sdkServer },
-    ...(trusted.length > 0 && { allowedTools: [...(options.allowedTools ?? []), ...trusted] }),
-  };
+  return { ...options, ...(trusted.length > 0 && { allowedTools: [...(options.allowedTools ?? []), ...trusted] }) };
 }
 
 /** The name a Claude tool is reported under: a host tool's own name, any other tool's as the CLI gives it. */

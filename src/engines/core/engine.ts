@@ -111,6 +111,13 @@ export interface TerminalHost {
   size(): { cols: number; rows: number } | undefined;
   attach(gen: number, port: TerminalPort): void;
   detach(gen: number): void;
+  /**
+   * A command of the host typed into the agent's own UI (`/ase:enter <id>`, see
+   * claude/local/terminal-commands.ts), caught by the engine's prompt hook before the model sees
+   * it. Resolves with the text the person is shown in the UI (quickly: the agent waits on it); what
+   * the command does (moving the terminal to a sub-agent) may carry on after that.
+   */
+  command?(line: string): Promise<string>;
 }
 
 export type AgentEventListener = (event: AgentEvent) => void;

@@ -19,21 +19,33 @@
  *   in the transcript): `permission_cancelled` "answered in the local terminal". First answer wins.
  * - The stop ends Claude Code's background shells too: they belong to the process that started
  *   them. The exit reads the transcript to its end before `exited`.
+ * - Host tools (`EngineContext.hostTools`): a loopback MCP server (core/host-tools-loopback.ts) for
+ *   this generation, declared in an `--mcp-config` file in the private hook directory (so its secret
+ *   URL is on no command line), listed always-loaded; the trusted ones in `--allowedTools` (no
+ *   dialog), those with `requiresPermission` asked like any tool. Reported under their own names.
+ * - The host's commands (`/ase:enter <id>`, terminal-commands.ts): a `UserPromptSubmit` naming one
+ *   is blocked (the model never sees it) and handed to the host (`TerminalHost.command`), whose
+ *   answer the UI shows; no turn starts.
  */
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineSettings, PermissionDecision } from '../../../events/engine-input.js';
 import { findAgent } from '../../core/agent-discovery.js';
 import type { EngineCapabilities, EngineContext, EngineStartSpec } from '../../core/engine.js';
+import { startHostToolsLoopback, type HostToolsLoopback } from '../../core/host-tools-loopback.js';
+import { HOST_TOOL_SERVER, type HostToolCalls } from '../../core/host-tools.js';
 import { TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
 import { buildEnv } from '../../transport/env.js';
 import type { HookCall } from '../../transport/hook-server.js';
 import { JsonlTail } from '../../transport/jsonl-tail.js';
 import { CLAUDE_CLI, CLAUDE_DEFAULT_PASS_ENV } from '../cli.js';
+import { claudeToolName, withTrustedHostTools } from '../host-tools.js';
 import { checkClaudeSettings, claudeOptionArgs, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions, type ClaudePermissionMode } from '../options.js';
 import { sessionArgs } from '../session-file.js';
 import { writeHookFiles, type HookFiles } from './hook-settings.js';
+import { parseTerminalCommand } from './terminal-commands.js';
 import { TranscriptTranslator } from './transcript-translate.js';
 
 /**
@@ -50,6 +62,9 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   readonly #factoryOptions: ClaudeEngineOptions;
   #tail: JsonlTail | undefined;
   #translator = new TranscriptTranslator();
+  /** This generation's host tools server (only when the session has tools); closed at the exit. */
+  #loopback: HostToolsLoopback | undefined;
+  #hostCalls: HostToolCalls | undefined;
   #ready = false;
   /** The texts of the assistant messages reported in this turn. */
   #turnTexts = new Set<string>();
@@ -68,11 +83,23 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   protected async prepare(spec: EngineStartSpec, hooks: HookFiles): Promise<TerminalLaunch> {
     const base = mergeClaudeOptions(this.#factoryOptions, spec.options);
     checkClaudeSettings({ ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode }) });
-    const options: ClaudeEngineOptions = {
+    const toolbox = this.context.hostTools && this.context.hostTools.size > 0 ? this.context.hostTools : undefined;
+    const chosen: ClaudeEngineOptions = {
       ...base,
       ...(spec.model !== undefined && { model: spec.model }),
       ...(spec.permissionMode !== undefined && { permissionMode: spec.permissionMode as ClaudePermissionMode }),
     };
+    const options = toolbox ? withTrustedHostTools(chosen, toolbox) : chosen;
+    const toolArgs: string[] = [];
+    if (toolbox) {
+      this.#hostCalls = toolbox.calls();
+      this.#loopback = await startHostToolsLoopback(this.#hostCalls);
+      const mcpConfig = join(hooks.dir, 'mcp.json');
+      await writeFile(mcpConfig, JSON.stringify({ mcpServers: { [HOST_TOOL_SERVER]: { type: 'http', url: this.#loopback.url } } }), { mode: 0o600 });
+      toolArgs.push('--mcp-config', mcpConfig);
+      const toolName = claudeToolName(toolbox);
+      this.#translator = new TranscriptTranslator(toolName ? { toolName } : {});
+    }
     const env = buildEnv({ allow: [...CLAUDE_DEFAULT_PASS_ENV, ...(options.passEnv ?? [])], set: options.env ?? {} });
     this.sessionId = spec.resumeToken ?? randomUUID();
     const configDir = env['CLAUDE_CONFIG_DIR'] ?? join(env['HOME'] ?? homedir(), '.claude');
@@ -82,6 +109,9 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
       ...claudeOptionArgs({ ...options, settings: undefined }),
       '--settings',
       hooks.settingsPath,
+      '--plugin-dir',
+      hooks.pluginDir,
+      ...toolArgs,
     ];
     const explicit = this.context.bin ?? options.bin;
     const location = await findAgent(CLAUDE_CLI, explicit !== undefined ? { bin: explicit } : {});
@@ -90,6 +120,13 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
 
   protected override async closeTranscript(): Promise<void> {
     await this.#tail?.close();
+    await this.#loopback?.close('the terminal UI did not start');
+  }
+
+  /** Esc, and the host tool calls of the turn are aborted (their handlers' signals). */
+  override async abort(): Promise<void> {
+    await super.abort();
+    this.#hostCalls?.abortAll('the turn was interrupted');
   }
 
   async answerPermission(requestId: string, decision: PermissionDecision): Promise<void> {
@@ -120,11 +157,14 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
       case 'SessionStart':
         await this.#identify(input);
         return call.reply();
-      case 'UserPromptSubmit':
+      case 'UserPromptSubmit': {
+        const command = parseTerminalCommand(input['prompt']);
+        if (command) return this.#hostCommand(call, String(input['prompt']));
         this.#turnTexts.clear();
         this.busy = true;
         this.emit({ type: 'thinking', active: true });
         return call.reply();
+      }
       case 'Stop':
         await this.#readUntilReported(input['last_assistant_message']);
         this.endTurn('completed', this.#translator.takeTurnUsage());
@@ -137,6 +177,14 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
       default:
         return call.reply();
     }
+  }
+
+  /** A host command: blocked before the model, answered by the host (its text shown in the UI). No turn. */
+  async #hostCommand(call: HookCall, line: string): Promise<void> {
+    const answer = this.context.terminal?.command
+      ? await this.context.terminal.command(line).catch((error: unknown) => (error instanceof Error ? error.message : String(error)))
+      : `${line.trim()}: no host here handles /ase commands`;
+    call.reply({ decision: 'block', reason: answer });
   }
 
   async #identify(input: Record<string, unknown>): Promise<void> {
@@ -195,6 +243,7 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
 
   protected async onTerminalExit(): Promise<void> {
     await this.#tail?.close().catch(() => undefined);
+    await this.#loopback?.close('the terminal UI exited').catch(() => undefined);
     this.withdrawPrompts('answered in the local terminal');
     if (this.busy) this.endTurn('cancelled', this.#translator.takeTurnUsage());
   }

@@ -14,6 +14,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createHookDir } from '../../transport/hook-dir.js';
+import { writeCommandPlugin } from './terminal-commands.js';
 
 /** A hook waiting on a remote answer gives up after this long (Claude Code's `timeout`, seconds). */
 const PERMISSION_HOOK_TIMEOUT_S = 24 * 60 * 60;
@@ -25,6 +26,8 @@ export interface HookFiles {
   dir: string;
   socketPath: string;
   settingsPath: string;
+  /** The plugin of the host's `/ase:*` commands (terminal-commands.ts), for `--plugin-dir`. */
+  pluginDir: string;
   remove(): Promise<void>;
 }
 
@@ -46,5 +49,6 @@ export async function writeHookFiles(nodePath: string = process.execPath): Promi
   const hooks = await createHookDir('ase-cl-', nodePath);
   const settingsPath = join(hooks.dir, 'settings.json');
   await writeFile(settingsPath, JSON.stringify(hookSettings(hooks.command), null, 2), { mode: 0o600 });
-  return { dir: hooks.dir, socketPath: hooks.socketPath, settingsPath, remove: hooks.remove };
+  const pluginDir = await writeCommandPlugin(hooks.dir);
+  return { dir: hooks.dir, socketPath: hooks.socketPath, settingsPath, pluginDir, remove: hooks.remove };
 }

@@ -16,10 +16,15 @@ type Line = Record<string, unknown>;
 const COMMAND_MARKUP = /^\s*<(command-|local-command-|bash-)/;
 
 export class TranscriptTranslator {
-  readonly #claude = new ClaudeTranslator();
+  readonly #claude: ClaudeTranslator;
   readonly #seen = new Set<string>();
   /** The latest usage of every assistant message of the running turn (a message spans several lines). */
   #usage = new Map<string, TurnUsage>();
+
+  /** `toolName`: the name a tool is reported under (host tools under their own name, not `mcp__host__…`). */
+  constructor(options: { toolName?: (name: string) => string } = {}) {
+    this.#claude = new ClaudeTranslator(options.toolName ? { toolName: options.toolName } : {});
+  }
 
   /** Diagnostics of lines that could not be mapped. */
   get skipped() {

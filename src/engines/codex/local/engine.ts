@@ -25,6 +25,12 @@
  *   the local terminal"). That key is not passed on, so it cannot answer the dialog unseen. First
  *   answer wins either way.
  * - The exit reads the rollout to its end before `exited`.
+ * - Host tools (`EngineContext.hostTools`): the loopback MCP server (core/host-tools-loopback.ts)
+ *   for this generation, as `-c mcp_servers.host.url=…` with the token in the terminal UI's
+ *   environment (`bearer_token_env_var`: `ps` never shows it), approvals off unless a tool has
+ *   `requiresPermission` (then Codex asks for the server's tools, through the `PermissionRequest`
+ *   hook or its dialog). Codex lists MCP tools behind its `tool_search` (namespace `mcp__host`).
+ *   Reported under the tool's own name.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +38,8 @@ import type { EngineSettings, PermissionDecision } from '../../../events/engine-
 import { findAgent } from '../../core/agent-discovery.js';
 import { readAgentVersion, versionWarning } from '../../core/agent-version.js';
 import type { EngineCapabilities, EngineContext, EngineStartSpec, TerminalPort } from '../../core/engine.js';
+import { startHostToolsLoopback, type HostToolsLoopback } from '../../core/host-tools-loopback.js';
+import { displayToolName, type HostToolbox, type HostToolCalls } from '../../core/host-tools.js';
 import { TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
 import { buildEnv } from '../../transport/env.js';
 import { createHookDir, type HookDir } from '../../transport/hook-dir.js';
@@ -46,6 +54,9 @@ import { readRollout } from '../rollout/read-rollout.js';
 import { RolloutTailer } from '../rollout/tailer.js';
 import { codexHookArgs } from './hook-config.js';
 
+/** The variable that carries the loopback server's token to Codex (`bearer_token_env_var`). */
+const HOST_TOKEN_ENV = 'ASE_HOST_MCP_TOKEN';
+
 /** The turn of a terminal UI that went away before its rollout said how much it used. */
 const UNKNOWN_USAGE = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
@@ -55,6 +66,10 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
   protected readonly submitDelayMs = 150;
   readonly #factoryOptions: CodexEngineOptions;
   #tail: RolloutTailer | undefined;
+  /** This generation's host tools server (only when the session has tools); closed at the exit. */
+  #loopback: HostToolsLoopback | undefined;
+  #hostCalls: HostToolCalls | undefined;
+  #toolbox: HostToolbox | undefined;
   /** Set when a thread is resumed: named at once, confirmed by SessionStart. */
   #resumed: string | undefined;
 
@@ -99,6 +114,20 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
     const location = await findAgent(CODEX_CLI, explicit !== undefined ? { bin: explicit } : {});
     // The bundled `rg` lives next to the binary; Codex finds it on PATH.
     if (location.pathDir) env['PATH'] = [location.pathDir, env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin'].join(':');
+    const toolbox = this.context.hostTools && this.context.hostTools.size > 0 ? this.context.hostTools : undefined;
+    let hostServer: Record<string, unknown> = {};
+    if (toolbox) {
+      this.#toolbox = toolbox;
+      this.#hostCalls = toolbox.calls();
+      const loopback = (this.#loopback = await startHostToolsLoopback(this.#hostCalls));
+      env[HOST_TOKEN_ENV] = loopback.bearerToken;
+      const trusted = toolbox.specs.every((t) => !t.requiresPermission);
+      hostServer = {
+        [`mcp_servers.${loopback.serverName}.url`]: loopback.bearerUrl,
+        [`mcp_servers.${loopback.serverName}.bearer_token_env_var`]: HOST_TOKEN_ENV,
+        ...(trusted && { [`mcp_servers.${loopback.serverName}.default_tools_approval_mode`]: 'approve' }),
+      };
+    }
     void readAgentVersion(CODEX_CLI, location).then((info) => {
       this.version ??= info.version;
       const warning = versionWarning(CODEX_CLI, info.version, location.where);
@@ -107,6 +136,7 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
     const args = [
       ...(this.#resumed !== undefined ? ['resume', this.#resumed] : []),
       ...configOverrideArgs(options.config),
+      ...configOverrideArgs(hostServer),
       ...codexHookArgs(hooks.command),
       '-c',
       'features.daemon_auto_start=false',
@@ -126,6 +156,13 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
 
   protected override async closeTranscript(): Promise<void> {
     await this.#tail?.close();
+    await this.#loopback?.close('the terminal UI did not start');
+  }
+
+  /** Esc, and the host tool calls of the turn are aborted (their handlers' signals). */
+  override async abort(): Promise<void> {
+    await super.abort();
+    this.#hostCalls?.abortAll('the turn was interrupted');
   }
 
   async answerPermission(requestId: string, decision: PermissionDecision): Promise<void> {
@@ -217,6 +254,9 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
   #onRollout({ event }: TailedEvent): void {
     // The hooks name the thread (with the path Codex reported); the rollout's own copy adds nothing.
     if (event.type === 'session_identified') return;
+    if ((event.type === 'tool_call' || event.type === 'permission_request') && this.#toolbox) {
+      event = { ...event, toolName: displayToolName(event.toolName, this.#toolbox) };
+    }
     if (event.type === 'turn_complete') {
       this.busy = false;
       this.emit({ type: 'thinking', active: false });
@@ -232,6 +272,7 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
   protected async onTerminalExit(): Promise<void> {
     await this.#tail?.catchUp().catch(() => undefined);
     await this.#tail?.close().catch(() => undefined);
+    await this.#loopback?.close('the terminal UI exited').catch(() => undefined);
     this.withdrawPrompts('the terminal UI exited');
     if (this.busy) this.endTurn('cancelled', UNKNOWN_USAGE);
   }
