@@ -1,12 +1,16 @@
 /**
  * `ase serve` in-process for tests: a real HTTP server on a free loopback port, sessions on the
- * fake engine (scripted), in-memory store and journal (or file ones under a temp dir).
+ * fake engine (scripted), in-memory store and journal (or file ones under a temp dir). Every
+ * response it writes is checked against the OpenAPI document (response-contract.ts): `stop()`
+ * fails with the ones that break it, so an undeclared response fails the test that caused it.
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fakeEngine, MemoryJournal, MemoryStore, type FakeScript, type TranscriptJournal } from '../../src/index.js';
+import type { Server } from 'node:http';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
+import { ResponseContract } from './response-contract.js';
 
 export interface TestServer extends RunningServer {
   tmp: string;
@@ -15,6 +19,9 @@ export interface TestServer extends RunningServer {
   api(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   /** POST /api/sessions for the fake engine; the new id. */
   newSession(): Promise<string>;
+  /** The OpenAPI contract every response so far was checked against. */
+  contract: ResponseContract;
+  /** Closes the server; throws the contract's violations, if any. */
   stop(): Promise<void>;
 }
 
@@ -30,6 +37,8 @@ export async function startTestServer(script: FakeScript = {}, options: Partial<
     presenceGraceMs: 200,
     ...options,
   });
+  const contract = new ResponseContract();
+  contract.watch(server.httpServer as Server);
   const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
   const api: TestServer['api'] = async (method, route, body, extra = {}) => {
     const response = await fetch(`${server.url}${route}`, { method, headers: { ...headers, ...extra }, ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
@@ -51,9 +60,14 @@ export async function startTestServer(script: FakeScript = {}, options: Partial<
       if (created.status !== 201) throw new Error(`create failed: ${created.status} ${JSON.stringify(created.body)}`);
       return created.body.sessionId as string;
     },
+    contract,
     async stop() {
       await server.close();
       await fs.rm(tmp, { recursive: true, force: true });
+      await new Promise((resolve) => setImmediate(resolve)); // the responses cut by the close are checked
+      // Reported once (a suite may stop the same server again).
+      const violations = contract.violations.splice(0);
+      if (violations.length > 0) throw new Error(`responses the OpenAPI document does not declare (src/server/openapi.ts):\n${violations.join('\n')}`);
     },
   });
 }
