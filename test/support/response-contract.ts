@@ -11,6 +11,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { openApiDocument } from '../../src/server/openapi.js';
+import type { RunningServer } from '../../src/server.js';
 
 /** One response as the server wrote it. */
 export interface ObservedResponse {
@@ -76,6 +77,12 @@ export class ResponseContract {
       if (event === 'upgrade') this.tapUpgrade(args[0] as IncomingMessage, args[1] as Duplex);
       return emit(event, ...args);
     }) as typeof server.emit;
+  }
+
+  /** Throws the violations so far (once: they are cleared), naming where the contract lives. */
+  assertKept(): void {
+    const violations = this.violations.splice(0);
+    if (violations.length > 0) throw new Error(`responses the OpenAPI document does not declare (src/server/openapi.ts):\n${violations.join('\n')}`);
   }
 
   /** Checks one response (exported for the contract test's own cases). */
@@ -208,8 +215,8 @@ function escapePointer(segment: string): string {
 }
 
 /** Taps `server` with a fresh contract; read its `violations` and `seen`. */
-export function watchContract(server: { httpServer: Server }): ResponseContract {
+export function watchContract(server: Pick<RunningServer, 'httpServer'>): ResponseContract {
   const contract = new ResponseContract();
-  contract.watch(server.httpServer);
+  contract.watch(server.httpServer as Server); // an HTTP/1 server: startServer does not serve HTTP/2
   return contract;
 }

@@ -8,9 +8,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fakeEngine, MemoryJournal, MemoryStore, type FakeScript, type TranscriptJournal } from '../../src/index.js';
-import type { Server } from 'node:http';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
-import { ResponseContract } from './response-contract.js';
+import { watchContract, type ResponseContract } from './response-contract.js';
 
 export interface TestServer extends RunningServer {
   tmp: string;
@@ -37,8 +36,7 @@ export async function startTestServer(script: FakeScript = {}, options: Partial<
     presenceGraceMs: 200,
     ...options,
   });
-  const contract = new ResponseContract();
-  contract.watch(server.httpServer as Server);
+  const contract = watchContract(server);
   const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
   const api: TestServer['api'] = async (method, route, body, extra = {}) => {
     const response = await fetch(`${server.url}${route}`, { method, headers: { ...headers, ...extra }, ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
@@ -65,9 +63,7 @@ export async function startTestServer(script: FakeScript = {}, options: Partial<
       await server.close();
       await fs.rm(tmp, { recursive: true, force: true });
       await new Promise((resolve) => setImmediate(resolve)); // the responses cut by the close are checked
-      // Reported once (a suite may stop the same server again).
-      const violations = contract.violations.splice(0);
-      if (violations.length > 0) throw new Error(`responses the OpenAPI document does not declare (src/server/openapi.ts):\n${violations.join('\n')}`);
+      contract.assertKept();
     },
   });
 }
