@@ -43,21 +43,25 @@ const ticker = setInterval(() => {
   lastCpu = process.threadCpuUsage();
 }, 5);
 const gcs = [];
-const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries().map((e) => ({ ms: e.duration, kind: ({ 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak', 16: 'cppgc' })[e.detail?.kind] ?? e.detail?.kind }))));
+const gcObserver = new PerformanceObserver((list) => gcs.push(...list.getEntries().map((e) => ({ start: e.startTime, ms: e.duration, kind: ({ 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak', 16: 'cppgc' })[e.detail?.kind] ?? e.detail?.kind }))));
 gcObserver.observe({ entryTypes: ['gc'] });
 const started = performance.now();
 try {
   await fetch(`${server.url}/api/sessions/long/transcript?before_seq=${ENTRIES + 1}&limit=100`, { headers: { authorization: `Bearer ${server.token}` } }).then((r) => r.text());
+  const cpuBefore = process.threadCpuUsage();
   const { stdout } = await run(process.execPath, [CLIENTS, JSON.stringify({ url: server.url, token: server.token, sessionId: 'long', clients: Number(clientsArg), afterSeq: 0 })], { maxBuffer: 1 << 20 });
+  const cpuUsed = process.threadCpuUsage(cpuBefore);
   const results = JSON.parse(stdout);
   const load = os.loadavg()[0].toFixed(1);
-  process.stdout.write(`${clientsArg} full replays of ${ENTRIES}: ${Math.max(...results.map((r) => r.ms)).toFixed(0)} ms (entries ${results.map((r) => r.entries).join(',')}); load ${load}\n`);
+  process.stdout.write(`${clientsArg} full replays of ${ENTRIES}: ${Math.max(...results.map((r) => r.ms)).toFixed(0)} ms (entries ${results.map((r) => r.entries).join(',')}), main-thread CPU ${((cpuUsed.user + cpuUsed.system) / 1000).toFixed(0)} ms; load ${load}\n`);
   stalls.sort((a, b) => b.ms - a.ms);
   process.stdout.write(`stalls over 50 ms: ${stalls.length}; longest (wall / CPU used in it): ${stalls.slice(0, 8).map((s) => `${s.ms}/${s.cpu} ms at +${Math.round(s.at - started)}`).join(', ')}\n`);
   stalls.sort((a, b) => b.cpu - a.cpu);
   gcs.sort((a, b) => b.ms - a.ms);
   process.stdout.write(`GC pauses: ${gcs.length}, longest ${gcs.slice(0, 5).map((g) => `${g.ms.toFixed(0)} ms ${g.kind}`).join(', ')}; in all ${gcs.reduce((t, g) => t + g.ms, 0).toFixed(0)} ms\n`);
-  process.stdout.write(`most CPU in one stall: ${stalls.slice(0, 5).map((s) => `${s.cpu} ms CPU in ${s.ms} ms`).join(', ')}\n`);
+  // Each of the stalls that used the most CPU, with the GC pauses inside it (what else held the loop).
+  const gcIn = (s) => gcs.filter((g) => g.start + g.ms > s.at && g.start < s.at + s.ms + 5).reduce((t, g) => t + g.ms, 0);
+  process.stdout.write(`most CPU in one stall: ${stalls.slice(0, 5).map((s) => `${s.cpu} ms CPU in ${s.ms} ms at +${Math.round(s.at - started)} (GC ${gcIn(s).toFixed(0)} ms)`).join(', ')}\n`);
 } finally {
   clearInterval(ticker);
   gcObserver.disconnect();

@@ -25,12 +25,12 @@ import { replayBudget } from './loop-budget.js';
 const encoder = new TextEncoder();
 /**
  * Entries read from the journal per page while replaying, at most... (a page is parsed in one go
- * when its read completes: 128 entries of ~300 bytes take ~1-2 ms, well inside a replay slice; 500
- * took 5-15 ms, times the replays whose reads completed together: the 275 ms stall)
+ * when its read completes: 256 entries of ~300 bytes take a few ms; at most two pages are read at
+ * once, loop-budget.ts, so their parses cannot pile up in one turn of the loop as ten did)
  */
-const REPLAY_PAGE = 128;
+const REPLAY_PAGE = 256;
 /** ...and about this many bytes (a page of long entries is shorter, so a replay holds little at once). */
-const REPLAY_PAGE_BYTES = 128 * 1024;
+const REPLAY_PAGE_BYTES = 256 * 1024;
 
 export interface EventStreamOptions {
   sessionId: string;
@@ -152,7 +152,8 @@ export class EventStream {
         for (;;) {
           await replayBudget.pause();
           if (this.#closed) return;
-          const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit })) as JournaledEntry[];
+          const afterSeq = this.#lastSeq;
+          const page = (await replayBudget.reading(() => journal.read(sessionId, { afterSeq, limit }))) as JournaledEntry[];
           let pageBytes = 0;
           for (const entry of page) {
             await this.#room();

@@ -7,12 +7,35 @@
  * every N entries still hold the loop for ten times N entries whenever their steps are ready in the
  * same phase (the 275 ms stall of docs/benchmarks.md section 10); sharing a slice bounds what the
  * loop is held for, however many replays run, and the replays share it in turn.
+ *
+ * One kind of step cannot be paused in: a journal page is parsed in the callback of its read, and
+ * every read that completed meanwhile runs its parse in the same poll phase. So the reads
+ * themselves are limited too (`reading`): at most `reads` pages are being read at once.
  */
 export class LoopBudget {
   #sliceStartedAt = performance.now();
   #turning = false;
+  #reading = 0;
+  readonly #readers: (() => void)[] = [];
 
-  constructor(readonly sliceMs: number) {}
+  constructor(
+    readonly sliceMs: number,
+    readonly reads = 2,
+  ) {}
+
+  /** Runs `read` when fewer than `reads` others run (first come, first served). */
+  async reading<T>(read: () => Promise<T>): Promise<T> {
+    if (this.#reading >= this.reads) await new Promise<void>((resolve) => this.#readers.push(resolve));
+    else this.#reading++;
+    try {
+      return await read();
+    } finally {
+      // The slot passes to the next waiter directly (the count stays), or is given back.
+      const next = this.#readers.shift();
+      if (next) next();
+      else this.#reading--;
+    }
+  }
 
   /**
    * Nothing (go on) while the current slice lasts; else a promise that resolves once the loop has
@@ -32,5 +55,5 @@ export class LoopBudget {
   }
 }
 
-/** The replays of every event stream in this process (event-stream.ts): 10 ms slices, a fifth of the 50 ms stall goal. */
-export const replayBudget = new LoopBudget(10);
+/** The replays of every event stream in this process (event-stream.ts): 10 ms slices, a fifth of the 50 ms stall goal; two pages read at once. */
+export const replayBudget = new LoopBudget(10, 2);
