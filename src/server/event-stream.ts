@@ -15,15 +15,22 @@
  * The replay never outruns the client: it waits for room before each entry, so a full replay of a
  * long session costs a bounded queue, not the session's size. Entries journaled meanwhile are held
  * up to the same bound; past it they are dropped and read from the journal again instead.
+ * Replays share the event loop (loop-budget.ts): small pages, and a pause for the loop to turn
+ * whenever the replays of this process have run 10 ms, so ten long replays never stall a request.
  */
 import type { JournaledEntry, TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import { replayBudget } from './loop-budget.js';
 
 const encoder = new TextEncoder();
-/** Entries read from the journal per page while replaying, at most... */
-const REPLAY_PAGE = 500;
+/**
+ * Entries read from the journal per page while replaying, at most... (a page is parsed in one go
+ * when its read completes: 256 entries of ~300 bytes take a few ms; at most two pages are read at
+ * once, loop-budget.ts, so their parses cannot pile up in one turn of the loop as ten did)
+ */
+const REPLAY_PAGE = 256;
 /** ...and about this many bytes (a page of long entries is shorter, so a replay holds little at once). */
-const REPLAY_PAGE_BYTES = 1024 * 1024;
+const REPLAY_PAGE_BYTES = 256 * 1024;
 
 export interface EventStreamOptions {
   sessionId: string;
@@ -143,10 +150,14 @@ export class EventStream {
         this.#overflowed = false;
         let limit = REPLAY_PAGE;
         for (;;) {
-          const page = (await journal.read(sessionId, { afterSeq: this.#lastSeq, limit })) as JournaledEntry[];
+          await replayBudget.pause();
+          if (this.#closed) return;
+          const afterSeq = this.#lastSeq;
+          const page = (await replayBudget.reading(() => journal.read(sessionId, { afterSeq, limit }))) as JournaledEntry[];
           let pageBytes = 0;
           for (const entry of page) {
             await this.#room();
+            await replayBudget.pause();
             if (this.#closed) return;
             pageBytes += this.#durable(entry);
           }

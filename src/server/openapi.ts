@@ -61,7 +61,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/api/sessions': {
-        get: { summary: 'List sessions (live here and stored)', responses: { 200: { description: 'sessions', ...json({ type: 'object', properties: { sessions: { type: 'array', items: ref('SessionInfo') } } }) }, ...errors(401) } },
+        get: { summary: 'List sessions (live here and stored)', responses: { 200: { description: 'sessions', ...json({ type: 'object', required: ['sessions'], properties: { sessions: { type: 'array', items: ref('SessionInfo') } } }) }, ...errors(401) } },
         post: {
           summary: 'Start a session. With parentId: a sub-agent session, spawned into the parent\'s session tree (one is started when the parent is a root session of no tree), so it can be entered (tree/enter)',
           requestBody: { required: true, ...json(ref('CreateSession')) },
@@ -73,7 +73,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/api/sessions/{id}': {
-        get: { summary: 'A session snapshot (live) or its stored state', parameters: [idParam], responses: { 200: { description: 'snapshot', ...json({ type: 'object' }) }, ...errors(400, 401, 404) } },
+        get: { summary: 'A session snapshot (live) or its stored state', parameters: [idParam], responses: { 200: { description: 'snapshot', ...json({ type: 'object', required: ['live'], properties: { live: { type: 'boolean', description: 'true: the live snapshot; false: the stored state' } } }) }, ...errors(400, 401, 404) } },
       },
       '/api/sessions/{id}/tree': {
         get: {
@@ -106,7 +106,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { 200: { description: 'adopted (or already running here)', ...json({ type: 'object', properties: { sessionId: { type: 'string' }, adopted: { type: 'boolean' }, running: { type: 'boolean' }, phase: { type: 'string' } }, required: ['sessionId', 'adopted', 'running'] }) }, ...errors(400, 401, 403, 404, 409) },
         },
       },
-      '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404) } } },
+      '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object', required: ['stopped'], properties: { stopped: { const: true }, live: { const: false, description: 'it was not running here' }, snapshot: { description: 'the state it stopped in' } } }) }, ...errors(400, 401, 403, 404) } } },
       '/api/sessions/{id}/messages': {
         post: {
           summary: 'Send a user message; idempotent on localId',
@@ -153,7 +153,7 @@ export function openApiDocument(): Record<string, unknown> {
             { name: 'before_seq', in: 'query', schema: { type: 'integer', minimum: 0 } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 } },
           ],
-          responses: { 200: { description: 'entries ascending by seq', ...json({ type: 'object', properties: { entries: { type: 'array', items: ref('Entry') }, hasMore: { type: 'boolean' } } }) }, ...errors(400, 401, 404) },
+          responses: { 200: { description: 'entries ascending by seq', ...json({ type: 'object', required: ['entries', 'hasMore'], properties: { entries: { type: 'array', items: ref('Entry') }, hasMore: { type: 'boolean' } } }) }, ...errors(400, 401, 404) },
         },
       },
       '/api/sessions/{id}/permissions/{requestId}': {
@@ -161,27 +161,34 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Answer a permission request; the first answer wins',
           parameters: [idParam, { name: 'requestId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: { required: true, ...json(ref('Decision')) },
-          responses: { 200: { description: 'recorded', ...json({ type: 'object' }) }, 409: { description: 'already decided: the body carries the recorded outcome', ...json(ref('Error')) }, ...errors(400, 401, 403, 404) },
+          responses: { 200: { description: 'recorded', ...json({ type: 'object', required: ['requestId', 'outcome'], properties: { requestId: { type: 'string' }, outcome: { type: ['object', 'null'] } } }) }, 409: { description: 'already decided: the body carries the recorded outcome', ...json(ref('Error')) }, ...errors(400, 401, 403, 404) },
         },
       },
-      '/api/sessions/{id}/abort': { post: { summary: 'Interrupt the running turn', parameters: [idParam], responses: { 200: { description: 'aborted', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404, 409) } } },
+      '/api/sessions/{id}/abort': { post: { summary: 'Interrupt the running turn', parameters: [idParam], responses: { 200: { description: 'aborted', ...json({ type: 'object', required: ['aborted'], properties: { aborted: { const: true } } }) }, ...errors(400, 401, 403, 404, 409) } } },
       '/api/sessions/{id}/mode': {
-        post: { summary: 'Switch control mode', parameters: [idParam], requestBody: { required: true, ...json({ type: 'object', required: ['to'], properties: { to: { enum: ['local', 'remote'] } } }) }, responses: { 200: { description: 'switched', ...json({ type: 'object' }) }, ...errors(400, 401, 403, 404, 409) } },
+        post: { summary: 'Switch control mode', parameters: [idParam], requestBody: { required: true, ...json({ type: 'object', required: ['to'], properties: { to: { enum: ['local', 'remote'] } } }) }, responses: { 200: { description: 'switched', ...json({ type: 'object', required: ['mode'], properties: { mode: { enum: ['local', 'remote'] } } }) }, ...errors(400, 401, 403, 404, 409) } },
       },
       '/api/sessions/{id}/inspect': {
         get: {
           summary: 'The inspector: the chart implied by the durable log at at_seq (default: the end), and the recent XState inspection events',
           parameters: [idParam, { name: 'at_seq', in: 'query', schema: { type: 'integer', minimum: 0 } }],
-          responses: { 200: { description: 'chart and events', ...json({ type: 'object' }) }, ...errors(400, 401, 404) },
+          responses: { 200: { description: 'chart and events', ...json({ type: 'object', required: ['chart', 'lastSeq', 'events'], properties: { chart: { type: 'object' }, lastSeq: { type: 'integer', minimum: 0 }, events: { type: 'array' } } }) }, ...errors(400, 401, 404) },
         },
       },
       '/api/tickets': {
-        post: { summary: 'A single-use ticket (30 s) for one event stream', requestBody: { ...json({ type: 'object', properties: { sessionId: { type: 'string' } } }) }, responses: { 201: { description: 'ticket', ...json({ type: 'object', properties: { ticket: { type: 'string' }, expiresAt: { type: 'integer' } } }) }, ...errors(400, 401, 403, 413) } },
+        post: { summary: 'A single-use ticket (30 s) for one event stream', requestBody: { ...json({ type: 'object', properties: { sessionId: { type: 'string' } } }) }, responses: { 201: { description: 'ticket', ...json({ type: 'object', required: ['ticket', 'expiresAt'], properties: { ticket: { type: 'string' }, expiresAt: { type: 'integer' } } }) }, ...errors(400, 401, 403, 413) } },
       },
-      '/api/agents': { get: { summary: 'Engine names a session may use', responses: { 200: { description: 'names', ...json({ type: 'object' }) }, ...errors(401) } } },
+      '/api/agents': { get: { summary: 'Engine names a session may use', responses: { 200: { description: 'names', ...json({ type: 'object', required: ['agents'], properties: { agents: { type: 'array', items: { type: 'string' } } } }) }, ...errors(401) } } },
       '/api/diagram.svg': { get: { summary: 'The SessionActor statechart as SVG (elkjs layout)', responses: { 200: { description: 'svg', content: { 'image/svg+xml': { schema: { type: 'string' } } } }, ...errors(401) } } },
-      '/api/diagram.json': { get: { summary: 'The SessionActor statechart as JSON (nested states, edges)', responses: { 200: { description: 'graph', ...json({ type: 'object' }) }, ...errors(401) } } },
-      '/api/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', ...json({ type: 'object' }) }, ...errors(401) } } },
+      '/api/diagram.json': { get: { summary: 'The SessionActor statechart as JSON (nested states, edges)', responses: { 200: { description: 'graph', ...json({
+              type: 'object',
+              required: ['root', 'edges'],
+              properties: {
+                root: { type: 'object', required: ['id', 'key', 'type', 'children'], description: 'the root state node; compound nodes nest theirs in children', properties: { id: { type: 'string' }, key: { type: 'string' }, type: { type: 'string' }, initial: { type: 'string' }, children: { type: 'array', items: { type: 'object' } } } },
+                edges: { type: 'array', items: { type: 'object', required: ['id', 'source', 'target', 'event'], properties: { id: { type: 'string' }, source: { type: 'string' }, target: { type: 'string' }, event: { type: 'string' }, guard: { type: 'string' } } } },
+              },
+            }) }, ...errors(401) } } },
+      '/api/openapi.json': { get: { summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1', ...json({ type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' }, info: { type: 'object' }, paths: { type: 'object' } } }) }, ...errors(401) } } },
       '/assets/{name}': {
         get: {
           summary: "The web page's scripts, served by the server itself (markdown-it from node_modules, the page's own); the page cookie or the token. ETag: If-None-Match answers 304",
@@ -196,12 +203,13 @@ export function openApiDocument(): Record<string, unknown> {
         Error: {
           type: 'object',
           required: ['error'],
+          additionalProperties: false,
           properties: {
-            error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, requestId: { type: 'string', description: 'on a 500: the id the server logged the failure under' } } },
+            error: { type: 'object', required: ['code', 'message'], additionalProperties: false, properties: { code: { type: 'string' }, message: { type: 'string' }, requestId: { type: 'string', description: 'on a 500: the id the server logged the failure under' } } },
             outcome: { type: ['object', 'null'], description: 'PERMISSION_ALREADY_DECIDED: the recorded outcome (null when no longer kept)' },
           },
         },
-        SessionInfo: { type: 'object', properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' }, parentId: { type: 'string', description: 'the session that started this one (a sub-agent session); absent: none' }, owner: { type: 'object', description: "who holds the session's lease when another host does (a store shared by hosts, docs/multi-host.md): status elsewhere, or orphaned once the lease expired", properties: { host: { type: 'string' }, pid: { type: 'integer' }, label: { type: 'string' }, expiresAt: { type: 'integer' }, live: { type: 'boolean' } } } } },
+        SessionInfo: { type: 'object', required: ['sessionId', 'agent', 'workDir', 'phase', 'status'], properties: { sessionId: { type: 'string' }, agent: { type: 'string' }, workDir: { type: 'string' }, phase: { type: 'string' }, status: { type: 'string' }, lastActivityAt: { type: 'integer' }, costUsd: { type: 'number' }, parentId: { type: 'string', description: 'the session that started this one (a sub-agent session); absent: none' }, owner: { type: 'object', description: "who holds the session's lease when another host does (a store shared by hosts, docs/multi-host.md): status elsewhere, or orphaned once the lease expired", properties: { host: { type: 'string' }, pid: { type: 'integer' }, label: { type: 'string' }, expiresAt: { type: 'integer' }, live: { type: 'boolean' } } } } },
         SessionTree: {
           type: 'object',
           required: ['sessionId', 'rootId', 'focus', 'nodes'],
@@ -233,7 +241,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
         Message: { type: 'object', required: ['text', 'localId'], additionalProperties: false, properties: { text: { type: 'string', minLength: 1 }, localId: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' } } },
-        MessageReceipt: { type: 'object', properties: { localId: { type: 'string' }, seq: { type: ['integer', 'null'] }, status: { enum: ['delivered', 'queued'] } } },
+        MessageReceipt: { type: 'object', required: ['localId', 'seq', 'status'], properties: { localId: { type: 'string' }, seq: { type: ['integer', 'null'] }, status: { enum: ['delivered', 'queued'] } } },
         Decision: { type: 'object', required: ['decision'], additionalProperties: false, properties: { decision: { enum: ['allow', 'deny'] }, updatedInput: {}, message: { type: 'string' } } },
         Entry: { type: 'object', required: ['seq', 'eventId', 'type'], properties: { seq: { type: 'integer' }, ts: { type: 'integer' }, sessionId: { type: 'string' }, agent: { type: 'string' }, gen: { type: 'integer' }, eventId: { type: 'string' }, type: { type: 'string' }, payload: {} } },
       },

@@ -62,6 +62,8 @@ export interface RunningServer {
   journal: TranscriptJournal;
   /** Resolves once every session that was live when the last server died has been tried (`recoverSessions`). */
   recovery: Promise<RecoveryReport>;
+  /** The Node HTTP server that listens (e.g. for a test to watch every response it writes). */
+  httpServer: ServerType;
   close(): Promise<void>;
 }
 
@@ -118,6 +120,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     host,
     journal,
     recovery,
+    httpServer: server,
     close() {
       closing ??= (async () => {
         closed.abort();

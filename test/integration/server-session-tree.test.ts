@@ -16,7 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSupervisor, fakeEngine, FileJournal, FileStore, openSessionTree, sessionTreeFile, type Supervisor } from '../../src/index.js';
-import { startServer, supervisorHost, type RunningServer } from '../../src/server.js';
+import { startServer as startBareServer, supervisorHost, type RunningServer, type ServerOptions } from '../../src/server.js';
+import { watchContract } from '../support/response-contract.js';
 import { openSse, type SseConnection, type SseFrame } from '../support/sse-client.js';
 
 let dir: string;
@@ -34,6 +35,17 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   await fs.rm(dir, { recursive: true, force: true });
 });
+
+/** `startServer` with the OpenAPI contract tap: the test fails on a response the document does not declare. */
+async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const server = await startBareServer(options);
+  const contract = watchContract(server);
+  cleanups.push(async () => {
+    await new Promise((resolve) => setImmediate(resolve)); // after the close: the responses it cut are checked
+    contract.assertKept();
+  });
+  return server;
+}
 
 const files = () => ({ store: new FileStore({ dir: path.join(dataDir, 'sessions') }), journal: new FileJournal({ dir: path.join(dataDir, 'transcripts') }) });
 
