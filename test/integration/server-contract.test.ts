@@ -145,6 +145,9 @@ describe('the OpenAPI document', () => {
     expect((await s.api('GET', `/api/sessions/${id}/inspect`)).status).toBe(200);
     expect((await s.api('POST', `/api/sessions/${id}/abort`, {})).status).toBe(409);
     expect((await s.api('POST', `/api/sessions/${id}/mode`, { to: 'remote' })).status).toBe(200);
+    // Adopt (multi-host; here the session runs on this server already, so nothing is taken over).
+    expect((await s.api('POST', `/api/sessions/${id}/adopt`, {})).status).toBe(200);
+    expect((await s.api('POST', '/api/sessions/nope-404/adopt', {})).status).toBe(404);
 
     // The terminal: not an upgrade (426), an upgrade of an unknown session (404), one that opens (101).
     expect((await s.api('GET', `/api/sessions/${id}/terminal`)).status).toBe(426);
