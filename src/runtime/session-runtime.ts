@@ -89,6 +89,12 @@ interface Hold {
   release(go: boolean): void;
 }
 
+/** A transcript entry waiting to be handed to the journal, and the write it waits for (a delivery's). */
+interface PendingAppend {
+  entry: TranscriptEntry;
+  stored: Promise<boolean> | undefined;
+}
+
 /** Everything the runtime tells the outside world, in order. */
 export interface RuntimeObserver {
   /** An effect the SessionActor emitted, before the runtime performs it. */
@@ -119,6 +125,8 @@ export class SessionRuntime {
   #journalIssue: Promise<void> = Promise.resolve();
   /** The journal appends the next state write must wait for (see #persist), if any. */
   #journalFirst: Promise<void> | undefined;
+  /** Transcript entries not yet being issued, appended since the last batch started issuing (see #append). */
+  #appendBatch: PendingAppend[] | undefined;
   #engineChain: Promise<void> = Promise.resolve();
   /** Effects emitted while a client input is being processed (to return its rejection). */
   #collecting: Effect[] | null = null;
@@ -666,7 +674,7 @@ export class SessionRuntime {
     // Journal first: a restored session's first write (it records what recovery closed), and a write
     // recording a delivery check (a message about to go out again), wait for those entries, so a
     // later restore never finds the state ahead of the journal on them (the journal is what tells it).
-    const journalFirst = this.#journalFirst ?? (index === 0 && this.#opts.input.restored ? this.#journalChain : undefined);
+    const journalFirst = this.#journalFirst ?? (index === 0 && this.#opts.input.restored ? this.#closeAppendBatch() : undefined);
     this.#journalFirst = undefined;
     this.#persistChain = this.#persistChain.then(async () => {
       if (this.#fenced) return;
@@ -713,25 +721,59 @@ export class SessionRuntime {
     const delivery = entry.type === 'user_message' && (entry.payload as { recovered?: unknown } | null)?.recovered !== true;
     const stored = delivery ? this.#afterWrite(this.#writesIssued, 'journal') : undefined;
     // Appends are issued in order without waiting for the previous one to be durable (the journal
-    // keeps call order, and FileJournal group-commits what arrives meanwhile): `#journalIssue`
-    // orders the issuing, `#journalChain` still settles only once every entry so far is durable.
-    const issued = this.#journalIssue.then(async (): Promise<{ appended: Promise<unknown> } | undefined> => {
+    // keeps call order, and FileJournal group-commits what arrives meanwhile). Entries appended
+    // while the previous batch is still being issued join one batch: one link of `#journalIssue`
+    // (which orders the issuing) and of `#journalChain` (which settles only once every entry so far
+    // is durable) per batch, not per entry: a dense stream appends thousands of entries a second.
+    let batch = this.#appendBatch;
+    if (!batch) {
+      const entries: PendingAppend[] = [];
+      batch = this.#appendBatch = entries;
+      const issued = this.#journalIssue.then(() => this.#issueAppends(entries));
+      this.#journalIssue = issued.then(() => undefined);
+      const durable = issued.then((appended) => Promise.all(appended));
+      this.#journalChain = Promise.all([this.#journalChain, durable]).then(() => undefined);
+    }
+    batch.push({ entry, stored });
+    // A held entry ends its batch: what follows is issued after it anyway, and a write waiting for
+    // `#journalChain` (below) must never wait for an entry that itself waits for a later write.
+    if (stored) this.#appendBatch = undefined;
+    if (entry.type === 'delivery_checked') this.#journalFirst = this.#closeAppendBatch();
+  }
+
+  /** The batch being filled is closed; returns `#journalChain`, which then covers every entry appended so far and no later one. */
+  #closeAppendBatch(): Promise<void> {
+    this.#appendBatch = undefined;
+    return this.#journalChain;
+  }
+
+  /** Issues one batch of appends in order; resolves with their durability (a failure is reported, not thrown). */
+  async #issueAppends(entries: PendingAppend[]): Promise<Promise<unknown>[]> {
+    if (this.#appendBatch === entries) this.#appendBatch = undefined; // Nothing joins a batch once it is being issued.
+    const appended: Promise<unknown>[] = [];
+    for (const { entry, stored } of entries) {
       if (stored) await stored;
-      try {
-        await this.#ensureLease();
-      } catch (error) {
-        this.#journalFailed(error);
-        return undefined;
+      // The lease is asked about only when it is not trusted any more (a sync check first: no await per entry).
+      if (this.#lease && !this.#fenced && performance.now() >= this.#leaseTrustedUntil) {
+        try {
+          await this.#ensureLease();
+        } catch (error) {
+          this.#journalFailed(error);
+          continue;
+        }
       }
-      if (this.#fenced) return undefined;
+      if (this.#fenced) continue;
       // The fence rides along: a journal that can check it with the write (PostgresJournal) refuses a stale owner itself.
       const fence = this.#lease?.fence;
-      return { appended: fence === undefined ? this.#opts.journal.append(entry) : this.#opts.journal.append(entry, { fence }) };
-    });
-    this.#journalIssue = issued.then(() => undefined);
-    const durable = issued.then((issue) => issue?.appended.catch((error: unknown) => this.#journalFailed(error)));
-    this.#journalChain = Promise.all([this.#journalChain, durable]).then(() => undefined);
-    if (entry.type === 'delivery_checked') this.#journalFirst = this.#journalChain;
+      let append: Promise<unknown>;
+      try {
+        append = fence === undefined ? this.#opts.journal.append(entry) : this.#opts.journal.append(entry, { fence });
+      } catch (error) {
+        append = Promise.reject(error);
+      }
+      appended.push(append.catch((error: unknown) => this.#journalFailed(error)));
+    }
+    return appended;
   }
 
   #journalFailed(error: unknown): void {
