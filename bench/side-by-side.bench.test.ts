@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { tailRollout } from '../src/engines/codex/rollout/index.js';
-import { ACP_ANSWERS, acpTurn, claudeOneLine, claudeTurn, CODEX_ANSWERS, codexTurn, writeScript } from './support/agent-streams.js';
+import { ACP_ANSWERS, acpTurn, claudeDenseTurn, claudeOneLine, claudeTurn, CODEX_ANSWERS, codexTurn, writeScript } from './support/agent-streams.js';
 import { CLAUDE_AGENT_SDK_VERSION, loadClaudeAgentSdk, type SdkLoad } from './support/claude-agent-sdk.js';
 import { bare, engineOnly, inProcess, sdk, sessionReady, sessionRun, standInBins, standInInitialize, type Protocol, type Run } from './support/consumers.js';
 import { latency, median } from './support/measure.js';
@@ -119,6 +119,40 @@ describe('side by side', () => {
       measurement: 'Claude turn: the same with `MemoryStore` + `MemoryJournal`',
       result: vs(c['memorySession']!),
       meaning: 'Without the disk: what the session itself costs per event.',
+    });
+
+    // ------------------------------------------------------------ a turn dense in events (issue 24)
+    // Partial messages, thinking and tool use, the shape of recorded `--include-partial-messages`
+    // traffic: about 0.47 AgentEvents a line (the stream above has ~0.3), so the session layer's
+    // per-event cost shows.
+    const denseStream = claudeDenseTurn({ lines: LINES });
+    const denseDeltas = (denseStream.match(/"text_delta"/g) ?? []).length;
+    const denseScript = writeScript(dir, 'claude-dense', denseStream, { protocol: 'claude' });
+    const d = await interleaved({
+      bare: () => bare('claude', bins.claude, denseScript),
+      ...(sdkLoad.ok && { sdk: () => sdk((sdkLoad as Extract<SdkLoad, { ok: true }>).query, bins.claude, denseScript, workDir) }),
+      engine: () => engineOnly('claude', bins.claude, denseScript, workDir),
+      session: () => sessionRun('claude', bins.claude, denseScript, workDir),
+      memorySession: () => sessionRun('claude', bins.claude, denseScript, workDir, { memory: true }),
+    });
+    for (const name of ['engine', 'session', 'memorySession', ...(sdkLoad.ok ? ['sdk'] : [])]) {
+      for (const run of d[name]!.runs) expect(run.deltas, `dense: ${name} saw every text delta`).toBe(denseDeltas);
+    }
+    const denseBare = d['bare']!.median;
+    const denseSdk = d['sdk']?.median;
+    const dvs = (m: Measured) => `${spread(m)}; ${ratio(m.median, denseBare)} bare, ${ratio(m.median, denseSdk)} SDK`;
+    const denseSession = d['session']!.median;
+    rows.push({
+      measurement: `Dense Claude turn (${count(LINES)} lines, ${size(Buffer.byteLength(denseStream))}: partial messages, thinking, tool use): bare / SDK / engine`,
+      result: `bare ${spread(d['bare']!)}; SDK ${d['sdk'] ? dvs(d['sdk']) : sdkNote || 'n/a'}; engine ${dvs(d['engine']!)}`,
+      meaning: 'The shape of recorded `--include-partial-messages` traffic: many AgentEvents per byte.',
+    });
+    rows.push({
+      measurement: 'Dense Claude turn: default session (FileStore + FileJournal) / memory session',
+      result:
+        `session ${dvs(d['session']!)}; targets ≤ 1.25× bare: ${verdict(denseSession / denseBare, 1.25)}, ≤ 1.0× SDK: ${denseSdk === undefined ? 'n/a' : verdict(denseSession / denseSdk, 1.0)}; ` +
+        `memory ${dvs(d['memorySession']!)}; below the default: ${verdict(d['memorySession']!.median, denseSession)}`,
+      meaning: "The session layer's per-event cost (statechart, journal, notices) on top of the engine's.",
     });
 
     // ------------------------------------------------------------ repeated message ids

@@ -15,8 +15,8 @@ export class Step {
 
   constructor(
     context: SessionContext,
-    /** The time of the event being processed (epoch ms). */
-    readonly at: number,
+    /** The time of the event being processed (epoch ms); a batch of agent output moves it to each event's (agent-output.ts). */
+    public at: number,
   ) {
     this.ctx = { ...context };
   }

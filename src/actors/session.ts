@@ -18,10 +18,11 @@ import { createSessionContext, type SessionContext, type SessionMachineInput } f
 import * as policy from './session-policy.js';
 import { TIMER } from './session-policy.js';
 import { Step } from './session-step.js';
+import { applyOutput, type AgentOutputEvent } from './agent-output.js';
 
 /** Client inputs and runtime reports are stamped with the time the runtime received them. */
 export type Stamped<T> = T & { at: number };
-export type SessionEvent = AgentEvent | Stamped<SessionInput> | Stamped<RuntimeEvent>;
+export type SessionEvent = AgentEvent | Stamped<SessionInput> | Stamped<RuntimeEvent> | AgentOutputEvent;
 export type SessionEventType = SessionEvent['type'];
 type EventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>;
 
@@ -142,6 +143,8 @@ export const sessionMachine = base.createMachine({
     agent_mode: { guard: 'fromLiveEngine', actions: act<'agent_mode'>(policy.recordAgentState) },
     available_commands: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
     context_usage: { guard: 'fromLiveEngine', actions: act((s) => policy.noteActivity(s)) },
+    // Consecutive events of the lines above, handed over together by the runtime (agent-output.ts).
+    agent_output: { guard: 'fromLiveEngine', actions: act<'agent_output'>(applyOutput) },
     turn_complete: { guard: 'fromLiveEngine', actions: act<'turn_complete'>(policy.completeTurn) },
     permission_request: {
       guard: and(['fromLiveEngine', 'isNewRequest']),

@@ -17,6 +17,7 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { sessionMachine, type SessionEvent } from '../actors/session.js';
+import { isBatchableOutput } from '../actors/agent-output.js';
 import type { SessionContext, SessionMachineInput } from '../actors/session-context.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
@@ -32,12 +33,6 @@ import type { EngineSettings } from '../events/engine-input.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
 import type { TranscriptJournal } from './journal/transcript-journal.js';
 import type { Lease, SessionStore } from './store/session-store.js';
-
-/**
- * AgentEvents the statechart always handles when they come from the live engine (no other guard),
- * so handling one moves its activity marks like a coalesced `activity` would.
- */
-const CARRIES_ACTIVITY: ReadonlySet<string> = new Set(['activity', 'text_delta', 'thinking', 'message', 'tool_call', 'tool_result']);
 
 /** How long after a renewal the runtime trusts its lease without asking the store (of the lease's ttl). */
 const LEASE_TRUST = 0.8;
@@ -89,6 +84,12 @@ interface Hold {
   release(go: boolean): void;
 }
 
+/** A transcript entry waiting to be handed to the journal, and the write it waits for (a delivery's). */
+interface PendingAppend {
+  entry: TranscriptEntry;
+  stored: Promise<boolean> | undefined;
+}
+
 /** Everything the runtime tells the outside world, in order. */
 export interface RuntimeObserver {
   /** An effect the SessionActor emitted, before the runtime performs it. */
@@ -119,6 +120,8 @@ export class SessionRuntime {
   #journalIssue: Promise<void> = Promise.resolve();
   /** The journal appends the next state write must wait for (see #persist), if any. */
   #journalFirst: Promise<void> | undefined;
+  /** Transcript entries not yet being issued, appended since the last batch started issuing (see #append). */
+  #appendBatch: PendingAppend[] | undefined;
   #engineChain: Promise<void> = Promise.resolve();
   /** Effects emitted while a client input is being processed (to return its rejection). */
   #collecting: Effect[] | null = null;
@@ -144,8 +147,8 @@ export class SessionRuntime {
   #capture = false;
   #captured: { persist: SessionContext['persist']; issued: number } | undefined;
   #deferred: (() => void)[] = [];
-  /** Text deltas' activity not yet handed to the statechart (see #onEngineEvent). */
-  #pendingActivity: { gen: number; at: number } | undefined;
+  /** Agent output of the live engine not yet handed to the statechart (see #onEngineEvent). */
+  #pendingOutput: { gen: number; events: AgentEvent[] } | undefined;
   #done: Promise<void>;
   #resolveDone!: () => void;
 
@@ -256,6 +259,9 @@ export class SessionRuntime {
     if (this.isDone) throw new AseError('SESSION_STOPPED', 'the session has stopped');
     if (parsed.data.type === 'set_model') this.#checkSettings({ model: parsed.data.model });
     else if (parsed.data.type === 'set_permission_mode') this.#checkSettings({ permissionMode: parsed.data.mode });
+    // Output still pending goes in first: its step is not this input's.
+    this.#flushOutput();
+    if (this.isDone) throw new AseError('SESSION_STOPPED', 'the session has stopped');
     // The state right after this input's own step (events it set off may follow in the same call).
     this.#captured = undefined;
     this.#capture = true;
@@ -310,6 +316,7 @@ export class SessionRuntime {
 
   /** Sends an event straight to the actor (runtime reports; tests injecting stale events). */
   deliver(event: SessionEvent): Effect[] {
+    this.#flushOutput(); // Not among this event's effects.
     if (this.isDone) return [];
     return this.#collect(() => this.#send(event));
   }
@@ -345,13 +352,8 @@ export class SessionRuntime {
 
   /** Every event goes to the actor through here, so inputs given meanwhile (from listeners) can wait their turn. */
   #send(event: SessionEvent): void {
-    // Activity marks go first, so every event sees the activity that came before it; a later output
-    // event of the same engine marks that activity itself (every live-engine event does, in `act`).
-    const mark = this.#pendingActivity;
-    if (mark) {
-      if (CARRIES_ACTIVITY.has(event.type) && 'gen' in event && event.gen === mark.gen && event.at >= mark.at) this.#pendingActivity = undefined;
-      else this.#flushActivity();
-    }
+    // Pending agent output goes first, so every event sees the output that came before it.
+    if (this.#pendingOutput) this.#flushOutput();
     this.#depth += 1;
     try {
       this.actor.send(event);
@@ -599,46 +601,48 @@ export class SessionRuntime {
     }
     if (event.type === 'exited') this.#engines.delete(gen);
     if (this.isDone) return;
+    // Any other event (or another generation's) comes after the output before it: its statechart
+    // handling, and its notice too (so a transcript entry of that output is out before it).
+    const pending = this.#pendingOutput;
+    if (pending && (pending.gen !== gen || !isBatchableOutput(event))) this.#flushOutput();
+    if (this.isDone) return;
     const context = this.actor.getSnapshot().context;
     if (context.liveGen !== gen) {
       this.#send(event); // stale: the statechart ignores it (one failed guard)
       return;
     }
     this.#notify('agentEvent', event);
-    // A text delta carries no policy: once the thinking indicator is on, all it does to the
-    // statechart is mark activity. Such marks are coalesced into one `activity` event, sent before
-    // the next event of any kind (timers included) and at the latest on the next turn of the event
-    // loop, so the stall watchdog and the indicator see the same activity times without a
-    // transition per delta. A `thinking` start while the indicator is already on is the same: a
-    // sign of life and nothing else (policy.noteActivity changes nothing then).
-    if ((event.type === 'text_delta' || (event.type === 'thinking' && event.active)) && context.thinking) {
-      this.#noteActivity(gen, event.at);
+    // Output the statechart handles alike in every state (text and thinking deltas, messages, tool
+    // calls and results: agent-output.ts) is handed over in batches: consecutive events of the
+    // live engine go in as one `agent_output` event, one transition instead of one per event. A
+    // batch goes in before the next event of any kind (inputs, timers, store results, the engine's
+    // other events: see #send), and at the latest on the next turn of the event loop, so nothing
+    // overtakes it and the statechart's context lags behind by at most that.
+    if (isBatchableOutput(event)) {
+      const pending = this.#pendingOutput;
+      if (pending) pending.events.push(event);
+      else {
+        this.#pendingOutput = { gen, events: [event] };
+        // Not a microtask: engines that deliver each message in a promise job of its own (the ACP
+        // SDK) would flush after every event.
+        setImmediate(() => this.#flushOutput());
+      }
       return;
     }
     this.#send(event);
   }
 
-  #noteActivity(gen: number, at: number): void {
-    const pending = this.#pendingActivity;
-    if (pending && pending.gen === gen) {
-      pending.at = Math.max(pending.at, at);
-      return;
-    }
-    if (pending) this.#flushActivity();
-    this.#pendingActivity = { gen, at };
-    // Not a microtask: engines that deliver each message in a promise job of its own (the ACP SDK)
-    // would flush after every delta. Correctness does not depend on this flush (#send hands a mark
-    // over before any other event); it only bounds how long the statechart's context lags behind.
-    setImmediate(() => this.#flushActivity());
-  }
-
-  /** Hands a coalesced activity mark (if any) to the statechart. */
-  #flushActivity(): void {
-    const mark = this.#pendingActivity;
-    if (!mark) return;
-    this.#pendingActivity = undefined;
+  /** Hands pending agent output (if any) to the statechart: the event itself when alone, else one `agent_output`. */
+  #flushOutput(): void {
+    const pending = this.#pendingOutput;
+    if (!pending) return;
+    this.#pendingOutput = undefined;
     if (this.isDone) return;
-    this.#send({ type: 'activity', gen: mark.gen, at: mark.at });
+    const { gen, events } = pending;
+    if (events.length === 1) return this.#send(events[0]!);
+    let at = events[0]!.at;
+    for (const event of events) if (event.at > at) at = event.at;
+    this.#send({ type: 'agent_output', gen, at, events });
   }
 
   #setTimer(id: string, deadline: number): void {
@@ -666,7 +670,7 @@ export class SessionRuntime {
     // Journal first: a restored session's first write (it records what recovery closed), and a write
     // recording a delivery check (a message about to go out again), wait for those entries, so a
     // later restore never finds the state ahead of the journal on them (the journal is what tells it).
-    const journalFirst = this.#journalFirst ?? (index === 0 && this.#opts.input.restored ? this.#journalChain : undefined);
+    const journalFirst = this.#journalFirst ?? (index === 0 && this.#opts.input.restored ? this.#closeAppendBatch() : undefined);
     this.#journalFirst = undefined;
     this.#persistChain = this.#persistChain.then(async () => {
       if (this.#fenced) return;
@@ -713,25 +717,59 @@ export class SessionRuntime {
     const delivery = entry.type === 'user_message' && (entry.payload as { recovered?: unknown } | null)?.recovered !== true;
     const stored = delivery ? this.#afterWrite(this.#writesIssued, 'journal') : undefined;
     // Appends are issued in order without waiting for the previous one to be durable (the journal
-    // keeps call order, and FileJournal group-commits what arrives meanwhile): `#journalIssue`
-    // orders the issuing, `#journalChain` still settles only once every entry so far is durable.
-    const issued = this.#journalIssue.then(async (): Promise<{ appended: Promise<unknown> } | undefined> => {
+    // keeps call order, and FileJournal group-commits what arrives meanwhile). Entries appended
+    // while the previous batch is still being issued join one batch: one link of `#journalIssue`
+    // (which orders the issuing) and of `#journalChain` (which settles only once every entry so far
+    // is durable) per batch, not per entry: a dense stream appends thousands of entries a second.
+    let batch = this.#appendBatch;
+    if (!batch) {
+      const entries: PendingAppend[] = [];
+      batch = this.#appendBatch = entries;
+      const issued = this.#journalIssue.then(() => this.#issueAppends(entries));
+      this.#journalIssue = issued.then(() => undefined);
+      const durable = issued.then((appended) => Promise.all(appended));
+      this.#journalChain = Promise.all([this.#journalChain, durable]).then(() => undefined);
+    }
+    batch.push({ entry, stored });
+    // A held entry ends its batch: what follows is issued after it anyway, and a write waiting for
+    // `#journalChain` (below) must never wait for an entry that itself waits for a later write.
+    if (stored) this.#appendBatch = undefined;
+    if (entry.type === 'delivery_checked') this.#journalFirst = this.#closeAppendBatch();
+  }
+
+  /** The batch being filled is closed; returns `#journalChain`, which then covers every entry appended so far and no later one. */
+  #closeAppendBatch(): Promise<void> {
+    this.#appendBatch = undefined;
+    return this.#journalChain;
+  }
+
+  /** Issues one batch of appends in order; resolves with their durability (a failure is reported, not thrown). */
+  async #issueAppends(entries: PendingAppend[]): Promise<Promise<unknown>[]> {
+    if (this.#appendBatch === entries) this.#appendBatch = undefined; // Nothing joins a batch once it is being issued.
+    const appended: Promise<unknown>[] = [];
+    for (const { entry, stored } of entries) {
       if (stored) await stored;
-      try {
-        await this.#ensureLease();
-      } catch (error) {
-        this.#journalFailed(error);
-        return undefined;
+      // The lease is asked about only when it is not trusted any more (a sync check first: no await per entry).
+      if (this.#lease && !this.#fenced && performance.now() >= this.#leaseTrustedUntil) {
+        try {
+          await this.#ensureLease();
+        } catch (error) {
+          this.#journalFailed(error);
+          continue;
+        }
       }
-      if (this.#fenced) return undefined;
+      if (this.#fenced) continue;
       // The fence rides along: a journal that can check it with the write (PostgresJournal) refuses a stale owner itself.
       const fence = this.#lease?.fence;
-      return { appended: fence === undefined ? this.#opts.journal.append(entry) : this.#opts.journal.append(entry, { fence }) };
-    });
-    this.#journalIssue = issued.then(() => undefined);
-    const durable = issued.then((issue) => issue?.appended.catch((error: unknown) => this.#journalFailed(error)));
-    this.#journalChain = Promise.all([this.#journalChain, durable]).then(() => undefined);
-    if (entry.type === 'delivery_checked') this.#journalFirst = this.#journalChain;
+      let append: Promise<unknown>;
+      try {
+        append = fence === undefined ? this.#opts.journal.append(entry) : this.#opts.journal.append(entry, { fence });
+      } catch (error) {
+        append = Promise.reject(error);
+      }
+      appended.push(append.catch((error: unknown) => this.#journalFailed(error)));
+    }
+    return appended;
   }
 
   #journalFailed(error: unknown): void {

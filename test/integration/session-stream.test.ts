@@ -205,13 +205,15 @@ describe('events(): a consumer that stalls', () => {
       if (i === 150) engine.inject({ type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } });
     }
     engine.inject({ type: 'message', role: 'assistant', id: 'm1', blocks: [{ type: 'text', text }] });
-    const all = notices.slice(from);
     const stalled = [];
     for (;;) {
       const next = await Promise.race([stream.next(), tick().then(() => undefined)]);
       if (next === undefined) break; // caught up
       stalled.push(next.value as StreamNotice);
     }
+    // Everything the session said, taken once it said it all: the transcript entries of batched
+    // agent output follow on the next turn of the event loop (src/actors/agent-output.ts).
+    const all = notices.slice(from);
     const got = [first.value as StreamNotice, ...stalled];
 
     // Durable notices: every one, in the same order.
@@ -240,6 +242,7 @@ describe('events(): a consumer that stalls', () => {
     const stream = session.events({ maxBuffered: 20 });
     const from = notices.length;
     for (let i = 0; i < 40; i++) engine.inject({ type: 'tool_call', callId: `c${i}`, toolName: 'Bash', input: { i } });
+    await tick(); // the batch of tool calls reaches the statechart: their transcript entries
     const all = notices.slice(from);
     // Each tool_call is an agent notice and a transcript entry (and the first turns the thinking indicator on).
     expect(all.filter((n) => n.type !== 'thinking')).toHaveLength(80);

@@ -247,6 +247,14 @@ export class Sut {
         else this.runtime.deliver(event);
         break;
       }
+      case 'agent_output': {
+        // Output that arrives in one go: injected without a pause, so the runtime batches it.
+        const engine = this.runtime.engine(event.gen) ? this.engineFor(event.gen) : undefined;
+        if (engine) {
+          for (const { gen: _gen, at: _at, ...body } of event.events) engine.inject(body as AgentEventBody);
+        } else this.runtime.deliver({ ...event, at: this.clock.now() });
+        break;
+      }
       default: {
         const { gen, at: _at, ...body } = event;
         const engine = this.runtime.engine(gen) ? this.engineFor(gen) : undefined;

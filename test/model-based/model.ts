@@ -100,6 +100,17 @@ export function eventsFor(s: Snapshot): SessionEvent[] {
       { type: 'agent_mode', gen, at, modeId: 'plan' },
       { type: 'available_commands', gen, at, commands: [{ name: 'init', description: 'write AGENTS.md' }] },
       { type: 'context_usage', gen, at, usedTokens: 1_200, windowTokens: 200_000 },
+      // Output arriving together: the runtime hands it over as one event (src/actors/agent-output.ts).
+      {
+        type: 'agent_output',
+        gen,
+        at,
+        events: [
+          { type: 'thinking', gen, at, active: true },
+          { type: 'message', gen, at, role: 'assistant', id: 'a2', blocks: [{ type: 'text', text: 'batched' }] },
+          { type: 'tool_call', gen, at, callId: 'c2', toolName: 'Bash', input: { command: 'pwd' } },
+        ],
+      },
     );
     // Local mode: one dialog at a time is on the terminal (a second one adds states, not transitions).
     if (Object.keys(c.requests).length < (s.value !== null && typeof s.value === 'object' && 'local' in s.value ? 1 : 2)) {

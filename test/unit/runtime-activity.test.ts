@@ -1,8 +1,9 @@
 /**
- * Text deltas on the hot path (issue 11): once the thinking indicator is on, a delta reaches the
- * statechart only as a coalesced activity mark, never as a transition of its own. These tests hold
- * what that must not change: every delta still reaches observers, the stall watchdog and the
- * thinking indicator measure quiet from the last delta, and no event overtakes an earlier mark.
+ * Agent output on the hot path (issues 11 and 24): consecutive text deltas (and the other output
+ * of src/actors/agent-output.ts) reach the statechart as one `agent_output` batch, not as a
+ * transition each. These tests hold what that must not change: every delta still reaches
+ * observers, the stall watchdog and the thinking indicator measure quiet from the last delta, and
+ * no event overtakes output that came before it.
  */
 import type { InspectionEvent } from 'xstate';
 import { describe, expect, it } from 'vitest';
@@ -69,15 +70,16 @@ async function runningSession() {
 const delta = (text: string): AgentEventBody => ({ type: 'text_delta', messageId: 'm1', text });
 
 describe('SessionRuntime: coalesced text-delta activity', () => {
-  it('delivers every delta to observers while the statechart gets one transition for the first and marks for the rest', async () => {
+  it('delivers every delta to observers while the statechart gets one transition for all of them', async () => {
     const s = await runningSession();
     expect(s.context().phase).toBe('running');
     for (let i = 0; i < 1000; i++) s.inject(delta(`t${i} `));
     await tick();
     expect(s.seen.filter((e) => e.type === 'text_delta')).toHaveLength(1000);
-    expect(s.received.get('text_delta')).toBe(1); // the one that turned the indicator on
-    expect(s.received.get('activity') ?? 0).toBeLessThanOrEqual(1); // all others, in one mark
+    expect(s.received.get('text_delta') ?? 0).toBe(0);
+    expect(s.received.get('agent_output')).toBe(1); // all of them, in one batch
     expect(s.thinking).toEqual([true]);
+    expect(s.context().lastActivityAt).toBe(s.clock.now());
   });
 
   it('keeps the stall watchdog measuring from the last delta', async () => {
@@ -102,9 +104,10 @@ describe('SessionRuntime: coalesced text-delta activity', () => {
 
   it('sees a mark taken in the same tick as a timer that fires right after it', async () => {
     const s = await runningSession();
-    s.inject(delta('a')); // indicator on, thinking timer armed for +THINKING_CLEAR_MS
+    s.inject(delta('a'));
+    await tick(); // indicator on, thinking timer armed for +THINKING_CLEAR_MS
     s.clock.advance(THINKING_CLEAR_MS - 1);
-    s.inject(delta('b')); // coalesced: still pending when the clock moves on synchronously
+    s.inject(delta('b')); // batched: still pending when the clock moves on synchronously
     s.clock.advance(1); // the thinking timer fires now: it must see 'b' and re-arm, not clear
     expect(s.thinking).toEqual([true]);
     s.clock.advance(THINKING_CLEAR_MS - 2);
@@ -118,6 +121,7 @@ describe('SessionRuntime: coalesced text-delta activity', () => {
   it('turns the indicator on again for a delta after it cleared', async () => {
     const s = await runningSession();
     s.inject(delta('a'));
+    await tick();
     s.clock.advance(THINKING_CLEAR_MS);
     await tick();
     expect(s.thinking).toEqual([true, false]);
@@ -136,7 +140,35 @@ describe('SessionRuntime: coalesced text-delta activity', () => {
     s.inject({ type: 'turn_complete', status: 'completed', usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 } });
     expect(s.context().phase).toBe('idle');
     expect(s.context().lastActivityAt).toBe(s.clock.now());
-    // The mark went in before turn_complete: the statechart saw activity, then the turn's end.
-    expect(s.received.get('activity')).toBe(1);
+    // The batch went in before turn_complete: the statechart saw the output, then the turn's end.
+    expect(s.received.get('agent_output')).toBe(1);
+  });
+
+  it('applies a batch of mixed output as one event per transition would: every entry, in order, with its own time', async () => {
+    const s = await runningSession();
+    const journaled: { type: string; ts: number }[] = [];
+    s.runtime.observe({ effect: (e) => void (e.type === 'transcript.emit' && journaled.push({ type: e.entry.type, ts: e.entry.ts })) });
+    const t = s.clock.now();
+    s.inject({ type: 'thinking', active: true });
+    s.clock.advance(10);
+    s.inject({ type: 'message', role: 'assistant', id: 'a1', blocks: [{ type: 'thinking', text: 'hmm' }] });
+    s.inject({ type: 'thinking', active: false });
+    s.clock.advance(10);
+    s.inject(delta('x'));
+    s.inject({ type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } });
+    s.clock.advance(10);
+    s.inject({ type: 'tool_result', callId: 'c1', status: 'completed', output: 'ok', isError: false });
+    expect(journaled).toEqual([]); // still pending: nothing overtook it, nothing forced it in
+    await tick();
+    expect(s.received.get('agent_output')).toBe(1);
+    expect(journaled).toEqual([
+      { type: 'message', ts: t + 10 },
+      { type: 'tool_call', ts: t + 20 },
+      { type: 'tool_result', ts: t + 30 },
+    ]);
+    // thinking on, off (the message's), on again (the delta's): as three transitions would have left it.
+    expect(s.thinking).toEqual([true, false, true]);
+    expect(s.context().lastActivityAt).toBe(t + 30);
+    expect(s.context().seq).toBeGreaterThanOrEqual(3);
   });
 });

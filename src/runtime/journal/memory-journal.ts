@@ -3,6 +3,7 @@
  * copied in and out, so later mutation by either side cannot rewrite history.
  */
 import type { JournaledEntry, TranscriptEntry } from '../../events/transcript-entry.js';
+import { copyPlain } from './copy-plain.js';
 import { JournalWatchers, selectRange, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
 
 export interface MemoryJournalOptions {
@@ -24,7 +25,7 @@ export class MemoryJournal implements TranscriptJournal {
   async append(entry: TranscriptEntry): Promise<number> {
     const seq = (this.#lastSeq.get(entry.sessionId) ?? 0) + 1;
     this.#lastSeq.set(entry.sessionId, seq);
-    const stored: JournaledEntry = { ...structuredClone(entry), seq };
+    const stored: JournaledEntry = { ...copyPlain(entry), seq };
     const entries = this.#sessions.get(entry.sessionId) ?? [];
     entries.push(stored);
     if (entries.length > this.#max) entries.splice(0, entries.length - this.#max);
@@ -34,7 +35,7 @@ export class MemoryJournal implements TranscriptJournal {
   }
 
   async read(sessionId: string, range?: JournalRange): Promise<TranscriptEntry[]> {
-    return structuredClone(selectRange(this.#sessions.get(sessionId) ?? [], range));
+    return copyPlain(selectRange(this.#sessions.get(sessionId) ?? [], range));
   }
 
   async bounds(sessionId: string): Promise<JournalBounds> {
