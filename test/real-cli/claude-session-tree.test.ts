@@ -23,7 +23,9 @@ describe('session tree with the real Claude Code CLI', () => {
 
   const idle = (s: Session) => s.waitFor('status', (n) => n.phase === 'idle' || n.phase === 'hibernated', { timeoutMs: 30_000 });
 
-  it('enter a sub-agent, talk to it, exit: the parent continues as the same session, its result delivered once', async () => {
+  // Three Claude CLI starts in a row (parent, child, the parent resumed) and waits of up to 60 s of
+  // its own: 60 s in all was too short beside the suite on a loaded 2-core machine (timed out twice at load 20).
+  it('enter a sub-agent, talk to it, exit: the parent continues as the same session, its result delivered once', { timeout: 180_000 }, async () => {
     const work = join(bench.root, 'work');
     mkdirSync(work, { recursive: true });
     const env = hermeticClaudeEnv({ port: bench.mock.port, root: bench.root });
