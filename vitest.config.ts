@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -16,6 +17,10 @@ export default defineConfig({
     globalSetup: ['./test/support/orphan-check.ts', './test/support/pinned-agents-setup.ts', './test/support/postgres-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Vitest's default is one worker fewer than the cores: ONE on a 2-core CI machine, which then
+    // mostly waits (on agent CLIs starting, sockets, child processes) with a core idle. Two files at
+    // a time there; as many as the default elsewhere. `--maxWorkers=1` restores the serial run.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default', './test/support/summary-reporter.ts'],
   },
 });

@@ -1,7 +1,17 @@
 #!/usr/bin/env node
-/** Executable entry of `ase`: runs `main` and turns its result into an exit code. */
-import { AseError } from '../index.js';
-import { main } from './main.js';
+/**
+ * Executable entry of `ase`: turns on Node's compile cache, then runs `main` and turns its result
+ * into an exit code.
+ */
+import module from 'node:module';
+
+// Every start loads some 500 modules; Node's on-disk compile cache (under the OS temp dir, off with
+// NODE_DISABLE_COMPILE_CACHE=1) spares compiling them again: about 15% less CPU per start (measured
+// 1.63 s → 1.38 s for `ase --version`, mean of 6, on a loaded 2-core machine). It must be on before
+// they load, hence the dynamic imports.
+module.enableCompileCache?.();
+const { AseError } = await import('../index.js');
+const { main } = await import('./main.js');
 
 main(process.argv.slice(2)).then(
   (code) => {

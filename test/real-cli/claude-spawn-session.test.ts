@@ -5,16 +5,15 @@
  * CLI is asked with. The child is a node of the parent's session tree and is listed under its parent
  * by the supervisor, as a host-spawned child is; `session_status` tells the parent about it.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claudeEngine } from '../../src/engines/claude/index.js';
 import { codexEngine } from '../../src/engines/codex/index.js';
 import { createSupervisor, findSessionTree, subAgentTools, type AgentEvent, type Supervisor } from '../../src/index.js';
-import { lastUserText, startAnthropicMock, type AnthropicMock, type RecordedRequest } from '../mocks/anthropic-mock.js';
+import { lastUserText, type RecordedRequest } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
-import { processesUnder } from '../support/processes.js';
+import { useClaudeMockBench } from '../support/claude-mock-bench.js';
 import { startOpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { hermeticCodex } from '../support/codex-hermetic.js';
 
@@ -28,34 +27,24 @@ function toolResultText(request: RecordedRequest): string {
 }
 
 describe('spawn_session with a real Claude parent', () => {
-  let mock: AnthropicMock;
-  let root: string;
   let sup: Supervisor | undefined;
-
-  beforeEach(async () => {
-    mock = await startAnthropicMock();
-    root = mkdtempSync(join(tmpdir(), 'ase-claude-spawn-'));
-  });
-  afterEach(async () => {
+  const bench = useClaudeMockBench('ase-claude-spawn-', async () => {
     await sup?.shutdown();
     sup = undefined;
-    await mock.close();
-    expect(processesUnder(root)).toEqual([]);
-    rmSync(root, { recursive: true, force: true });
   });
 
   it('the agent spawns a child; the child is in the tree and the list; its result reaches the parent once', async () => {
-    const work = join(root, 'work');
+    const work = join(bench.root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = hermeticClaudeEnv({ port: mock.port, root });
-    const dataDir = join(root, 'data');
+    const env = hermeticClaudeEnv({ port: bench.mock.port, root: bench.root });
+    const dataDir = join(bench.root, 'data');
     const supervisor = createSupervisor({ dataDir, engines: [claudeEngine({ bin: claudeBinary() })] });
     sup = supervisor;
     const parent = await supervisor.create({ agent: 'claude', workDir: work, engineOptions: { env }, sessionId: 'parent', tools: subAgentTools({ supervisor, agents: ['fake', 'claude'] }) });
     const events: AgentEvent[] = [];
     parent.on('agent', (n) => events.push(n.event));
 
-    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__spawn_session', input: { agent: 'fake', prompt: 'count the files' }, id: 'toolu_spawn1' }, (request) => ({
+    bench.mock.enqueue({ kind: 'tool_use', name: 'mcp__host__spawn_session', input: { agent: 'fake', prompt: 'count the files' }, id: 'toolu_spawn1' }, (request) => ({
       kind: 'text',
       text: `Spawned: ${toolResultText(request)}`,
     }));
@@ -68,9 +57,9 @@ describe('spawn_session with a real Claude parent', () => {
 
     // The child's answer arrives at the parent as a queued message: the parent's CLI is asked with it.
     const isDelivery = (r: RecordedRequest) => r.body?.stream === true && lastUserText(r.body).startsWith(`[sub-agent ${childId}`);
-    await expect.poll(() => mock.requests.some(isDelivery), { timeout: 60_000, interval: 100 }).toBe(true);
+    await expect.poll(() => bench.mock.requests.some(isDelivery), { timeout: 60_000, interval: 100 }).toBe(true);
     await parent.waitFor('status', (n) => n.phase === 'idle', { timeoutMs: 60_000 });
-    const delivery = mock.requests.find(isDelivery)!;
+    const delivery = bench.mock.requests.find(isDelivery)!;
     expect(lastUserText(delivery.body)).toBe(`[sub-agent ${childId} (call toolu_spawn1) finished]\necho: count the files`);
 
     // A node of the parent's tree, completed and delivered; listed under its parent like a host-spawned child.
@@ -83,26 +72,26 @@ describe('spawn_session with a real Claude parent', () => {
     expect(listed).toMatchObject({ agent: 'fake', parentId: 'parent', parentCallId: 'toolu_spawn1' });
 
     // session_status tells the parent where its child stands.
-    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__session_status', input: { id: childId }, id: 'toolu_status' }, (request) => ({ kind: 'text', text: `Status: ${toolResultText(request)}` }));
+    bench.mock.enqueue({ kind: 'tool_use', name: 'mcp__host__session_status', input: { id: childId }, id: 'toolu_status' }, (request) => ({ kind: 'text', text: `Status: ${toolResultText(request)}` }));
     const status = await parent.run('how is it going?');
     expect(JSON.parse(status.text.replace(/^Status: /, ''))).toMatchObject({ sessionId: childId, agent: 'fake', tree: 'completed', result: 'echo: count the files' });
 
     // Exactly once, even after more turns.
-    expect(mock.requests.filter(isDelivery)).toHaveLength(1);
+    expect(bench.mock.requests.filter(isDelivery)).toHaveLength(1);
   });
 
   it('an engine that is not offered, or another session, is refused as an error result', async () => {
-    const work = join(root, 'work');
+    const work = join(bench.root, 'work');
     mkdirSync(work, { recursive: true });
-    const env = hermeticClaudeEnv({ port: mock.port, root });
-    const supervisor = createSupervisor({ dataDir: join(root, 'data'), engines: [claudeEngine({ bin: claudeBinary() })] });
+    const env = hermeticClaudeEnv({ port: bench.mock.port, root: bench.root });
+    const supervisor = createSupervisor({ dataDir: join(bench.root, 'data'), engines: [claudeEngine({ bin: claudeBinary() })] });
     sup = supervisor;
     await supervisor.create({ agent: 'fake', workDir: work, sessionId: 'stranger' });
     const parent = await supervisor.create({ agent: 'claude', workDir: work, engineOptions: { env }, sessionId: 'p2', tools: subAgentTools({ supervisor, agents: ['fake'] }) });
     const echoResult = (request: RecordedRequest) => ({ kind: 'text' as const, text: `Got: ${toolResultText(request)}` });
-    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__spawn_session', input: { agent: 'codex', prompt: 'x' } }, echoResult);
+    bench.mock.enqueue({ kind: 'tool_use', name: 'mcp__host__spawn_session', input: { agent: 'codex', prompt: 'x' } }, echoResult);
     expect((await parent.run('spawn codex')).text).toBe('Got: agent "codex" is not offered here (offered: fake)');
-    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__session_status', input: { id: 'stranger' } }, echoResult);
+    bench.mock.enqueue({ kind: 'tool_use', name: 'mcp__host__session_status', input: { id: 'stranger' } }, echoResult);
     expect((await parent.run('peek')).text).toBe('Got: no sub-agent "stranger" of this session');
     expect((await supervisor.list()).filter((s) => s.parentId === 'p2')).toEqual([]);
   });
@@ -110,26 +99,26 @@ describe('spawn_session with a real Claude parent', () => {
   it('a Claude parent spawns a Codex child (real codex app-server); its answer reaches the parent once', { timeout: 150_000, retry: 1 }, async () => {
     const openai = await startOpenAIResponsesMock();
     try {
-      const work = join(root, 'work');
+      const work = join(bench.root, 'work');
       mkdirSync(work, { recursive: true });
-      const env = hermeticClaudeEnv({ port: mock.port, root });
-      const codex = hermeticCodex({ root: join(root, 'codex'), baseUrl: openai.providerBaseUrl });
-      const supervisor = createSupervisor({ dataDir: join(root, 'data'), engines: [claudeEngine({ bin: claudeBinary() }), codexEngine()] });
+      const env = hermeticClaudeEnv({ port: bench.mock.port, root: bench.root });
+      const codex = hermeticCodex({ root: join(bench.root, 'codex'), baseUrl: openai.providerBaseUrl });
+      const supervisor = createSupervisor({ dataDir: join(bench.root, 'data'), engines: [claudeEngine({ bin: claudeBinary() }), codexEngine()] });
       sup = supervisor;
       const tools = subAgentTools({ supervisor, agents: ['codex'], childOptions: () => ({ engineOptions: { bin: codex.bin, env: codex.env } }) });
       const parent = await supervisor.create({ agent: 'claude', workDir: work, engineOptions: { env }, sessionId: 'cp', tools });
-      mock.enqueue({ kind: 'tool_use', name: 'mcp__host__spawn_session', input: { agent: 'codex', prompt: 'review the diff', workDir: codex.workDir }, id: 'toolu_cx' }, (request) => ({
+      bench.mock.enqueue({ kind: 'tool_use', name: 'mcp__host__spawn_session', input: { agent: 'codex', prompt: 'review the diff', workDir: codex.workDir }, id: 'toolu_cx' }, (request) => ({
         kind: 'text',
         text: `Spawned: ${toolResultText(request)}`,
       }));
       const turn = await parent.run('get a second opinion');
       const childId = (JSON.parse(turn.text.replace(/^Spawned: /, '')) as { sessionId: string }).sessionId;
       const isDelivery = (r: RecordedRequest) => r.body?.stream === true && lastUserText(r.body).startsWith(`[sub-agent ${childId}`);
-      await expect.poll(() => mock.requests.some(isDelivery), { timeout: 90_000, interval: 200 }).toBe(true);
-      expect(lastUserText(mock.requests.find(isDelivery)!.body)).toBe(`[sub-agent ${childId} (call toolu_cx) finished]\nEcho: review the diff`);
+      await expect.poll(() => bench.mock.requests.some(isDelivery), { timeout: 90_000, interval: 200 }).toBe(true);
+      expect(lastUserText(bench.mock.requests.find(isDelivery)!.body)).toBe(`[sub-agent ${childId} (call toolu_cx) finished]\nEcho: review the diff`);
       await parent.waitFor('status', (n) => n.phase === 'idle', { timeoutMs: 60_000 });
       expect((await supervisor.list()).find((s) => s.sessionId === childId)).toMatchObject({ agent: 'codex', parentId: 'cp', parentCallId: 'toolu_cx' });
-      expect(mock.requests.filter(isDelivery)).toHaveLength(1);
+      expect(bench.mock.requests.filter(isDelivery)).toHaveLength(1);
     } finally {
       await sup?.shutdown();
       sup = undefined;

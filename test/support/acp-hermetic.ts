@@ -28,29 +28,41 @@ function dirs(root: string): { home: string; tmp: string; work: string } {
   return d;
 }
 
-/** gemini-cli 0.61.0 `--acp` against the Gemini mock (`GOOGLE_GEMINI_BASE_URL` = auth type gateway). */
-export function hermeticGemini({ port, root }: { port: number; root: string }): AcpHermetic {
-  const { home, tmp, work } = dirs(root);
-  mkdirSync(join(home, '.gemini'), { recursive: true });
+/**
+ * An agent's whole environment, from scratch: a fixed PATH, its own HOME and TMPDIR, C.UTF-8, the
+ * variables pointing it at the mock, and the suite's orphan-check marker.
+ */
+function agentEnv({ home, tmp }: { home: string; tmp: string }, own: Record<string, string>): Record<string, string> {
+  return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: home, TMPDIR: tmp, LANG: 'C.UTF-8', ...own, ...testRunEnv() };
+}
+
+/**
+ * Writes `<home>/<dir>/settings.json` with no usage statistics, no telemetry and no update checks
+ * (gemini-cli and Qwen Code, its fork, read the same keys), plus the agent's own `extra` settings.
+ */
+function writeQuietSettings(home: string, dir: string, extra: Record<string, unknown> = {}): void {
+  mkdirSync(join(home, dir), { recursive: true });
   writeFileSync(
-    join(home, '.gemini', 'settings.json'),
+    join(home, dir, 'settings.json'),
     JSON.stringify({
+      ...extra,
       privacy: { usageStatisticsEnabled: false },
       telemetry: { enabled: false },
       general: { disableAutoUpdate: true, disableUpdateNag: true },
     }),
   );
-  const env: Record<string, string> = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    TMPDIR: tmp,
-    LANG: 'C.UTF-8',
+}
+
+/** gemini-cli 0.61.0 `--acp` against the Gemini mock (`GOOGLE_GEMINI_BASE_URL` = auth type gateway). */
+export function hermeticGemini({ port, root }: { port: number; root: string }): AcpHermetic {
+  const { home, tmp, work } = dirs(root);
+  writeQuietSettings(home, '.gemini');
+  const env = agentEnv({ home, tmp }, {
     GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${port}`,
     GEMINI_API_KEY: 'mock-key',
     GEMINI_CLI_TRUST_WORKSPACE: 'true',
     GEMINI_CLI_NO_RELAUNCH: 'true',
-    ...testRunEnv(),
-  };
+  });
   return { root, home, work, env };
 }
 
@@ -77,18 +89,13 @@ export function hermeticOpencode({ port, root }: { port: number; root: string })
     },
     permission: { bash: 'ask', edit: 'ask' },
   };
-  const env: Record<string, string> = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    TMPDIR: tmp,
-    LANG: 'C.UTF-8',
+  const env = agentEnv({ home, tmp }, {
     OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
     OPENCODE_DISABLE_MODELS_FETCH: '1',
     OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
     OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
     OPENCODE_DISABLE_SHARE: '1',
-    ...testRunEnv(),
-  };
+  });
   return { root, home, work, env };
 }
 
@@ -100,26 +107,12 @@ export function isMainOpencodeRequest(request: { body?: { tools?: unknown } }): 
 /** Qwen Code 0.24.4 (`--acp`) against the OpenAI chat-completions mock (`OPENAI_BASE_URL`, auth type `openai`). */
 export function hermeticQwen({ baseUrl, root }: { baseUrl: string; root: string }): AcpHermetic {
   const { home, tmp, work } = dirs(root);
-  mkdirSync(join(home, '.qwen'), { recursive: true });
-  writeFileSync(
-    join(home, '.qwen', 'settings.json'),
-    JSON.stringify({
-      security: { auth: { selectedType: 'openai' } },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-      general: { disableAutoUpdate: true, disableUpdateNag: true },
-    }),
-  );
-  const env: Record<string, string> = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    TMPDIR: tmp,
-    LANG: 'C.UTF-8',
+  writeQuietSettings(home, '.qwen', { security: { auth: { selectedType: 'openai' } } });
+  const env = agentEnv({ home, tmp }, {
     OPENAI_API_KEY: 'mock-key',
     OPENAI_BASE_URL: baseUrl,
     OPENAI_MODEL: 'mock-model',
-    ...testRunEnv(),
-  };
+  });
   return { root, home, work, env };
 }
 

@@ -1,0 +1,95 @@
+/**
+ * The real-agent test of an ACP preset whose agent talks to one scripted mock model (acp-opencode,
+ * acp-qwen): a bench per test (temp root, the mock, the hermetic HOME), the ACP scenario suite on
+ * one engine process (its traffic recorded as the agent's fixture), and the kit's conformance
+ * checks. Each file supplies only what differs: its mock, how the model is scripted, how a turn is
+ * made to stall, which of the agent's requests are its turns.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acpEngine, type AcpPresetName } from '../../src/engines/acp/index.js';
+import { engineConformance, registerWithVitest } from '../../src/testing.js';
+import { AcpAgentBench, type AgentMock } from './acp-agent-bench.js';
+import type { AcpHermetic } from './acp-hermetic.js';
+import { runScenarioSuite, type ScriptedModel } from './acp-scenarios.js';
+import { processesUnder } from './processes.js';
+
+export interface PresetAgent<M extends AgentMock> {
+  /** The describe's title. */
+  title: string;
+  preset: AcpPresetName;
+  startMock(): Promise<M>;
+  /** The agent's HOME, work dir and environment below `root`, pointed at `mock`. */
+  hermetic(mock: M, root: string): AcpHermetic;
+  /** How the test scripts the agent's model through `mock`. */
+  model(mock: M): ScriptedModel;
+  /** The agent's own turn requests so far (not its helper calls: titles, suggestions). */
+  turnRequests(mock: M): number;
+  /** Scripts an answer that does not end before the check aborts it. */
+  stall(mock: M): void;
+  /** The engine reports per-turn token usage (default true). */
+  reportsUsage?: boolean;
+  /** Prints what helps explain a failed scenario run (which request took which answer). */
+  explainFailure?(mock: M): void;
+}
+
+/** Under load the agent takes seconds to settle a cancel: the engine waits for it rather than kill it. */
+const CANCEL_TIMEOUT_MS = 60_000;
+
+/** Registers the describe: the scenario suite, then the conformance checks, each on a fresh bench. */
+export function describePresetAgent<M extends AgentMock>(agent: PresetAgent<M>): void {
+  describe(agent.title, () => {
+    let bench: AcpAgentBench<M>;
+    let h: AcpHermetic;
+
+    beforeEach(async () => {
+      bench = await AcpAgentBench.open(`ase-acp-${agent.preset}-`, () => agent.startMock());
+      h = agent.hermetic(bench.mock, bench.root);
+    });
+
+    afterEach(async () => {
+      await bench.close();
+    });
+
+    // The agent takes 30-60 s to start on a loaded 2-core machine (measured: opencode's initialize 32-37 s at load 22).
+    it('text, thinking, tool allowed/rejected, cancel mid-stream and at a permission (fixture recorded)', { timeout: 900_000 }, async () => {
+      const setup = { work: h.work, options: { preset: agent.preset, env: h.env, cancelTimeoutMs: CANCEL_TIMEOUT_MS }, model: agent.model(bench.mock), close: async () => undefined };
+      const timings = await runScenarioSuite(agent.preset, bench.root, setup, { thinking: true }).catch((error: unknown) => {
+        agent.explainFailure?.(bench.mock);
+        throw error;
+      });
+      console.log(`[acp-${agent.preset}] timings ${JSON.stringify(timings)}`);
+      expect(agent.turnRequests(bench.mock)).toBeGreaterThan(0);
+    });
+
+    // The kit's checks that apply to a real CLI (no bad output: the agent cannot be made to print it).
+    registerWithVitest(
+      engineConformance(acpEngine({ preset: agent.preset }), {
+        name: `acp preset ${agent.preset}`,
+        workDir: () => h.work,
+        engineOptions: () => ({ env: h.env, cancelTimeoutMs: CANCEL_TIMEOUT_MS }),
+        driver: () => {
+          const model = agent.model(bench.mock);
+          return {
+            text: (answer) => model.text(answer),
+            permission: (command, then) => {
+              model.shell(command);
+              model.text(then);
+            },
+            stall: () => {
+              const before = agent.turnRequests(bench.mock);
+              agent.stall(bench.mock);
+              const stalled = (async () => {
+                while (agent.turnRequests(bench.mock) <= before) await new Promise((r) => setTimeout(r, 20));
+              })();
+              return { stalled };
+            },
+          };
+        },
+        leftovers: () => processesUnder(bench.root),
+        turnTimeoutMs: 120_000,
+        ...(agent.reportsUsage === false && { reportsUsage: false }),
+      }),
+      { describe, it },
+    );
+  });
+}
