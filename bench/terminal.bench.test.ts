@@ -5,6 +5,11 @@
  * WebSocket out. Twice: with `cat` in a PTY attached to the session's terminal (the server's own
  * cost: the line discipline echoes at once), and with the real pinned Claude Code's terminal UI in
  * local mode (its mock Messages API, loopback only), whose Ink renderer redraws the input box.
+ * Then the handoff on the same Claude Code session, a few rounds: the phone's "take control"
+ * (`POST …/mode {to:'remote'}`, what the page's button sends) until the session is remote and idle
+ * (its stream-json agent ready for a message), and the desk's key (the writer's `{type:'mode',
+ * to:'local'}`, what `ase attach` sends on a key under the banner) until the terminal UI is drawn
+ * again (its prompt in the output, the terminal running).
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -26,6 +31,8 @@ const KEYS = 200;
 const KEYS_TYPED = 'qxzjkv';
 /** Output without its escape sequences (CSI, OSC): only what is drawn as text. */
 const visible = (text: string) => text.replace(/\x1b\[[0-9;?<>=]*[ -/]*[@-~]/g, '').replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, '').replace(/\x1b[()][0-9A-Za-z]|\x1b[=>78]/g, '');
+/** Handoff rounds: each starts an agent process (a remote one, then the terminal UI again). */
+const HANDOFFS = 5;
 const p99 = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.ceil(0.99 * samples.length) - 1]!;
 
 async function writer(server: RunningServer, id: string): Promise<TerminalTestClient> {
@@ -83,10 +90,38 @@ describe('the terminal through ase serve', () => {
       await new Promise((r) => setTimeout(r, 1000));
       // Ctrl-U clears the input line every 40 keys, so the box stays one line.
       const claudeSamples = await echoLatencies(claude, () => claude.type('\x15'));
+
+      // The handoff, both ways, on the same session.
+      const session = () => server.host.get(claudeId)!.snapshot();
+      const until = async (check: () => boolean, what: string, ms = 120_000) => {
+        for (const deadline = Date.now() + ms; !check(); await new Promise((r) => setTimeout(r, 5))) {
+          if (Date.now() > deadline) throw new Error(`never ${what}`);
+        }
+      };
+      const takeSamples: number[] = [];
+      const backSamples: number[] = [];
+      for (let round = 0; round < HANDOFFS; round++) {
+        const taken = performance.now();
+        const r = await fetch(`${server.url}/api/sessions/${claudeId}/mode`, { method: 'POST', headers, body: JSON.stringify({ to: 'remote' }) });
+        if (!r.ok) throw new Error(`take control: ${r.status} ${await r.text()}`);
+        await until(() => session().mode === 'remote' && session().phase === 'idle', 'remote and idle');
+        takeSamples.push(performance.now() - taken);
+        const from = claude.output().length;
+        const statusesBefore = claude.statuses.length;
+        const keyed = performance.now();
+        claude.control({ type: 'mode', to: 'local' });
+        await claude.waitFor(() => claude.statuses.slice(statusesBefore).some((st) => st.mode === 'local' && st.running) && visible(claude.output().slice(from)).includes('❯'), 'the terminal UI drawn again', 120_000);
+        backSamples.push(performance.now() - keyed);
+      }
       claude.close();
 
       expect(catSamples).toHaveLength(KEYS);
       expect(claudeSamples).toHaveLength(KEYS);
+      expect(takeSamples).toHaveLength(HANDOFFS);
+      const rounds = (samples: number[]) => {
+        const l = latency(samples);
+        return `p50 ${ms(l.p50)}, p99 ${ms(p99(samples))} (${samples.length} rounds: ${samples.map(ms).join(', ')})`;
+      };
       const row = (samples: number[]) => {
         const l = latency(samples);
         return `p50 ${ms(l.p50)}, p99 ${ms(p99(samples))}, max ${ms(l.max)} (${KEYS} keys)`;
@@ -94,14 +129,17 @@ describe('the terminal through ase serve', () => {
       const rows: Row[] = [
         { measurement: 'Keystroke → echo through the server, `cat` in a PTY', result: row(catSamples), meaning: "The server's own path (WebSocket in, room, PTY, mirror, WebSocket out): what the desk pays for going through ase serve." },
         { measurement: "Keystroke → echo through the server, Claude Code's terminal UI", result: row(claudeSamples), meaning: 'What the person at the desk feels: mostly the TUI redrawing its input box.' },
+        { measurement: 'Phone "take control" → remote ready, Claude Code', result: rounds(takeSamples), meaning: 'From the page\'s button (`POST …/mode`) to a session that takes a message: the terminal UI stopped, `claude --resume` in stream-json started. Measured on a loaded machine.' },
+        { measurement: 'Desk key → terminal UI drawn, Claude Code', result: rounds(backSamples), meaning: 'From the key under the banner to the resumed terminal UI on the desk\'s screen (its prompt drawn): the remote agent stopped, the TUI started with `--resume`. Measured on a loaded machine.' },
       ];
       writeSection(inject('benchResultsDir'), {
         id: 'terminal',
         order: 20,
-        title: 'Terminal through `ase serve`: keystroke → echo',
+        title: 'Terminal through `ase serve`: keystroke → echo, handoff',
         method:
           `One server (\`startServer\`, in-process), a writer on \`GET /api/sessions/:id/terminal\` (the \`ws\` client, as \`ase attach\`) at 100×30. It sends ${KEYS} keys one at a time and times each from the send to the first output frame holding the key. ` +
-          'First with `cat` in a PTY attached to a session\'s terminal (the line discipline echoes), then with the real pinned Claude Code in local mode (mock Messages API on loopback), its input line cleared every 40 keys.',
+          'First with `cat` in a PTY attached to a session\'s terminal (the line discipline echoes), then with the real pinned Claude Code in local mode (mock Messages API on loopback), its input line cleared every 40 keys. ' +
+          `Then ${HANDOFFS} handoff rounds on the same Claude Code session: \`POST …/mode {to:'remote'}\` until the snapshot says remote and idle, and the writer's \`{type:'mode', to:'local'}\` until a status frame says local and running and the output since holds the prompt (❯).`,
         rows,
       });
     } finally {
@@ -109,5 +147,5 @@ describe('the terminal through ase serve', () => {
       await mock.close();
       await fs.rm(tmp, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 600_000);
 });

@@ -46,7 +46,7 @@ export interface RunArgs {
   interactive: boolean;
   /** Record the agent traffic to this file (docs/recording.md). */
   record?: string;
-  /** Local mode: host the session here even when an `ase serve` runs on the data dir (default: go through it). */
+  /** Host the session here even when an `ase serve` runs on the data dir (default: go through it: local mode attaches, `--session-id` sends there). */
   noServer?: boolean;
   /** The `ase` arguments of this run, for the recording's header. */
   argv?: string[];

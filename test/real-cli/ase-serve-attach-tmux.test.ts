@@ -101,7 +101,8 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     const page: Page = await browser!.newPage({ viewport: { width: 1280, height: 800 } });
     const problems = watchPageProblems(page, server.url);
     await openSessionOnPage(page, server.pageUrl, id);
-    await page.waitForSelector('#terminal-panel', { state: 'visible' });
+    const pageState = async () => `status ${await page.textContent('#status')}; terminal ${await page.textContent('#terminal-state')}; problems ${JSON.stringify(problems)}`;
+    await expect.poll(() => page.isVisible('#terminal-panel'), { timeout: 60_000, message: await pageState() }).toBe(true);
     await expect.poll(() => transcriptText(page), { timeout: 30_000 }).toContain('Echo: hello from the desk');
     expect(await transcriptText(page)).toContain('hello from the desk');
     await expect.poll(() => terminalPanelText(page), { timeout: 30_000 }).toContain('Echo: hello from the desk');
