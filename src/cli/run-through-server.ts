@@ -3,7 +3,7 @@
  * server's (it holds the lease, the page and the phone watch it there), so this terminal does not
  * fight it for the session. It sends the message through the server (which opens the session if it
  * is only stored), streams the reply from the session's event stream as `ase run` prints a turn of
- * its own, answers permission prompts as `ase run` does (`--yes`, `--deny`, or y/n at a terminal),
+ * its own (`--json`: the AgentEvents as NDJSON), answers permission prompts as `ase run` does (`--yes`, `--deny`, or y/n at a terminal),
  * and exits with the turn's outcome. Ctrl-C asks the server to abort the turn; a second one stops
  * waiting (the turn goes on in the server).
  */
@@ -15,7 +15,7 @@ import { serverRequest, type ServerTarget } from './attach.js';
 import { NoticeRenderer, red, yellow, type Output } from './render.js';
 import type { RunArgs } from './run.js';
 
-/** The ephemeral `permission_prompt` frame's fields this command reads. */
+/** The `permission_request` entry's fields this command reads. */
 interface PromptFrame {
   requestId: string;
   toolName: string;
@@ -50,6 +50,12 @@ export async function runThroughServer(args: RunArgs & { sessionId: string }, se
   const answering: Promise<void>[] = [];
   let started = false;
   let sent = false;
+  /** Messages whose text deltas began before this turn was seen to start: printed whole from their entry instead. */
+  const unstreamed = new Set<string>();
+  const print = (event: AgentEvent) => {
+    if (args.json) output.out(`${JSON.stringify(event)}\n`);
+    else renderer.render({ type: 'agent', event } as SessionNotice);
+  };
   try {
     for await (const event of client.events(args.sessionId, { afterSeq, signal: stopWaiting.signal })) {
       if (event.type === 'live' && !sent) {
@@ -57,19 +63,30 @@ export async function runThroughServer(args: RunArgs & { sessionId: string }, se
         sent = true;
         await client.send(args.sessionId, args.prompt, { localId });
       } else if (event.type === 'entry') {
-        const { entry } = event as { entry: { type: string; payload: unknown } };
-        const payload = (entry.payload ?? {}) as TurnEndPayload;
+        // What is printed comes from the durable entries, in their order: the ephemeral frames of
+        // the same moment may come before the entry that says the turn is ours (its journaling is
+        // async), and another client's turn may be running when this one is sent.
+        const { entry } = event as { entry: { type: string; payload: unknown; gen: number; ts: number } };
+        const payload = (entry.payload ?? {}) as TurnEndPayload & Record<string, unknown>;
         if (entry.type === 'user_message' && payload.localId === localId) started = true;
-        else if ((entry.type === 'turn_complete' || entry.type === 'turn_ended') && payload.localId === localId) {
+        else if (!started) continue;
+        else if (entry.type === 'permission_request') {
+          // Asked in this turn (one of another client's turn is theirs to answer); one refused by the session itself needs no answer.
+          if (payload['refused'] !== true) answering.push(answer(payload as unknown as PromptFrame));
+        } else if (entry.type === 'message' || entry.type === 'tool_call' || entry.type === 'tool_result') {
+          print({ ...payload, type: entry.type, gen: entry.gen, at: entry.ts } as unknown as AgentEvent);
+        } else if ((entry.type === 'turn_complete' || entry.type === 'turn_ended') && payload.localId === localId) {
           await Promise.allSettled(answering);
-          if (entry.type === 'turn_ended') output.err(`turn ${payload.status ?? 'ended'}\n`);
+          if (entry.type === 'turn_complete') print({ ...payload, type: 'turn_complete', gen: entry.gen, at: entry.ts } as unknown as AgentEvent);
+          else output.err(`turn ${payload.status ?? 'ended'}${typeof payload['reason'] === 'string' ? `: ${payload['reason']}` : ''}\n`);
           return payload.status === 'completed' ? 0 : 1;
         }
       } else if (event.type === 'agent') {
-        if (started) renderer.render({ type: 'agent', event: event.data as AgentEvent } as SessionNotice);
-      } else if (event.type === 'permission_prompt') {
-        // A prompt of another client's turn is theirs to answer.
-        if (started) answering.push(answer(event.data as PromptFrame));
+        // Text as it is typed, for messages of this turn seen from their first delta (not with --json: its events are the entries).
+        const agentEvent = event.data as AgentEvent;
+        if (agentEvent.type !== 'text_delta' || args.json) continue;
+        if (!started) unstreamed.add(agentEvent.messageId);
+        else if (!unstreamed.has(agentEvent.messageId)) print(agentEvent);
       } else if (event.type === 'error') {
         const { code, message } = event.data as { code: string; message: string };
         output.err(red(`error ${code}: ${message}\n`));

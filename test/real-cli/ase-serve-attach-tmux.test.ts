@@ -51,14 +51,14 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     root = mkdtempSync(join(tmpdir(), 'ase-tmux-serve-'));
     mock = await startAnthropicMock();
     browser = await launchChromium();
-  });
+  }, 240_000);
 
   afterAll(async () => {
     desk?.close();
     await browser?.close();
     for (const server of servers) await server.stop('SIGKILL').catch(() => undefined);
     await mock?.close();
-    rmSync(root, { recursive: true, force: true });
+    if (root) rmSync(root, { recursive: true, force: true });
   });
 
   it('desk turn on the page, a desk dialog allowed on the page, the page takes control and its turn is allowed there, a key takes it back, ase run through the server, SIGKILL mid-turn and recovery', async () => {
