@@ -15,8 +15,9 @@
  * 4. a second desk is refused; Ctrl-] hands over and leaves a clean screen in canonical mode;
  * 5. `ase run --session-id ID "text"` (remote) goes through the server and prints the reply;
  * 6. `ase attach` takes the session back, a turn starts, and the server is SIGKILLed mid-turn: the
- *    desk's terminal is restored (not raw); a restarted `ase serve` recovers the session (the turn
- *    ends interrupted, remote, as docs/server.md says of a recovered local session) and the desk
+ *    desk's terminal is restored (not raw), the terminal UI the server ran is gone; a restarted
+ *    `ase serve` recovers the session by itself (the cut turn ends interrupted; remote, as
+ *    docs/server.md says of a recovered local session: no desk is there to draw it) and the desk
  *    re-attaches with `ase attach`, takes control back and runs a turn.
  * Then: one session id, each message once in the transcript, no agent process, no hook directory,
  * no serve.json.
@@ -195,7 +196,8 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
         after = all.at(-1)!.seq;
       }
     };
-    await expect.poll(async () => (await entries()).some((e) => e.type === 'turn_ended' && e.payload?.status === 'interrupted'), { timeout: 30_000 }).toBe(true);
+    // The turn typed at the desk that the crash cut ends interrupted (it has no localId: a local turn).
+    await expect.poll(async () => (await entries()).filter((e) => e.type === 'turn_ended' && e.payload?.status === 'interrupted' && e.payload?.local === true).length, { timeout: 30_000 }).toBe(1);
 
     // The desk re-attaches: the banner, a key takes it back, a turn runs in the same session.
     const fourth = desk.window('fourth', attachScript('fourth'));
@@ -209,7 +211,10 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
 
     // One session, each message once.
     expect((await server.api('GET', '/api/sessions')).body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual([id]);
-    const said = (await entries()).filter((e) => e.type === 'user_message').map((e) => String(e.payload?.text));
+    // Sent from the page or `ase run`: `user_message`; typed at the desk: the agent's `message` of role user.
+    const said = (await entries()).flatMap((e) =>
+      e.type === 'user_message' ? [String(e.payload?.text)] : e.type === 'message' && e.payload?.role === 'user' ? [(e.payload.blocks as { type: string; text?: string }[]).filter((b) => b.type === 'text').map((b) => b.text).join('')] : [],
+    );
     for (const text of ['hello from the desk', 'write the desk file please', 'hello from the phone, write the phone file', 'hello from ase run', 'a long answer please', 'back after the crash']) {
       expect(said.filter((t) => t === text), `${text} in ${JSON.stringify(said)}`).toHaveLength(1);
     }
