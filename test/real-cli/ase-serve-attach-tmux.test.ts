@@ -16,7 +16,7 @@
  * 5. `ase run --session-id ID "text"` (remote) goes through the server and prints the reply;
  * 6. `ase attach` takes the session back, a turn starts, and the server is SIGKILLed mid-turn: the
  *    desk's terminal is restored (not raw), the terminal UI the server ran is gone; a restarted
- *    `ase serve` recovers the session by itself (the cut turn ends interrupted; remote, as
+ *    `ase serve` recovers the session by itself (the cut desk turn ends interrupted; remote, as
  *    docs/server.md says of a recovered local session: no desk is there to draw it) and the desk
  *    re-attaches with `ase attach`, takes control back and runs a turn.
  * Then: one session id, each message once in the transcript, no agent process, no hook directory,
@@ -170,6 +170,13 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     mock.enqueue({ kind: 'text', text: 'a very slow answer that the crash cuts short', chunks: 200, delayMs: 500 });
     await typeLine('a long answer please', third);
     expect(await waitUntil(() => mock.requests.some((r) => r.pathname === '/v1/messages' && lastUserText(r.body) === 'a long answer please'), 60_000)).toBe(true);
+    // Killed once the desk's prompt is journaled (the transcript tail reads it from Claude Code's own
+    // file, a moment after the agent has it: a kill before that leaves no trace of the turn to close).
+    const journaledPrompt = async () => {
+      const { body } = await server.api('GET', `/api/sessions/${id}/transcript?before_seq=999999999999999&limit=20`);
+      return JSON.stringify((body.entries as { type: string; payload: any }[]).filter((e) => e.type === 'message' && e.payload?.role === 'user')).includes('a long answer please');
+    };
+    await expect.poll(journaledPrompt, { timeout: 60_000 }).toBe(true);
     const killedPid = server.child.pid!;
     expect(await server.stop('SIGKILL')).toBe('SIGKILL');
     const cut = await desk.waitScreen(/attach exited 1[\s\S]*icanon/, { target: third, timeoutMs: 30_000 });
@@ -179,7 +186,9 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     expect(await waitUntil(() => claudeProcesses().length === 0, 30_000)).toBe(true);
 
     // A restarted server recovers the session: the turn ended interrupted, the session remote, no client needed.
-    server = await startAseServe({ dataDir: data, env: { TMPDIR: hookTmp } });
+    // (Its own environment is the hermetic one: `--env` given at the desk is not stored with the
+    // session, so the agents the restarted server starts get what the server passes on.)
+    server = await startAseServe({ dataDir: data, env: { ...env, TMPDIR: hookTmp } });
     servers.push(server);
     expect(server.child.pid).not.toBe(killedPid);
     const recovered = async () => {
@@ -196,7 +205,7 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
         after = all.at(-1)!.seq;
       }
     };
-    // The turn typed at the desk that the crash cut ends interrupted (it has no localId: a local turn).
+    // The turn typed at the desk that the crash cut ends interrupted (a local turn: no localId).
     await expect.poll(async () => (await entries()).filter((e) => e.type === 'turn_ended' && e.payload?.status === 'interrupted' && e.payload?.local === true).length, { timeout: 30_000 }).toBe(1);
 
     // The desk re-attaches: the banner, a key takes it back, a turn runs in the same session.
