@@ -30,7 +30,7 @@ import { latency } from './support/measure.js';
 import { ms, writeSection, type Row } from './support/report.js';
 
 const KEYS = 200;
-/** Handoff rounds with Codex (each restarts its terminal UI on the thread: seconds). */
+/** Handoff rounds (each starts an agent process: a remote one, then the terminal UI again: seconds). */
 const HANDOFFS = 5;
 /** Letters that no escape sequence ends with and Claude Code's screen does not show by itself. */
 const KEYS_TYPED = 'qxzjkv';
@@ -76,6 +76,7 @@ describe('the terminal through ase serve', () => {
       method:
         `One server (\`startServer\`, in-process), a writer on \`GET /api/sessions/:id/terminal\` (the \`ws\` client, as \`ase attach\`) at 100×30. It sends ${KEYS} keys one at a time and times each from the send to the first output frame holding the key. ` +
         "First with `cat` in a PTY attached to a session's terminal (the line discipline echoes), then with the real pinned Claude Code and Codex in local mode (mock Messages / Responses API on loopback), the input line cleared every 40 keys. " +
+        `Claude Code's handoff, ${HANDOFFS} rounds on the same session: \`POST …/mode {to:'remote'}\` until the snapshot says remote and idle, and the writer's \`{type:'mode', to:'local'}\` until a status frame says local and running and the output since holds the prompt (❯). ` +
         `Codex's handoff, ${HANDOFFS} rounds after one desk turn: \`POST …/mode {to:'remote'}\` → the session's status is remote and idle (the app-server engine on the same thread); then the writer's \`{type:'mode', to:'local'}\` frame (what a key on the desk's banner sends) → the resumed terminal UI, drawn by a headless xterm that answers its queries as the desk's terminal would, shows the desk turn's answer again.`,
       rows,
     });
@@ -113,6 +114,29 @@ describe('the terminal through ase serve', () => {
       await new Promise((r) => setTimeout(r, 1000));
       // Ctrl-U clears the input line every 40 keys, so the box stays one line.
       const claudeSamples = await echoLatencies(claude, () => claude.type('\x15'));
+
+      // The handoff, both ways, on the same session.
+      const session = () => server.host.get(claudeId)!.snapshot();
+      const until = async (check: () => boolean, what: string, ms = 120_000) => {
+        for (const deadline = Date.now() + ms; !check(); await new Promise((r) => setTimeout(r, 5))) {
+          if (Date.now() > deadline) throw new Error(`never ${what}`);
+        }
+      };
+      const takeSamples: number[] = [];
+      const backSamples: number[] = [];
+      for (let round = 0; round < HANDOFFS; round++) {
+        const taken = performance.now();
+        const r = await fetch(`${server.url}/api/sessions/${claudeId}/mode`, { method: 'POST', headers, body: JSON.stringify({ to: 'remote' }) });
+        if (!r.ok) throw new Error(`take control: ${r.status} ${await r.text()}`);
+        await until(() => session().mode === 'remote' && session().phase === 'idle', 'remote and idle');
+        takeSamples.push(performance.now() - taken);
+        const from = claude.output().length;
+        const statusesBefore = claude.statuses.length;
+        const keyed = performance.now();
+        claude.control({ type: 'mode', to: 'local' });
+        await claude.waitFor(() => claude.statuses.slice(statusesBefore).some((st) => st.mode === 'local' && st.running) && visible(claude.output().slice(from)).includes('❯'), 'the terminal UI drawn again', 120_000);
+        backSamples.push(performance.now() - keyed);
+      }
       claude.close();
 
       expect(catSamples).toHaveLength(KEYS);
@@ -120,13 +144,15 @@ describe('the terminal through ase serve', () => {
       rows.unshift(
         { measurement: 'Keystroke → echo through the server, `cat` in a PTY', result: stat(catSamples, 'keys'), meaning: "The server's own path (WebSocket in, room, PTY, mirror, WebSocket out): what the desk pays for going through ase serve." },
         { measurement: "Keystroke → echo through the server, Claude Code's terminal UI", result: stat(claudeSamples, 'keys'), meaning: 'What the person at the desk feels: mostly the TUI redrawing its input box.' },
+        { measurement: 'Phone "take control" → remote ready, Claude Code', result: stat(takeSamples, 'rounds'), meaning: "From the page's button (`POST …/mode`) to a session that takes a message: the terminal UI stopped, `claude --resume` in stream-json started." },
+        { measurement: 'Desk key → terminal UI drawn, Claude Code', result: stat(backSamples, 'rounds'), meaning: "From the key under the banner to the resumed terminal UI on the desk's screen (its prompt drawn): the remote agent stopped, the TUI started with `--resume`." },
       );
     } finally {
       await server.close();
       await mock.close();
       await fs.rm(tmp, { recursive: true, force: true });
     }
-  }, 180_000);
+  }, 600_000);
 
   it('keystroke → echo and the handoff both ways, Codex', async () => {
     const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-bench-terminal-codex-'));

@@ -113,6 +113,12 @@ export interface JournalFacts {
   /** Permission requests the journal opened and never closed, that the stored ledger does not hold. */
   openRequests: { requestId: string; gen: number }[];
   /**
+   * A turn typed in the local terminal (the agent's `message` of role user, no `user_message`)
+   * that no `turn_complete`/`turn_ended` closed: the host died while the terminal UI answered it.
+   * It has no localId and no queue entry; the restore only closes it in the transcript.
+   */
+  openLocalTurn?: { gen: number };
+  /**
    * The newest generation the journal shows. A host can start a generation and die before the write
    * recording it lands; its entries (and the ids its engine handed out) must not be reused, so the
    * restore continues after the newer of this and the stored generation.

@@ -492,7 +492,8 @@ export function cancelOpenRequests(s: Step, reason: string, gen?: number): void 
  *   the state write and the journal append), that entry is written first. Unless the journal shows the
  *   agent answering, nobody knows whether the message reached the agent: it becomes `unconfirmed`
  *   and the next remote engine is asked before anything else is sent.
- * - Turns and requests the journal opened and never closed (earlier crashes) are closed too.
+ * - Turns and requests the journal opened and never closed (earlier crashes) are closed too, and a
+ *   turn typed in the local terminal that the dead host's terminal UI was answering.
  */
 export function recoverRestored(s: Step): void {
   const recovery = s.ctx.recovery;
@@ -513,6 +514,8 @@ export function recoverRestored(s: Step): void {
   for (const { localId, gen } of facts?.openTurns ?? []) {
     s.transcript('turn_ended', { localId, status: 'interrupted', reason: 'the host stopped during the turn' }, gen);
   }
+  // A turn typed at the desk (local mode) that the dead host's terminal UI was answering.
+  if (facts?.openLocalTurn) s.transcript('turn_ended', { status: 'interrupted', reason: 'the host stopped during the turn', local: true }, facts.openLocalTurn.gen);
   const turn = recovery?.turn;
   if (turn) {
     const ended = facts?.turnEnded;

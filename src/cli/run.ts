@@ -21,6 +21,7 @@ import {
   type SessionNotice,
 } from '../index.js';
 import { findLiveServer } from './serve-file.js';
+import { runThroughServer } from './run-through-server.js';
 import { assertDirectory } from './data-dir.js';
 import { NoticeRenderer, yellow, type Output } from './render.js';
 
@@ -45,7 +46,7 @@ export interface RunArgs {
   interactive: boolean;
   /** Record the agent traffic to this file (docs/recording.md). */
   record?: string;
-  /** Local mode: host the session here even when an `ase serve` runs on the data dir (default: go through it). */
+  /** Host the session here even when an `ase serve` runs on the data dir (default: go through it: local mode attaches, `--session-id` sends there). */
   noServer?: boolean;
   /** Local mode: offer the agent sub-agent tools and the person the `/ase:*` commands (run-local-tree.ts); hosted in this process. */
   subAgents?: boolean;
@@ -61,11 +62,10 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
     // Continuing: the stored session says which agent in which directory, unless given (and then they must match).
     const stored = await new FileStore({ dir: path.join(args.dataDir, 'sessions') }).load(args.sessionId);
     if (!stored) throw new AseError('INVALID_OPTIONS', `--session-id ${args.sessionId}: no such session under ${args.dataDir} (\`ase sessions\` lists them)`);
-    // The data dir's sessions are the running server's: a second host would fight it for the lease.
+    // The data dir's sessions are the running server's: a second host would fight it for the lease,
+    // so the message goes through the server (run-through-server.ts).
     const server = args.noServer ? undefined : await findLiveServer(args.dataDir);
-    if (server) {
-      throw new AseError('SESSION_OWNED', `session ${args.sessionId} belongs to the ase serve running on ${args.dataDir} (${server.url}, pid ${server.pid}): send to it there (the page, POST /api/sessions/${args.sessionId}/messages), or drive it from this terminal with: ase attach ${args.sessionId}`);
-    }
+    if (server) return runThroughServer({ ...args, sessionId: args.sessionId }, server, output);
     agent ??= stored.state.agent;
     cwd ??= stored.state.workDir;
   }

@@ -21,6 +21,8 @@ export function journalFacts(entries: readonly TranscriptEntry[], state: Persist
   const openTurns = new Map<string, { localId: string; gen: number }>();
   const openRequests = new Map<string, number>();
 
+  /** The generation of a local prompt (typed in the terminal UI) not closed yet. */
+  let openLocalTurn: { gen: number } | undefined;
   let lastGen = 0;
   for (const [index, entry] of entries.entries()) {
     lastGen = Math.max(lastGen, entry.gen);
@@ -37,8 +39,14 @@ export function journalFacts(entries: readonly TranscriptEntry[], state: Persist
           agentResponded = false;
         }
         break;
+      case 'message':
+        // A prompt typed in the local terminal: the agent reports it as its user message, outside any remote turn.
+        if (payload['role'] === 'user' && openTurns.size === 0) openLocalTurn = { gen: entry.gen };
+        break;
       case 'turn_complete':
       case 'turn_ended':
+        // Any turn's end closes the local one (a local turn's end has no localId).
+        openLocalTurn = undefined;
         if (localId === undefined) break;
         for (const [eventId, open] of openTurns) if (open.localId === localId) openTurns.delete(eventId);
         if (turn && turnIndex >= 0 && localId === turn.localId && turnEnded === null) {
@@ -66,6 +74,7 @@ export function journalFacts(entries: readonly TranscriptEntry[], state: Persist
     agentResponded: agentResponded || turnEnded?.type === 'turn_complete',
     openTurns: [...openTurns.values()],
     openRequests: [...openRequests].map(([requestId, gen]) => ({ requestId, gen })),
+    ...(openLocalTurn && !turn && { openLocalTurn }),
     lastGen,
   };
 }

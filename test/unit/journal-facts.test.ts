@@ -73,4 +73,16 @@ describe('journalFacts', () => {
       lastGen: 2,
     });
   });
+
+  it('a prompt typed in the local terminal that no turn end closed: an open local turn', () => {
+    const typed = (gen: number) => entry(gen, 'message', { role: 'user', id: `u${gen}`, blocks: [{ type: 'text', text: 'typed at the desk' }] });
+    // Open: the host died while the terminal UI answered it.
+    expect(journalFacts([typed(2), entry(2, 'message', { role: 'assistant', id: 'a', blocks: [] })], state())).toMatchObject({ openLocalTurn: { gen: 2 }, openTurns: [] });
+    // Closed by its turn_complete (a local turn's carries no localId).
+    expect(journalFacts([typed(2), entry(2, 'turn_complete', { status: 'completed', usage })], state())).not.toHaveProperty('openLocalTurn');
+    // The agent's user message inside a remote turn is that turn's, closed with it.
+    expect(journalFacts([entry(3, 'user_message', { localId: 'm9' }), typed(3)], state())).not.toHaveProperty('openLocalTurn');
+    // With a stored remote turn in flight, that turn is what the restore closes.
+    expect(journalFacts([typed(3)], state(TURN))).not.toHaveProperty('openLocalTurn');
+  });
 });

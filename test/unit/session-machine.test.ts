@@ -1357,6 +1357,15 @@ describe('recovery after the host died mid-turn', () => {
     expect(clientErrors(feed(s0, allow('old-p', 1_100))[1])).toEqual(['PERMISSION_ALREADY_DECIDED']);
   });
 
+  it('ends a turn typed in the local terminal that the dead host was answering (issue 20: ase serve SIGKILLed mid-turn with a desk attached)', () => {
+    const facts = { turnJournaled: false, turnEnded: null, agentResponded: false, openTurns: [], openRequests: [], openLocalTurn: { gen: 4 }, lastGen: 4 };
+    const { turn: _none, ...idle } = midTurn({ mode: 'local', phase: 'local', queue: [] });
+    const [, fx0] = start({ restored: { version: 3, state: idle }, journal: facts });
+    expect(only(fx0, 'transcript.emit').map((e) => [e.entry.type, e.entry.gen, e.entry.payload])).toEqual([
+      ['turn_ended', 4, { status: 'interrupted', reason: 'the host stopped during the turn', local: true }],
+    ]);
+  });
+
   it('continues after the newest generation the journal shows (a host can start one and die before storing it)', () => {
     const facts = { turnJournaled: true, turnEnded: null, agentResponded: false, openTurns: [], openRequests: [], lastGen: 6 };
     const [s0, fx0] = start({ restored: { version: 3, state: midTurn() }, journal: facts });
