@@ -1,7 +1,40 @@
 /** `ase run`'s command line as RunArgs: for `ase run` itself and for `ase replay`, which reruns a recorded one. */
 import { parseArgs } from 'node:util';
 import { resolveDataDir } from './data-dir.js';
-import type { RunArgs } from './run.js';
+import type { ControlMode, EngineFactory, FakeScript } from '../index.js';
+
+
+/** What `ase run` was asked to do (its command line, parsed). */
+export interface RunArgs {
+  /** Required for a new session; for `sessionId`, defaults to the stored session's agent. */
+  agent?: string;
+  prompt: string;
+  bin?: string;
+  mode: ControlMode;
+  /** Default: the current directory, or for `sessionId` the stored session's workDir. */
+  cwd?: string;
+  json: boolean;
+  permission: 'ask' | 'allow' | 'deny';
+  env: Record<string, string>;
+  /** Engine options (`--option`), passed with `env` as the session's `engineOptions`. */
+  options: Record<string, unknown>;
+  dataDir: string;
+  /** Continue this stored session. */
+  sessionId?: string;
+  /** A JSON FakeScript for the fake engine. */
+  script?: string;
+  interactive: boolean;
+  /** Record the agent traffic to this file (docs/recording.md). */
+  record?: string;
+  /** Host the session here even when an `ase serve` runs on the data dir (default: go through it: local mode attaches, `--session-id` sends there). */
+  noServer?: boolean;
+  /** Local mode: offer the agent sub-agent tools and the person the `/ase:*` commands (run-local-tree.ts); hosted in this process. */
+  subAgents?: boolean;
+  /** The `ase` arguments of this run, for the recording's header. */
+  argv?: string[];
+  /** An engine used instead of the registered one of its name (`ase replay`'s replaying engine). */
+  engine?: EngineFactory;
+}
 
 /** `ase run` arguments as RunArgs (without `interactive`), or the usage problem. Also reads a recording's argv for `ase replay`. */
 export function runArgsOf(argv: string[], context: { terminal?: boolean } = {}): Omit<RunArgs, 'interactive'> | { usage: string } {

@@ -24,7 +24,7 @@
 import { AseError, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, type Session, type Supervisor } from '../index.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
-import type { RunArgs } from './run.js';
+import type { RunArgs } from './run-args.js';
 
 /** How long a moved desk waits for the entered session's terminal UI before it gives up (a slow start on a loaded machine). */
 const TERMINAL_START_MS = 60_000;

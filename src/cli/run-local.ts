@@ -21,7 +21,7 @@ import { AseError, createSession, defaultRegistry, type Session } from '../index
 import { assertDirectory } from './data-dir.js';
 import { openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
-import type { RunArgs } from './run.js';
+import type { RunArgs } from './run-args.js';
 import { attachDesk, serverRequest, type ServerTarget } from './attach.js';
 import { findLiveServer } from './serve-file.js';
 import { runLocalTree } from './run-local-tree.js';

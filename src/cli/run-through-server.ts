@@ -13,7 +13,7 @@ import { AseError, ERROR_CODES, type AgentEvent, type ErrorCode, type SessionNot
 import { connect, RemoteError } from '../client.js';
 import { serverRequest, type ServerTarget } from './attach.js';
 import { NoticeRenderer, red, yellow, type Output } from './render.js';
-import type { RunArgs } from './run.js';
+import type { RunArgs } from './run-args.js';
 
 /** The `permission_request` entry's fields this command reads. */
 interface PromptFrame {

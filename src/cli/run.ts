@@ -24,37 +24,10 @@ import { findLiveServer } from './serve-file.js';
 import { runThroughServer } from './run-through-server.js';
 import { assertDirectory } from './data-dir.js';
 import { NoticeRenderer, yellow, type Output } from './render.js';
+import type { RunArgs } from './run-args.js';
 
-export interface RunArgs {
-  /** Required for a new session; for `sessionId`, defaults to the stored session's agent. */
-  agent?: string;
-  prompt: string;
-  bin?: string;
-  mode: ControlMode;
-  /** Default: the current directory, or for `sessionId` the stored session's workDir. */
-  cwd?: string;
-  json: boolean;
-  permission: 'ask' | 'allow' | 'deny';
-  env: Record<string, string>;
-  /** Engine options (`--option`), passed with `env` as the session's `engineOptions`. */
-  options: Record<string, unknown>;
-  dataDir: string;
-  /** Continue this stored session. */
-  sessionId?: string;
-  /** A JSON FakeScript for the fake engine. */
-  script?: string;
-  interactive: boolean;
-  /** Record the agent traffic to this file (docs/recording.md). */
-  record?: string;
-  /** Host the session here even when an `ase serve` runs on the data dir (default: go through it: local mode attaches, `--session-id` sends there). */
-  noServer?: boolean;
-  /** Local mode: offer the agent sub-agent tools and the person the `/ase:*` commands (run-local-tree.ts); hosted in this process. */
-  subAgents?: boolean;
-  /** The `ase` arguments of this run, for the recording's header. */
-  argv?: string[];
-  /** An engine used instead of the registered one of its name (`ase replay`'s replaying engine). */
-  engine?: EngineFactory;
-}
+export type { RunArgs } from './run-args.js';
+
 
 export async function runPrompt(args: RunArgs, output: Output): Promise<number> {
   let { agent, cwd } = args;

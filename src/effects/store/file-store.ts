@@ -1,0 +1,425 @@
+/**
+ * The embedded default SessionStore: one JSON file per session, `<dir>/<sessionId>.json`, holding
+ * `{ version, state }`, and its lease in `<dir>/<sessionId>.lease`. Writes go to a temp file that is
+ * fsynced and renamed over the target, so a crash leaves either the old or the new file, never a
+ * torn one.
+ *
+ * Every read-check-write (save, delete, acquire, renew, release) runs under a per-session lock, so
+ * compare-and-set and the fence check are exact across processes on a local filesystem:
+ * - in one process, operations on a session are serialized through a promise chain shared by every
+ *   FileStore instance of the process;
+ * - across processes, a holder creates its own uniquely named file in `<dir>/.locks/<sessionId>/`
+ *   and then lists the folder: it holds the lock when no other live holder's file is there, and
+ *   otherwise removes its file and tries again (of two that create at once, at least the later
+ *   lister sees the other, so never both hold it). A file names its holder (host, boot, pid,
+ *   process start time): one left by a dead process on this host is removed at once (a reused pid is
+ *   told apart by its start time); one from another host counts until it is `staleLockMs` old.
+ *   Holders never remove another's file unless its process is dead, so breaking a dead lock cannot
+ *   break a live one.
+ * Network filesystems without coherent directory listings are not supported for several writers.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import fs, { type FileHandle } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { PersistedSessionSchema, type PersistedSession, type VersionedSession } from '../../events/session-state.js';
+import { AseError } from '../../errors.js';
+import { assertExpectedVersion, assertStateOf } from './memory-store.js';
+import { assertAcquireOptions, assertCurrentLease, assertLease, takeLease, toLease, type LeaseRecord } from './lease.js';
+import { currentProcess, liveness, type ProcessIdentity } from './process-identity.js';
+import type { AcquireOptions, Lease, LeaseOwner, SaveResult, SessionStore } from './session-store.js';
+import { errno, syncDir } from '../fs-durable.js';
+
+export interface FileStoreOptions {
+  dir: string;
+  /** How long an operation waits for another process's lock before failing with STORE_IO (default 2000 ms). */
+  lockTimeoutMs?: number;
+  /**
+   * A lock of a process on another host (whose liveness cannot be checked) older than this is taken
+   * to be left by a dead process and ignored (default 30000 ms). Locks of this host's processes are
+   * judged by their pid and start time instead, at once.
+   */
+  staleLockMs?: number;
+  /** This host's name in locks and leases (default `os.hostname()`): set it when containers share a name but not a pid namespace. */
+  hostId?: string;
+  /** The lease clock (epoch ms). Default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * What a session id may be, the one rule every layer checks: 1-128 of `[A-Za-z0-9._-]`, not starting
+ * with `.`. Ids become file names (`<id>.json`): `.` and `..` would name directories, and `.hidden`
+ * or `....` would be hidden files that listings skip (and the store's own temp files start with `.`).
+ */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+
+/** Session ids become file names, so anything that could leave `dir` or hide in it is rejected. */
+export function assertSessionId(sessionId: string): void {
+  if (!isValidSessionId(sessionId)) {
+    throw new AseError('INVALID_INPUT', `invalid session id ${JSON.stringify(sessionId)}: expected 1-128 of [A-Za-z0-9._-], not starting with '.'`);
+  }
+}
+
+export function isValidSessionId(sessionId: string): boolean {
+  return typeof sessionId === 'string' && SESSION_ID_PATTERN.test(sessionId);
+}
+
+/** Per session file, process-wide, so two FileStore instances on one dir also serialize. */
+const chains = new Map<string, Promise<void>>();
+
+function serialize<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const previous = chains.get(key) ?? Promise.resolve();
+  const run = previous.then(task);
+  const tail = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  chains.set(key, tail);
+  void tail.then(() => {
+    if (chains.get(key) === tail) chains.delete(key);
+  });
+  return run;
+}
+
+/** What is on disk: `state` is undefined when the file has a readable version but a bad state. */
+interface OnDisk {
+  version: number;
+  state: PersistedSession | undefined;
+}
+
+const hash8 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);
+
+/**
+ * How a lock file names its holder: `<host hash>.<boot hash>.<pid>.<start time or 0>.` (a random
+ * suffix follows). Exported for tests that plant the lock a crashed process would leave.
+ */
+export function lockHolderPrefix(holder: ProcessIdentity): string {
+  return `${hash8(holder.host)}.${hash8(holder.bootId)}.${holder.pid}.${holder.startTime || '0'}.`;
+}
+
+export class FileStore implements SessionStore {
+  readonly dir: string;
+  readonly #lockTimeoutMs: number;
+  readonly #staleLockMs: number;
+  readonly #now: () => number;
+  readonly #me: ProcessIdentity;
+  /** Lock file names start with `<host hash>.<boot hash>.<pid>.<start time>.`, so a holder is judged by its name. */
+  readonly #lockPrefix: string;
+
+  constructor(options: FileStoreOptions) {
+    if (!options || typeof options.dir !== 'string' || options.dir === '') {
+      throw new AseError('INVALID_OPTIONS', 'FileStore: dir must be a non-empty string');
+    }
+    if (options.hostId !== undefined && (typeof options.hostId !== 'string' || options.hostId === '')) {
+      throw new AseError('INVALID_OPTIONS', 'FileStore: hostId must be a non-empty string');
+    }
+    this.dir = path.resolve(options.dir);
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? 2000;
+    this.#staleLockMs = options.staleLockMs ?? 30_000;
+    this.#now = options.now ?? Date.now;
+    this.#me = currentProcess(options.hostId ?? os.hostname());
+    this.#lockPrefix = lockHolderPrefix(this.#me);
+  }
+
+  async load(sessionId: string): Promise<VersionedSession | undefined> {
+    assertSessionId(sessionId);
+    const current = await this.#read(sessionId);
+    if (!current) return undefined;
+    if (!current.state) throw new AseError('STORE_CORRUPT', `${this.#file(sessionId)}: state does not match the session schema`);
+    if (current.state.sessionId !== sessionId) {
+      // A state file copied or renamed from another session: adopting it would take over that
+      // session's agent (its resume token) and its generation.
+      throw new AseError('STORE_CORRUPT', `${this.#file(sessionId)}: holds session "${current.state.sessionId}", not "${sessionId}"`);
+    }
+    return { version: current.version, state: current.state };
+  }
+
+  async save(sessionId: string, state: PersistedSession, expectedVersion: number, fence?: number): Promise<SaveResult> {
+    assertSessionId(sessionId);
+    assertExpectedVersion(expectedVersion);
+    // Refuse to write what load would later reject as corrupt.
+    const parsed = PersistedSessionSchema.safeParse(state);
+    if (!parsed.success) {
+      throw new AseError('INVALID_INPUT', `FileStore.save(${sessionId}): state does not match the session schema: ${parsed.error.message}`);
+    }
+    assertStateOf(sessionId, state);
+    const body = JSON.stringify({ version: expectedVersion + 1, state });
+    return this.#locked(sessionId, async (): Promise<SaveResult> => {
+      if (fence !== undefined) assertCurrentLease(sessionId, await this.#readLease(sessionId), fence);
+      // A file with a readable version but a bad state can still be overwritten by a writer that
+      // names that version: that is how a caller repairs it.
+      const current = await this.#read(sessionId);
+      const currentVersion = current?.version ?? 0;
+      if (currentVersion !== expectedVersion) {
+        return { ok: false, version: currentVersion, ...(current?.state && { stored: current.state }) };
+      }
+      await this.#writeAtomic(this.#file(sessionId), body);
+      return { ok: true, version: expectedVersion + 1 };
+    });
+  }
+
+  async list(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await fs.readdir(this.dir);
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return [];
+      throw new AseError('STORE_IO', `listing ${this.dir} failed: ${message(error)}`, { cause: error });
+    }
+    return names
+      .filter((name) => name.endsWith('.json'))
+      .map((name) => name.slice(0, -'.json'.length))
+      .filter(isValidSessionId)
+      .sort();
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    assertSessionId(sessionId);
+    try {
+      await fs.stat(this.dir);
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return; // Nothing was ever saved here.
+      throw new AseError('STORE_IO', `reading ${this.dir} failed: ${message(error)}`, { cause: error });
+    }
+    await this.#locked(sessionId, async () => {
+      const lease = await this.#readLease(sessionId);
+      // The lease file stays (released) so the fence counter never starts over.
+      if (lease?.owner) await this.#writeLease(sessionId, { ...lease, owner: null });
+      await this.#io(`deleting ${this.#file(sessionId)}`, () => fs.rm(this.#file(sessionId), { force: true }));
+      await syncDir(this.dir);
+    });
+    // Its lock folder too, unless someone is locking it right now (then it is not empty).
+    await fs.rmdir(path.join(this.dir, '.locks', sessionId)).catch(() => undefined);
+  }
+
+  async acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    assertSessionId(sessionId);
+    assertAcquireOptions(options);
+    const { host, pid, startTime, bootId } = this.#me;
+    const owner: LeaseOwner = {
+      host,
+      pid,
+      ...(startTime && { startTime }),
+      ...(bootId && { bootId }),
+      ...(options.label !== undefined && { label: options.label }),
+    };
+    return this.#locked(sessionId, async () => {
+      await this.#removeLeftoverTemps(sessionId);
+      const record = takeLease(sessionId, await this.#readLease(sessionId), owner, options, this.#now(), (o) => liveness(o, this.#me));
+      await this.#writeLease(sessionId, record);
+      return toLease(sessionId, { ...record, owner });
+    });
+  }
+
+  async renew(lease: Lease): Promise<Lease> {
+    assertLease(lease);
+    assertSessionId(lease.sessionId);
+    return this.#locked(lease.sessionId, async () => {
+      const current = await this.#readLease(lease.sessionId);
+      assertCurrentLease(lease.sessionId, current, lease.fence);
+      const record = { ...current, expiresAt: this.#now() + current.ttlMs };
+      await this.#writeLease(lease.sessionId, record);
+      return toLease(lease.sessionId, record);
+    });
+  }
+
+  async release(lease: Lease): Promise<void> {
+    assertLease(lease);
+    assertSessionId(lease.sessionId);
+    await this.#locked(lease.sessionId, async () => {
+      const current = await this.#readLease(lease.sessionId);
+      if (current && current.owner !== null && current.fence === lease.fence) await this.#writeLease(lease.sessionId, { ...current, owner: null });
+    });
+  }
+
+  #file(sessionId: string): string {
+    return path.join(this.dir, `${sessionId}.json`);
+  }
+
+  #leaseFile(sessionId: string): string {
+    return path.join(this.dir, `${sessionId}.lease`);
+  }
+
+  /** Serialized in this process, then under the cross-process lock. */
+  #locked<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
+    return serialize(this.#file(sessionId), async () => {
+      await this.#io(`creating ${this.dir}`, () => fs.mkdir(this.dir, { recursive: true }));
+      return this.#withLock(sessionId, task);
+    });
+  }
+
+  async #read(sessionId: string): Promise<OnDisk | undefined> {
+    const file = this.#file(sessionId);
+    const data = await this.#readJson(file);
+    if (data === undefined) return undefined;
+    const { version, state } = data as { version?: unknown; state?: unknown };
+    if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
+      throw new AseError('STORE_CORRUPT', `${file}: missing or invalid version`);
+    }
+    const parsed = PersistedSessionSchema.safeParse(state);
+    return { version, state: parsed.success ? parsed.data : undefined };
+  }
+
+  async #readLease(sessionId: string): Promise<LeaseRecord | undefined> {
+    const file = this.#leaseFile(sessionId);
+    const data = (await this.#readJson(file)) as Partial<LeaseRecord> | undefined;
+    if (data === undefined) return undefined;
+    const owner = data.owner as LeaseOwner | null | undefined;
+    if (
+      !Number.isSafeInteger(data.fence) ||
+      typeof data.expiresAt !== 'number' ||
+      typeof data.ttlMs !== 'number' ||
+      (owner !== null && (typeof owner !== 'object' || owner === undefined || typeof owner.host !== 'string' || !Number.isSafeInteger(owner.pid)))
+    ) {
+      throw new AseError('STORE_CORRUPT', `${file}: not a lease record`);
+    }
+    return { fence: data.fence!, owner, expiresAt: data.expiresAt, ttlMs: data.ttlMs };
+  }
+
+  async #writeLease(sessionId: string, record: LeaseRecord): Promise<void> {
+    await this.#writeAtomic(this.#leaseFile(sessionId), JSON.stringify(record));
+  }
+
+  async #readJson(file: string): Promise<unknown> {
+    let text: string;
+    try {
+      text = await fs.readFile(file, 'utf8');
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return undefined;
+      throw new AseError('STORE_IO', `reading ${file} failed: ${message(error)}`, { cause: error });
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (error) {
+      throw new AseError('STORE_CORRUPT', `${file}: not valid JSON`, { cause: error });
+    }
+    if (typeof data !== 'object' || data === null) throw new AseError('STORE_CORRUPT', `${file}: not a JSON object`);
+    return data;
+  }
+
+  /**
+   * Removes the temp files of a write that never reached its rename (the host was killed between
+   * `open` and `rename`). Called under the session's lock, which every write of the session holds, so
+   * no temp file of this session can belong to a write still running, in this process or another.
+   */
+  async #removeLeftoverTemps(sessionId: string): Promise<void> {
+    const names = await fs.readdir(this.dir).catch(() => [] as string[]);
+    const leftover = new RegExp(`^\\.${sessionId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(json|lease)\\.\\d+\\.[0-9a-f]{12}\\.tmp$`);
+    for (const name of names) {
+      if (leftover.test(name)) await fs.rm(path.join(this.dir, name), { force: true }).catch(() => undefined);
+    }
+  }
+
+  /** Temp file, fsync, rename: a crash leaves the old file or the new one (and at worst a temp file the next `acquire` removes). */
+  async #writeAtomic(target: string, body: string): Promise<void> {
+    const tmp = path.join(this.dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    let handle: FileHandle | undefined;
+    try {
+      handle = await fs.open(tmp, 'wx');
+      await handle.writeFile(body, 'utf8');
+      await handle.sync();
+      await handle.close();
+      handle = undefined;
+      await fs.rename(tmp, target);
+    } catch (error) {
+      await handle?.close().catch(() => undefined);
+      await fs.rm(tmp, { force: true }).catch(() => undefined);
+      throw new AseError('STORE_IO', `writing ${target} failed: ${message(error)}`, { cause: error });
+    }
+    await syncDir(this.dir);
+  }
+
+  async #withLock<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
+    const lockDir = path.join(this.dir, '.locks', sessionId);
+    const mine = `${this.#lockPrefix}${randomBytes(6).toString('hex')}`;
+    const minePath = path.join(lockDir, mine);
+    const deadline = Date.now() + this.#lockTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      await this.#createLockFile(lockDir, minePath);
+      let contested: boolean;
+      try {
+        contested = await this.#otherLiveHolder(lockDir, mine);
+      } catch (error) {
+        await fs.rm(minePath, { force: true }).catch(() => undefined);
+        throw error;
+      }
+      if (!contested) break;
+      await fs.rm(minePath, { force: true }).catch(() => undefined);
+      if (Date.now() >= deadline) {
+        throw new AseError('STORE_IO', `timed out after ${this.#lockTimeoutMs} ms waiting for the lock on session "${sessionId}" (${lockDir}; held by another process?)`);
+      }
+      // Randomized, growing back-off: two contenders that saw each other do not collide forever.
+      await sleep(1 + Math.random() * Math.min(25, 2 + attempt * 3));
+    }
+    try {
+      return await task();
+    } finally {
+      await fs.rm(minePath, { force: true }).catch(() => undefined);
+    }
+  }
+
+  async #createLockFile(lockDir: string, file: string): Promise<void> {
+    for (let tries = 0; ; tries++) {
+      try {
+        await (await fs.open(file, 'wx')).close();
+        return;
+      } catch (error) {
+        if (errno(error) === 'ENOENT' && tries === 0) {
+          await this.#io(`creating ${lockDir}`, () => fs.mkdir(lockDir, { recursive: true }));
+          continue;
+        }
+        throw new AseError('STORE_IO', `locking ${file} failed: ${message(error)}`, { cause: error });
+      }
+    }
+  }
+
+  /** True when another holder that may be alive has a file in the lock folder; dead holders' files are removed. */
+  async #otherLiveHolder(lockDir: string, mine: string): Promise<boolean> {
+    let names: string[];
+    try {
+      names = await fs.readdir(lockDir);
+    } catch (error) {
+      throw new AseError('STORE_IO', `listing ${lockDir} failed: ${message(error)}`, { cause: error });
+    }
+    let contested = false;
+    for (const name of names) {
+      if (name === mine) continue;
+      if (await this.#holderIsDead(lockDir, name)) await fs.rm(path.join(lockDir, name), { force: true }).catch(() => undefined);
+      else contested = true;
+    }
+    return contested;
+  }
+
+  async #holderIsDead(lockDir: string, name: string): Promise<boolean> {
+    const [hostHash, bootHash, pid, startTime] = name.split('.');
+    if (hostHash === hash8(this.#me.host)) {
+      if (bootHash !== hash8(this.#me.bootId)) return true; // From before a reboot.
+      return liveness({ host: this.#me.host, pid: Number(pid), startTime: startTime === '0' ? undefined : startTime }, this.#me) === 'dead';
+    }
+    // Another host's (or an unknown) file: only its age can tell.
+    try {
+      const stat = await fs.stat(path.join(lockDir, name));
+      return Date.now() - stat.mtimeMs >= this.#staleLockMs;
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return true;
+      throw new AseError('STORE_IO', `inspecting ${lockDir}/${name} failed: ${message(error)}`, { cause: error });
+    }
+  }
+
+  async #io<T>(what: string, task: () => Promise<T>): Promise<T> {
+    try {
+      return await task();
+    } catch (error) {
+      throw new AseError('STORE_IO', `${what} failed: ${message(error)}`, { cause: error });
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
