@@ -10,7 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { TranscriptEntry } from '../src/events/transcript-entry.js';
-import { FileJournal } from '../src/runtime/journal/file-journal.js';
+import { FileJournal } from '../src/effects/journal/file-journal.js';
 import { PostgresCommandRouter, PostgresJournal, PostgresLiveRelay, PostgresStore } from '../src/postgres.js';
 import { ms, si, writeSection } from './support/report.js';
 

@@ -6,10 +6,10 @@
  * journal. The timed window ends only after the store and journal chains have drained.
  */
 import { describe, expect, inject, it } from 'vitest';
-import { MemoryJournal } from '../src/runtime/journal/memory-journal.js';
+import { MemoryJournal } from '../src/effects/journal/memory-journal.js';
 import type { PersistedSession } from '../src/events/session-state.js';
-import { MemoryStore } from '../src/runtime/store/memory-store.js';
-import type { SaveResult } from '../src/runtime/store/session-store.js';
+import { MemoryStore } from '../src/effects/store/memory-store.js';
+import type { SaveResult } from '../src/effects/store/session-store.js';
 import { drain, throughput } from './support/measure.js';
 import { duration, rate, si, sig, writeSection } from './support/report.js';
 import { BenchRuntime, representativeTurn, turnComplete } from './support/runtime.js';

@@ -148,17 +148,17 @@ export { toMermaid } from './actors/diagram.js';
 export { listTransitions, type TransitionInfo } from './actors/transitions.js';
 
 // The runtime and its pluggable parts
-export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './runtime/session-runtime.js';
-export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './runtime/clock.js';
-export type { SessionStore, SaveResult, Lease, LeaseOwner, AcquireOptions, SessionOwnerInfo } from './runtime/store/session-store.js';
-export { MemoryStore, type MemoryStoreOptions } from './runtime/store/memory-store.js';
-export { FileStore, type FileStoreOptions } from './runtime/store/file-store.js';
-export type { TranscriptJournal } from './runtime/journal/transcript-journal.js';
-export { FileJournal, type FileJournalOptions } from './runtime/journal/file-journal.js';
-export { MemoryJournal } from './runtime/journal/memory-journal.js';
-export { DEFAULT_MAX_MESSAGE_BYTES } from './runtime/input-limits.js';
-export { ProcessRegistry, type ProcessRegistryOptions, type ProcessRecord } from './runtime/process-registry.js';
-export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './runtime/process-reaper.js';
+export { SessionRuntime, type RuntimeOptions, type RuntimeObserver } from './effects/session-runtime.js';
+export { RealClock, SimulatedClock, type Clock, type TimerHandle } from './effects/clock.js';
+export type { SessionStore, SaveResult, Lease, LeaseOwner, AcquireOptions, SessionOwnerInfo } from './effects/store/session-store.js';
+export { MemoryStore, type MemoryStoreOptions } from './effects/store/memory-store.js';
+export { FileStore, type FileStoreOptions } from './effects/store/file-store.js';
+export type { TranscriptJournal } from './effects/journal/transcript-journal.js';
+export { FileJournal, type FileJournalOptions } from './effects/journal/file-journal.js';
+export { MemoryJournal } from './effects/journal/memory-journal.js';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './effects/input-limits.js';
+export { ProcessRegistry, type ProcessRegistryOptions, type ProcessRecord } from './effects/process-registry.js';
+export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './effects/process-reaper.js';
 
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
@@ -262,8 +262,8 @@ export {
 } from './engines/core/recording.js';
 export type { RecordTarget, RecordingSink } from './engines/core/recorder.js';
 // Journal cursors (seq), the server (`ase serve`) and the inspector: issue 13
-export type { JournalRange, JournalBounds, JournalListener } from './runtime/journal/transcript-journal.js';
-export type { MemoryJournalOptions } from './runtime/journal/memory-journal.js';
+export type { JournalRange, JournalBounds, JournalListener } from './effects/journal/transcript-journal.js';
+export type { MemoryJournalOptions } from './effects/journal/memory-journal.js';
 export type { JournaledEntry } from './events/transcript-entry.js';
 export { toDot, toGraph, type StateGraph, type StateGraphNode, type StateGraphEdge } from './actors/diagram.js';
 export { chartAt, type ChartAt } from './actors/chart-replay.js';

@@ -14,8 +14,8 @@ import { acpEngine } from '../../src/engines/acp/index.js';
 import { codexEngine } from '../../src/engines/codex/index.js';
 import type { AgentEngine, EngineContext } from '../../src/engines/core/engine.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
-import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
-import { MemoryStore } from '../../src/runtime/store/memory-store.js';
+import { MemoryJournal } from '../../src/effects/journal/memory-journal.js';
+import { MemoryStore } from '../../src/effects/store/memory-store.js';
 import { createSession } from '../../src/session/create-session.js';
 import type { SdkQuery } from './claude-agent-sdk.js';
 

@@ -19,7 +19,7 @@
  * whenever the replays of this process have run 10 ms, so ten long replays never stall a request.
  */
 import type { JournaledEntry, TranscriptEntry } from '../events/transcript-entry.js';
-import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import type { TranscriptJournal } from '../effects/journal/transcript-journal.js';
 import { replayBudget } from './loop-budget.js';
 
 const encoder = new TextEncoder();

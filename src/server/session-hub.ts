@@ -7,7 +7,7 @@ import type { InspectionEvent } from 'xstate';
 import { sessionMachine } from '../actors/session.js';
 import { permissionPromptOf } from '../events/ephemeral.js';
 import type { JournaledEntry } from '../events/transcript-entry.js';
-import type { TranscriptJournal } from '../runtime/journal/transcript-journal.js';
+import type { TranscriptJournal } from '../effects/journal/transcript-journal.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
 import { encodeFrame, type EventStream } from './event-stream.js';

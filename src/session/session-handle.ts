@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { AseError, toAseError } from '../errors.js';
 import type { Effect } from '../events/effect.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
-import type { AppliedInput, SessionRuntime } from '../runtime/session-runtime.js';
+import type { AppliedInput, SessionRuntime } from '../effects/session-runtime.js';
 import { NoticeBus } from './notice-bus.js';
 import { noticeStream, type EventsOptions, type NoticeSource, type StreamNotice } from './notice-stream.js';
 import type { NoticeOf, SessionNotice, SessionNoticeType } from './notices.js';

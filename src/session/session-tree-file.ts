@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../errors.js';
-import type { SessionStore } from '../runtime/store/session-store.js';
+import type { SessionStore } from '../effects/store/session-store.js';
 import { SessionIdSchema } from './options.js';
 import { TreeRecordSchema, type TreeRecord } from './session-tree-state.js';
 

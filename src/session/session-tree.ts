@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError, isAseError } from '../errors.js';
-import { writeFileDurable } from '../runtime/fs-durable.js';
+import { writeFileDurable } from '../effects/fs-durable.js';
 import type { Session } from './session.js';
 import * as tree from './session-tree-state.js';
 import { readSessionTree } from './session-tree-file.js';

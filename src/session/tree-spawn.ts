@@ -7,7 +7,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
-import type { SessionStore } from '../runtime/store/session-store.js';
+import type { SessionStore } from '../effects/store/session-store.js';
 import { AseError } from '../errors.js';
 import type { Session } from './session.js';
 import { openSessionTree, type SessionTree, type SpawnSessionOptions } from './session-tree.js';

@@ -16,7 +16,7 @@ import type { AgentEvent } from '../events/agent-event.js';
 import { ERROR_KINDS } from '../events/agent-event.js';
 import type { AgentEngine, EngineContext, EngineFactory, EngineStartSpec } from '../engines/core/engine.js';
 import type { ProcessObserver } from '../engines/transport/process-observer.js';
-import { RealClock } from '../runtime/clock.js';
+import { RealClock } from '../effects/clock.js';
 import { EventLog, type EventOfType } from './event-log.js';
 import { eventOrderingViolations } from './event-order.js';
 

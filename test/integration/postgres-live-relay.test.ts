@@ -7,8 +7,8 @@
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { PostgresLiveRelay } from '../../src/postgres.js';
-import type { LiveFrame } from '../../src/runtime/session-live-relay.js';
-import { channelName } from '../../src/runtime/postgres/schema.js';
+import type { LiveFrame } from '../../src/effects/session-live-relay.js';
+import { channelName } from '../../src/effects/postgres/schema.js';
 import { describePostgres, PG_URL, testDatabase } from '../support/postgres.js';
 
 const db = PG_URL ? testDatabase(4) : undefined;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSession } from '../../src/index.js';
 import { isAseError } from '../../src/errors.js';
 import { PostgresCommandRouter, PostgresJournal, PostgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
-import { channelName } from '../../src/runtime/postgres/schema.js';
+import { channelName } from '../../src/effects/postgres/schema.js';
 import { rejection } from '../support/async.js';
 import { describeJournalConformance, journalEntry } from '../support/journal-conformance.js';
 import { describePostgres, PG_URL, testDatabase } from '../support/postgres.js';

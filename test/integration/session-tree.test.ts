@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSupervisor, fakeEngine, FileJournal, isAseError, openSessionTree, type Supervisor } from '../../src/index.js';
-import { writeFileDurable } from '../../src/runtime/fs-durable.js';
+import { writeFileDurable } from '../../src/effects/fs-durable.js';
 
 let dir: string;
 let dataDir: string;

@@ -2,7 +2,7 @@
  * The EngineContext for engines that tests drive directly (no SessionActor, no runtime): real
  * time and real timers, from the library's own RealClock, as the runtime would give them.
  */
-import { RealClock } from '../../src/runtime/clock.js';
+import { RealClock } from '../../src/effects/clock.js';
 import type { EngineContext } from '../../src/engines/core/engine.js';
 
 /** Real time, real timers; `extra` overrides parts (e.g. a scripted `now`, a `bin`). */

@@ -79,19 +79,19 @@ export const LAYERS: readonly Layer[] = [
       under('events')(target) || is('errors.ts')(target) || under('engines/core')(target) || under('engines/transport')(target) || engineFolder(target) === engineFolder(from),
   },
   {
-    name: 'runtime',
-    owns: under('runtime'),
-    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), under('engines/transport'), under('runtime')),
+    name: 'effects',
+    owns: under('effects'),
+    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), under('engines/transport'), under('effects')),
   },
   {
     name: 'session',
     owns: under('session'),
-    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('runtime'), under('session')),
+    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('effects'), under('session')),
   },
   {
     name: 'server',
     owns: under('server'),
-    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('runtime'), under('session'), under('server')),
+    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('effects'), under('session'), under('server')),
   },
   // The remote client runs in browsers too: only the event vocabulary's types and its SSE parser.
   { name: 'client', owns: under('client'), mayImport: any(under('events'), under('client')), packages: ['eventsource-parser'] },
@@ -100,7 +100,7 @@ export const LAYERS: readonly Layer[] = [
   {
     name: 'testing',
     owns: under('testing'),
-    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), under('engines/transport'), under('runtime'), under('testing')),
+    mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), under('engines/transport'), under('effects'), under('testing')),
     packages: ['xstate'],
   },
   { name: 'cli', owns: under('cli'), mayImport: any(publicEntry, under('cli')) },

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
-import type { TranscriptJournal } from '../../src/runtime/journal/transcript-journal.js';
+import type { TranscriptJournal } from '../../src/effects/journal/transcript-journal.js';
 
 export function journalEntry(n: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {
   return { ts: 1000 + n, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${n}`, type: 'agent_message', payload: { text: `m${n}` }, ...overrides };

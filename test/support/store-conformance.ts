@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { isAseError, type AseError } from '../../src/errors.js';
 import type { PersistedSession } from '../../src/events/session-state.js';
-import type { Lease, SessionStore } from '../../src/runtime/store/session-store.js';
+import type { Lease, SessionStore } from '../../src/effects/store/session-store.js';
 import { rejection } from './async.js';
 
 export function session(overrides: Partial<PersistedSession> = {}): PersistedSession {

@@ -38,17 +38,17 @@ describe('import boundaries', () => {
   });
 
   it.each([
-    ['an actor importing the runtime', 'actors/session.ts', 'runtime/session-runtime.ts'],
-    ['an engine importing the runtime', 'engines/claude/engine.ts', 'runtime/clock.ts'],
+    ['an actor importing the runtime', 'actors/session.ts', 'effects/session-runtime.ts'],
+    ['an engine importing the runtime', 'engines/claude/engine.ts', 'effects/clock.ts'],
     ['an engine importing an actor', 'engines/codex/engine-base.ts', 'actors/session-context.ts'],
     ['an engine importing another engine', 'engines/acp/translate.ts', 'engines/claude/messages.ts'],
     ['the engine core importing an engine', 'engines/core/registry.ts', 'engines/fake/index.ts'],
     ['the transport importing the engine core', 'engines/transport/ndjson-process.ts', 'engines/core/engine.ts'],
     ['the engine core importing a protocol folder', 'engines/core/engine-events.ts', 'engines/codex/errors.ts'],
-    ['the runtime importing a protocol folder', 'runtime/session-runtime.ts', 'engines/claude/engine.ts'],
+    ['the runtime importing a protocol folder', 'effects/session-runtime.ts', 'engines/claude/engine.ts'],
     ['events importing anything of the project', 'events/agent-event.ts', 'errors.ts'],
     ['the CLI importing past the public entry', 'cli/run.ts', 'session/create-session.ts'],
-    ['the runtime importing the session face', 'runtime/session-runtime.ts', 'session/notices.ts'],
+    ['the runtime importing the session face', 'effects/session-runtime.ts', 'session/notices.ts'],
   ])('flags %s', (_what, file, imports) => {
     expect(show(layerViolations(planted(file, imports)))).toEqual([expect.stringContaining(`${file} → ${imports}`)]);
   });

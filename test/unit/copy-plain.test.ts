@@ -3,7 +3,7 @@
  * copy that shares nothing mutable with what it was made from.
  */
 import { describe, expect, it } from 'vitest';
-import { copyPlain } from '../../src/runtime/journal/copy-plain.js';
+import { copyPlain } from '../../src/effects/journal/copy-plain.js';
 
 describe('copyPlain', () => {
   it('copies plain data like structuredClone, sharing nothing', () => {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SimulatedClock } from '../../src/runtime/clock.js';
+import { SimulatedClock } from '../../src/effects/clock.js';
 import type { EngineContext, EngineStartSpec } from '../../src/engines/core/engine.js';
 import { FakeEngine, fakeEngine, FakeScriptSchema, type FakeScript } from '../../src/engines/fake/index.js';
 import { defaultRegistry } from '../../src/engines/default-registry.js';

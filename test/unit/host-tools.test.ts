@@ -12,11 +12,11 @@ import { z } from 'zod';
 import { answerMcpMessage } from '../../src/engines/core/host-tools-mcp.js';
 import { defineTool, displayToolName, HostToolbox, hostToolName, type HostTool } from '../../src/engines/core/host-tools.js';
 import { createSession } from '../../src/session/create-session.js';
-import { FileStore } from '../../src/runtime/store/file-store.js';
+import { FileStore } from '../../src/effects/store/file-store.js';
 import { isAseError } from '../../src/errors.js';
 import { FAKE_CAPABILITIES, fakeEngine } from '../../src/engines/fake/index.js';
-import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
-import { MemoryStore } from '../../src/runtime/store/memory-store.js';
+import { MemoryJournal } from '../../src/effects/journal/memory-journal.js';
+import { MemoryStore } from '../../src/effects/store/memory-store.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 
 const add = defineTool<{ a: number; b: number }>({

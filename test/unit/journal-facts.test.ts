@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PersistedSession } from '../../src/events/session-state.js';
 import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
-import { journalFacts } from '../../src/runtime/journal-facts.js';
+import { journalFacts } from '../../src/effects/journal-facts.js';
 
 let seq = 0;
 const entry = (gen: number, type: string, payload: unknown, eventId = `x.${gen}-${++seq}`): TranscriptEntry => ({ ts: seq, sessionId: 's', agent: 'fake', gen, eventId, type, payload });

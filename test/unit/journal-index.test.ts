@@ -1,5 +1,5 @@
 /**
- * FileJournal reads by seq through its sparse index (src/runtime/journal/seq-index.ts): every range
+ * FileJournal reads by seq through its sparse index (src/effects/journal/seq-index.ts): every range
  * read must equal what a naive whole-file parse and `selectRange` give, across checkpoints, with
  * lines from before seqs existed, seqs that jump, another journal instance appending (another host),
  * a torn tail, a file deleted and written again, and a corrupt line in the middle.
@@ -10,9 +10,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAseError } from '../../src/errors.js';
 import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
-import { CHECKPOINT_EVERY } from '../../src/runtime/journal/seq-index.js';
-import { selectRange, type JournalRange } from '../../src/runtime/journal/transcript-journal.js';
+import { FileJournal } from '../../src/effects/journal/file-journal.js';
+import { CHECKPOINT_EVERY } from '../../src/effects/journal/seq-index.js';
+import { selectRange, type JournalRange } from '../../src/effects/journal/transcript-journal.js';
 import { rejection } from '../support/async.js';
 
 const entry = (n: number, text = `m${n}`): TranscriptEntry => ({ ts: 1000 + n, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${n}`, type: 'agent_message', payload: { text } });

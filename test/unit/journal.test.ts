@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAseError } from '../../src/errors.js';
 import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
-import { FileJournal } from '../../src/runtime/journal/file-journal.js';
-import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
+import { FileJournal } from '../../src/effects/journal/file-journal.js';
+import { MemoryJournal } from '../../src/effects/journal/memory-journal.js';
 import { rejection } from '../support/async.js';
 import { describeJournalConformance } from '../support/journal-conformance.js';
 

@@ -11,10 +11,10 @@ import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawnSupervised, type SupervisedProcess } from '../../src/engines/transport/process-supervisor.js';
-import { reapOrphanedProcesses } from '../../src/runtime/process-reaper.js';
-import { PROCESS_TAG_VAR, ProcessRegistry, recordFileName, type ProcessRecord } from '../../src/runtime/process-registry.js';
+import { reapOrphanedProcesses } from '../../src/effects/process-reaper.js';
+import { PROCESS_TAG_VAR, ProcessRegistry, recordFileName, type ProcessRecord } from '../../src/effects/process-registry.js';
 import { processStartTime } from '../../src/engines/transport/proc.js';
-import { currentProcess } from '../../src/runtime/store/process-identity.js';
+import { currentProcess } from '../../src/effects/store/process-identity.js';
 
 const linux = process.platform === 'linux';
 const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin' };

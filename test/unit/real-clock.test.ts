@@ -1,6 +1,6 @@
 /** RealClock against Node's timer limit (fake timers stand in for the wall clock). */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMER_DELAY_MS, RealClock } from '../../src/runtime/clock.js';
+import { MAX_TIMER_DELAY_MS, RealClock } from '../../src/effects/clock.js';
 
 describe('RealClock', () => {
   beforeEach(() => {

@@ -12,10 +12,10 @@ import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { EngineRegistry } from '../../src/engines/core/registry.js';
 import { FakeEngine } from '../../src/engines/fake/index.js';
 import type { AgentEvent, AgentEventBody } from '../../src/events/agent-event.js';
-import { SimulatedClock } from '../../src/runtime/clock.js';
-import { MemoryJournal } from '../../src/runtime/journal/memory-journal.js';
-import { SessionRuntime } from '../../src/runtime/session-runtime.js';
-import { MemoryStore } from '../../src/runtime/store/memory-store.js';
+import { SimulatedClock } from '../../src/effects/clock.js';
+import { MemoryJournal } from '../../src/effects/journal/memory-journal.js';
+import { SessionRuntime } from '../../src/effects/session-runtime.js';
+import { MemoryStore } from '../../src/effects/store/memory-store.js';
 
 const T0 = 1_700_000_000_000;
 const STALL_MS = 10_000;

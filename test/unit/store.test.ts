@@ -11,10 +11,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isAseError } from '../../src/errors.js';
 import type { PersistedSession } from '../../src/events/session-state.js';
-import { FileStore, MemoryStore } from '../../src/runtime/store/index.js';
-import { lockHolderPrefix } from '../../src/runtime/store/file-store.js';
+import { FileStore, MemoryStore } from '../../src/effects/store/index.js';
+import { lockHolderPrefix } from '../../src/effects/store/file-store.js';
 import { processStartTime } from '../../src/engines/transport/proc.js';
-import { currentProcess } from '../../src/runtime/store/process-identity.js';
+import { currentProcess } from '../../src/effects/store/process-identity.js';
 import { rejection } from '../support/async.js';
 import { describeStoreConformance, session } from '../support/store-conformance.js';
 
