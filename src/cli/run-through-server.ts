@@ -7,12 +7,12 @@
  * and exits with the turn's outcome. Ctrl-C asks the server to abort the turn; a second one stops
  * waiting (the turn goes on in the server).
  */
-import { createInterface } from 'node:readline/promises';
 import { randomUUID } from 'node:crypto';
 import { AseError, ERROR_CODES, type AgentEvent, type ErrorCode, type SessionNotice } from '../index.js';
 import { connect, RemoteError } from '../client.js';
 import { serverRequest, type ServerTarget } from './attach.js';
-import { NoticeRenderer, red, yellow, type Output } from './render.js';
+import { permissionDecision } from './permission-decision.js';
+import { NoticeRenderer, red, type Output } from './render.js';
 import type { RunArgs } from './run-args.js';
 
 /** The `permission_request` entry's fields this command reads. */
@@ -109,17 +109,7 @@ export async function runThroughServer(args: RunArgs & { sessionId: string }, se
   }
 
   async function answer(prompt: PromptFrame): Promise<void> {
-    let decision: 'allow' | 'deny' = args.permission === 'allow' ? 'allow' : 'deny';
-    if (args.permission === 'ask') {
-      if (args.interactive) {
-        const rl = createInterface({ input: process.stdin, output: process.stderr });
-        const reply = await rl.question(yellow(`Allow ${prompt.toolName} ${JSON.stringify(prompt.input)}? [y/N] `));
-        rl.close();
-        decision = /^y(es)?$/i.test(reply.trim()) ? 'allow' : 'deny';
-      } else {
-        output.err(yellow(`permission ${prompt.requestId} (${prompt.toolName}) denied: not interactive; pass --yes to allow\n`));
-      }
-    }
+    const decision = await permissionDecision(prompt, args, output);
     try {
       await client.decide(args.sessionId, prompt.requestId, decision, decision === 'deny' ? { message: 'Denied by the ase user.' } : {});
     } catch (error) {

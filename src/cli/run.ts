@@ -5,7 +5,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import {
   AseError,
   createSession,
@@ -23,7 +22,8 @@ import {
 import { findLiveServer } from './serve-file.js';
 import { runThroughServer } from './run-through-server.js';
 import { assertDirectory } from './data-dir.js';
-import { NoticeRenderer, yellow, type Output } from './render.js';
+import { permissionDecision } from './permission-decision.js';
+import { NoticeRenderer, type Output } from './render.js';
 import type { RunArgs } from './run-args.js';
 
 export type { RunArgs } from './run-args.js';
@@ -96,19 +96,8 @@ export async function runPrompt(args: RunArgs, output: Output): Promise<number> 
   session.on('permission_prompt', (prompt) => asking.push(answer(prompt)));
 
   async function answer(prompt: NoticeOf<'permission_prompt'>): Promise<void> {
-    let decision: 'allow' | 'deny' = args.permission === 'allow' ? 'allow' : 'deny';
-    if (args.permission === 'ask') {
-      if (args.interactive) {
-        const rl = createInterface({ input: process.stdin, output: process.stderr });
-        const reply = await rl.question(yellow(`Allow ${prompt.toolName} ${JSON.stringify(prompt.input)}? [y/N] `));
-        rl.close();
-        decision = /^y(es)?$/i.test(reply.trim()) ? 'allow' : 'deny';
-      } else {
-        output.err(yellow(`permission ${prompt.requestId} (${prompt.toolName}) denied: not interactive; pass --yes to allow\n`));
-      }
-    } else {
-      await Promise.resolve(); // answer outside the listener, so a refusal is thrown to us
-    }
+    // Awaited even when the answer is known, so it is given outside the listener and a refusal is thrown to us.
+    const decision = await permissionDecision(prompt, args, output);
     try {
       await session.decide(prompt.requestId, decision, decision === 'deny' ? { message: 'Denied by the ase user.' } : {});
     } catch (error) {
