@@ -17,15 +17,7 @@ import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { hermeticCodex } from '../support/codex-hermetic.js';
 import { CODEX_TUI_SEEN_TOML, seedClaudeTuiConfig } from '../support/headless-screen.js';
 import { findProcesses } from '../support/processes.js';
-
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasTmux } from '../support/tmux-desk.js';
 
 describe.runIf(hasTmux)('ase run --mode local in tmux', () => {
   let root: string;

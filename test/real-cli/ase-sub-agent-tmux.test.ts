@@ -19,15 +19,7 @@ import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { seedClaudeTuiConfig } from '../support/headless-screen.js';
 import { findProcesses } from '../support/processes.js';
-
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+import { hasTmux } from '../support/tmux-desk.js';
 
 const PARENT_PROMPT = 'PARENT split the work';
 const CHILD_TASK = 'CHILD TASK count the files';
