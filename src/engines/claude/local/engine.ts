@@ -13,7 +13,7 @@
  *   ended when this process started, mapped by the remote engine's translator (same ids).
  * - `UserPromptSubmit` / `Stop` bracket a turn typed in the terminal; `Stop` reads the transcript
  *   to its end before `turn_complete`, so every message of the turn is reported before it ends.
- *   An interrupted turn (Esc, a dialog declined) runs no `Stop`: its marker line in the transcript
+ *   An interrupted turn (Esc, a dialog declined) may run no `Stop`: its marker line in the transcript
  *   ends it (`turn_complete` cancelled), else a handoff would wait for a turn that no longer runs.
  * - `PermissionRequest`: the dialog is on screen and the hook waits; the engine reports a
  *   `permission_request`, and a remote answer (`answerPermission`) is the hook's output. When the

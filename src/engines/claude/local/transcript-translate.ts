@@ -6,7 +6,7 @@
  * transcript never holds an entry twice across a switch. Added here: the prompts typed in the
  * terminal (`message`, role `user`, id = the line's `uuid`) and the usage of a turn (the transcript
  * has no `result` line; the Stop hook ends the turn). A turn the person interrupted (Esc, or a
- * dialog declined) runs no Stop hook: Claude Code only writes its marker line ("[Request
+ * dialog declined) may run no Stop hook: Claude Code only writes its marker line ("[Request
  * interrupted by user…]"), which ends the turn here (`turn_complete` cancelled), never a prompt.
  */
 import type { AgentEventBody, TurnUsage } from '../../../events/agent-event.js';
