@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claudeEngine } from '../../src/engines/claude/index.js';
-import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice, type TranscriptEntry } from '../../src/index.js';
+import { createSession, DEFAULT_SESSION_CONFIG, MemoryJournal, MemoryStore, type AgentEvent, type Session, type SessionNotice, type TranscriptEntry } from '../../src/index.js';
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { HeadlessScreen, seedClaudeTuiConfig } from '../support/headless-screen.js';
@@ -86,6 +86,35 @@ describe('claude local mode through a session, with the real CLI', () => {
     expect(readFileSync(join(work, 'phone.txt'), 'utf8')).toBe('from-the-phone\n');
     expect(session.snapshot().mode).toBe('local');
     expect(errors).toEqual([]);
+  });
+
+  it('a desk turn ended by declining its dialog at the desk: the phone takes control at once, no wait for a local turn', async () => {
+    const journal = new MemoryJournal();
+    const { session, screen, errors } = await open(journal);
+    await waitFor(session, phase('local'), 'local phase');
+    await screen.waitFor(/❯/);
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo no > declined.txt', description: 'write' } }, { kind: 'text', text: 'never asked for' });
+    const prompt = waitFor(session, (n) => n.type === 'permission_prompt', 'permission prompt');
+    // Claude Code runs no Stop hook for a turn the person interrupts: only its transcript says so.
+    const ended = waitFor(session, (n) => n.type === 'agent' && n.event.type === 'turn_complete', 'the declined desk turn to end');
+    session.terminal.write('a risky question from the desk');
+    await screen.waitFor(/a risky question from the desk/);
+    session.terminal.write('\r');
+    await prompt;
+    await screen.waitFor(/Do you want to proceed\?/);
+    session.terminal.write('\x1b');
+    expect(await ended).toMatchObject({ event: { status: 'cancelled' } });
+    const ready = waitFor(session, (n) => n.type === 'status' && n.mode === 'remote' && n.phase === 'idle', 'remote ready');
+    const taken = performance.now();
+    await session.switchMode('remote');
+    await ready;
+    const ms = performance.now() - taken;
+    const entries: TranscriptEntry[] = await journal.read(session.id);
+    expect(entries.filter((e) => e.type === 'handoff_waiting')).toEqual([]);
+    expect(entries.filter((e) => e.type === 'message' && (e.payload as { role: string }).role === 'user')).toHaveLength(1);
+    expect(ms).toBeLessThan(DEFAULT_SESSION_CONFIG.handoffWaitMs);
+    expect(errors).toEqual([]);
+    console.log(`[claude-local-take-control] after a declined desk turn: ${Math.round(ms)} ms`);
   });
 
   it(`soak: ${SWITCHES} alternating switches with messages sent during the transitions: each delivered once, in order, one session id, nothing left`, async () => {

@@ -13,6 +13,8 @@
  *   ended when this process started, mapped by the remote engine's translator (same ids).
  * - `UserPromptSubmit` / `Stop` bracket a turn typed in the terminal; `Stop` reads the transcript
  *   to its end before `turn_complete`, so every message of the turn is reported before it ends.
+ *   An interrupted turn (Esc, a dialog declined) may run no `Stop`: its marker line in the transcript
+ *   ends it (`turn_complete` cancelled), else a handoff would wait for a turn that no longer runs.
  * - `PermissionRequest`: the dialog is on screen and the hook waits; the engine reports a
  *   `permission_request`, and a remote answer (`answerPermission`) is the hook's output. When the
  *   person at the terminal answers first, Claude Code ends the hook (or the tool's result appears
@@ -68,6 +70,11 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   #ready = false;
   /** The texts of the assistant messages reported in this turn. */
   #turnTexts = new Set<string>();
+  /**
+   * This turn's prompt was read from the transcript: an interrupt's marker read before it belongs
+   * to the turn before (the transcript is written behind the hooks), so it must not end this one.
+   */
+  #promptRead = false;
   /** The session id asked for (`--session-id` / `--resume`), then the one the CLI reported. */
   sessionId: string | undefined;
 
@@ -161,13 +168,15 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
         const command = parseTerminalCommand(input['prompt']);
         if (command) return this.#hostCommand(call, String(input['prompt']));
         this.#turnTexts.clear();
+        this.#promptRead = false;
         this.busy = true;
         this.emit({ type: 'thinking', active: true });
         return call.reply();
       }
       case 'Stop':
         await this.#readUntilReported(input['last_assistant_message']);
-        this.endTurn('completed', this.#translator.takeTurnUsage());
+        // An interrupt's marker may have ended the turn already (cancelled): one end per turn.
+        if (this.busy) this.endTurn('completed', this.#translator.takeTurnUsage());
         return call.reply();
       case 'Notification':
         this.events.signOfLife();
@@ -219,7 +228,8 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
     const deadline = this.context.now() + STOP_TRANSCRIPT_WAIT_MS;
     for (;;) {
       await this.#tail?.catchUp();
-      if (typeof lastText !== 'string' || lastText === '' || this.#turnTexts.has(lastText) || this.context.now() >= deadline) return;
+      // Not busy: the interrupt's marker ended the turn; the message named will not be written whole.
+      if (!this.busy || typeof lastText !== 'string' || lastText === '' || this.#turnTexts.has(lastText) || this.context.now() >= deadline) return;
       await new Promise((resolve) => this.context.setTimeout(() => resolve(undefined), STOP_TRANSCRIPT_POLL_MS));
     }
   }
@@ -231,6 +241,12 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
       }
       // A tool ran while its dialog's hook still waited: the person at the terminal answered it.
       if (body.type === 'tool_result') this.withdrawPrompts('answered in the local terminal');
+      if (body.type === 'message' && body.role === 'user') this.#promptRead = true;
+      if (body.type === 'turn_complete') {
+        // The marker of an interrupted turn; one that Stop already ended has nothing left to end.
+        if (this.busy && this.#promptRead) this.endTurn(body.status === 'completed' ? 'completed' : 'cancelled', body.usage);
+        continue;
+      }
       this.emit(body);
     }
   }

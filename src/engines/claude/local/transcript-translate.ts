@@ -5,12 +5,17 @@
  * (the API message id) and a tool call the same call id whichever mode produced it, and a
  * transcript never holds an entry twice across a switch. Added here: the prompts typed in the
  * terminal (`message`, role `user`, id = the line's `uuid`) and the usage of a turn (the transcript
- * has no `result` line; the Stop hook ends the turn).
+ * has no `result` line; the Stop hook ends the turn). A turn the person interrupted (Esc, or a
+ * dialog declined) may run no Stop hook: Claude Code only writes its marker line ("[Request
+ * interrupted by user…]"), which ends the turn here (`turn_complete` cancelled), never a prompt.
  */
 import type { AgentEventBody, TurnUsage } from '../../../events/agent-event.js';
 import { ClaudeTranslator } from '../translate.js';
 
 type Line = Record<string, unknown>;
+
+/** The line Claude Code writes when the person interrupts a turn (`… for tool use` when a dialog is declined). */
+const INTERRUPT_MARKER = /^\[Request interrupted by user\b[^\]]*\]$/;
 
 /** Prompts of commands Claude Code runs itself (`/model`, `!cmd` output), not the user's words. */
 const COMMAND_MARKUP = /^\s*<(command-|local-command-|bash-)/;
@@ -71,6 +76,7 @@ export class TranscriptTranslator {
       text = content.map((b) => String((b as { text?: unknown }).text ?? '')).join('');
     }
     if (text === undefined || text === '' || COMMAND_MARKUP.test(text)) return [];
+    if (INTERRUPT_MARKER.test(text.trim())) return [{ type: 'turn_complete', status: 'cancelled', usage: this.takeTurnUsage() }];
     return [{ type: 'message', role: 'user', id: uuid, blocks: [{ type: 'text', text }] }];
   }
 
