@@ -26,8 +26,6 @@ export {
 } from './options.js';
 export { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
 export { ClaudeTranslator, classifyResultError, projectSlug, transcriptPathFor } from './translate.js';
-export { checkClaudeResume } from './resume-check.js';
-export { claudeConfigDir, findSessionFile } from './session-file.js';
 export { ControlClient, type PermissionAsk } from './client.js';
 export { classifyClaudeMessage, type ClaudeMessage } from './messages.js';
 

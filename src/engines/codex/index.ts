@@ -42,8 +42,6 @@ export {
 } from './binary.js';
 export { configOverrideArgs, tomlValue } from './config-overrides.js';
 export { classifyCodexError, sessionNotFound, type SessionNotFoundDetails } from './errors.js';
-export { checkCodexResume } from './resume-check.js';
-export { codexHomeOf, findRollout } from './rollout/find-rollout.js';
 export { JsonRpcPeer, rpcError } from '../transport/json-rpc.js';
 export {
   CODEX_APPROVAL_POLICIES,
