@@ -162,6 +162,7 @@ export { reapOrphanedProcesses, type ReapReport, type ReapOptions } from './effe
 
 // The engine contract (for custom engines) and the registry
 export type { AgentEngine, EngineCapabilities, EngineContext, EngineFactory, EngineStartSpec, AgentEventListener } from './engines/core/engine.js';
+export type { ResumeCheck, ResumeTarget } from './engines/core/resume-check.js';
 export { EngineRegistry } from './engines/core/registry.js';
 export {
   defineTool,

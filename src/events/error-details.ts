@@ -19,7 +19,8 @@ export interface ErrorDetailsMap {
   ENGINE_ERROR: { kind?: string; retryable?: boolean; rpcCode?: number; data?: unknown };
   PROTOCOL_ERROR: { rpcCode?: number; data?: unknown };
   RESUME_NOT_FOUND: { threadId?: string; upstreamMessage?: string };
-  RESUME_FORKED: { sessionId: string; expected?: string; actual?: string };
+  /** A fork (`expected`, `actual` tokens); an adoption refused (`workDir`, and `reason`: what is missing on this host). */
+  RESUME_FORKED: { sessionId: string; expected?: string; actual?: string; workDir?: string; reason?: string };
   /** Another live host owns the session: `owner` (host, pid, process start time) until `expiresAt`; or the id open in this supervisor. */
   SESSION_OWNED: { sessionId: string; owner?: { host: string; pid: number; startTime?: string; bootId?: string; label?: string }; expiresAt?: number };
   SLOW_CONSUMER: { maxBuffered: number; buffered: number };

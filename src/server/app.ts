@@ -437,8 +437,10 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
 
   // Takes over a session whose owner, on another host, stopped renewing its lease (it is listed
   // `orphaned`): only here and only when asked, since the agent resumes on this machine's disk.
-  // Refused while its owner lives (409 SESSION_OWNED) and where its work directory is missing
-  // (409 RESUME_FORKED: the agent would start over elsewhere). The old owner, should it come
+  // Refused while its owner lives (409 SESSION_OWNED), and where the agent could not really resume
+  // here (409 RESUME_FORKED: it would start over): its work directory is missing, or its engine
+  // (`EngineFactory.checkResume`) finds no session files of the agent's here. A refusal changes
+  // nothing: the check only reads, before any lease is taken. The old owner, should it come
   // back, finds its fence stale: LEASE_LOST, and it writes nothing more.
   app.post('/api/sessions/:id/adopt', async (c) => {
     const id = checkId(c.req.param('id'));
@@ -447,9 +449,10 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     if (hubs.get(id)?.session ?? host.get(id)) return c.json({ sessionId: id, adopted: false, running: true });
     const stored = await host.stored(id);
     if (!stored) throw new AseError('NOT_FOUND', `no session ${id}`);
-    const dir = await stat(stored.workDir).catch(() => undefined);
-    if (!dir?.isDirectory()) {
-      throw new AseError('RESUME_FORKED', `session ${id} cannot resume on this host: its work directory ${stored.workDir} does not exist here`, { details: { sessionId: id, workDir: stored.workDir } });
+    const check = host.checkResume ? await host.checkResume(id) : await workDirCheck(stored.workDir);
+    if (!check) throw new AseError('NOT_FOUND', `no session ${id}`);
+    if (!check.ok) {
+      throw new AseError('RESUME_FORKED', `session ${id} cannot resume on this host: ${check.reason}`, { details: { sessionId: id, workDir: stored.workDir, reason: check.reason } });
     }
     const session = await liveSession(id, true);
     return c.json({ sessionId: id, adopted: true, running: true, phase: session.snapshot().phase });
@@ -764,4 +767,10 @@ function loginPage(message: string): string {
 function unwrap(outcome: CommandOutcome): Record<string, unknown> {
   if (outcome.ok) return outcome.value;
   throw new AseError(outcome.error.code as ErrorCode, outcome.error.message, { ...(outcome.error.details !== undefined && { details: outcome.error.details as Record<string, unknown> }) });
+}
+
+/** The adopt check of a host that has no `checkResume`: the work directory only. */
+async function workDirCheck(workDir: string): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const dir = await stat(workDir).catch(() => undefined);
+  return dir?.isDirectory() ? { ok: true } : { ok: false, reason: `its work directory ${workDir} does not exist here` };
 }

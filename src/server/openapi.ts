@@ -100,7 +100,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/api/sessions/{id}/adopt': {
         post: {
-          summary: 'Take over a session whose owner on another host stopped renewing its lease (listed `orphaned`; --store postgres://). Only where its work directory exists here (else 409 RESUME_FORKED); while its owner lives, 409 SESSION_OWNED. The old owner, back, writes nothing more (LEASE_LOST). Empty body',
+          summary: 'Take over a session whose owner on another host stopped renewing its lease (listed `orphaned`; --store postgres://). Only where the agent could resume here: its work directory and, where its engine can tell (claude, codex), the session files of the agent (transcript, rollout) exist on this host; else 409 RESUME_FORKED naming what is missing, and nothing changed. While its owner lives, 409 SESSION_OWNED. The old owner, back, writes nothing more (LEASE_LOST). Empty body',
           parameters: [idParam],
           requestBody: { ...json({ type: 'object', additionalProperties: false }) },
           responses: { 200: { description: 'adopted (or already running here)', ...json({ type: 'object', properties: { sessionId: { type: 'string' }, adopted: { type: 'boolean' }, running: { type: 'boolean' }, phase: { type: 'string' } }, required: ['sessionId', 'adopted', 'running'] }) }, ...errors(400, 401, 403, 404, 409) },

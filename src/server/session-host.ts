@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import type { EngineFactory } from '../engines/core/engine.js';
+import type { ResumeCheck } from '../engines/core/resume-check.js';
 import type { ControlMode } from '../events/session-input.js';
 import type { TranscriptJournal } from '../effects/journal/transcript-journal.js';
 import { FileStore } from '../effects/store/file-store.js';
@@ -69,6 +70,13 @@ export interface SessionHost {
   /** The stored state of a session that is not live (undefined: unknown). */
   stored(id: string): Promise<{ sessionId: string; agent: string; workDir: string; phase: string; parentId?: string } | undefined>;
   stop(id: string): Promise<unknown>;
+  /**
+   * Whether a stored session could continue on this host (`Supervisor.checkResume`): its work
+   * directory and, where its engine can tell, the agent's own session files are here. Asked before
+   * adopting a session another host ran; undefined when none is stored under that id. Optional: a
+   * host without it is checked for the work directory only.
+   */
+  checkResume?(id: string): Promise<ResumeCheck | undefined>;
   /**
    * The session tree (`openSessionTree`) that holds this session, if the host can find one
    * (`GET /api/sessions/:id/tree`: remote clients follow its focus). Optional: a host without it
@@ -200,6 +208,7 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore, opti
       });
     },
     stop: (id) => supervisor.stop(id),
+    checkResume: (id) => supervisor.checkResume(id),
     ...(dataDir !== undefined && {
       tree: findTree,
       async moveTreeFocus(sessionId: string, move: 'enter' | 'exit') {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { defaultRegistry } from '../engines/default-registry.js';
 import type { EngineFactory } from '../engines/core/engine.js';
 import type { EngineRegistry } from '../engines/core/registry.js';
+import type { ResumeCheck } from '../engines/core/resume-check.js';
 import type { ControlMode } from '../events/session-input.js';
 import type { PersistedSession, SessionPhase, SessionUsage } from '../events/session-state.js';
 import { AseError, isAseError, toAseError } from '../errors.js';
@@ -19,8 +20,10 @@ import { FileJournal } from '../effects/journal/file-journal.js';
 import type { TranscriptJournal } from '../effects/journal/transcript-journal.js';
 import { FileStore } from '../effects/store/file-store.js';
 import type { SessionStore } from '../effects/store/session-store.js';
+import { resolveLocator } from './agent-location.js';
 import { createSession } from './create-session.js';
 import type { SessionNotice } from './notices.js';
+import { checkResumeHere } from './resume-here.js';
 import { defaultDataDir, type SessionOptions } from './options.js';
 import type { Session } from './session.js';
 import type { SessionSnapshot } from './snapshot.js';
@@ -109,6 +112,13 @@ export interface Supervisor {
   open(sessionId: string, options?: OpenSessionOptions): Promise<Session>;
   /** An open session of this supervisor. */
   get(sessionId: string): Session | undefined;
+  /**
+   * Whether a stored session could continue here, before `open()` takes it (adopting a session
+   * another host ran): its work directory exists here and, where its engine can tell
+   * (`EngineFactory.checkResume`), the agent's own session files do too. Undefined when nothing is
+   * stored under that id. Reads only: no lease is taken.
+   */
+  checkResume(sessionId: string): Promise<ResumeCheck | undefined>;
   /** Open sessions and stored ones, newest activity first. */
   list(options?: SupervisorListOptions): Promise<SupervisedSessionInfo[]>;
   /** Stops an open session; resolves with its final snapshot (undefined when it is not open here). */
@@ -226,6 +236,15 @@ class SessionSupervisor implements Supervisor {
 
   get(sessionId: string): Session | undefined {
     return this.#open.get(sessionId)?.session;
+  }
+
+  async checkResume(sessionId: string): Promise<ResumeCheck | undefined> {
+    const stored = await this.#store.load(sessionId);
+    if (!stored) return undefined;
+    const { state } = stored;
+    // The engine options open() would start it with: the defaults over the stored locating ones.
+    const { engineOptions } = resolveLocator({ ...(this.#defaults.engineOptions && { engineOptions: this.#defaults.engineOptions }) }, state.agentLocator);
+    return checkResumeHere(state, this.#registry.get(state.agent), { engineOptions });
   }
 
   async list(options: SupervisorListOptions = {}): Promise<SupervisedSessionInfo[]> {

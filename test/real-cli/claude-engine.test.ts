@@ -217,6 +217,10 @@ describe('claude engine with the real CLI', () => {
     const firstCost = session.snapshot().usage.costUsd;
     expect(firstCost).toBeGreaterThan(0);
     await session.stop();
+    // The transcript the real CLI wrote is where checkResume finds it (a host adopting the session,
+    // issue 22); a host whose Claude Code keeps its files elsewhere has none.
+    expect(await claudeEngine().checkResume!({ resumeToken: token!, workDir: work, engineOptions: { env } })).toEqual({ ok: true });
+    expect(await claudeEngine().checkResume!({ resumeToken: token!, workDir: work, engineOptions: {}, env: { HOME: join(root, 'elsewhere') } })).toMatchObject({ ok: false });
 
     const t = performance.now();
     const events: AgentEvent[] = [];

@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CodexAppServerEngine, type CodexAppServerEngineOptions } from '../../src/engines/codex/index.js';
+import { codexEngine, CodexAppServerEngine, type CodexAppServerEngineOptions } from '../../src/engines/codex/index.js';
 import { applyPatchCall, execCommandCall, lastUserText, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import type { HermeticCodex } from '../support/codex-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
@@ -196,6 +196,10 @@ describe('codex engine (app-server) with the real codex 0.169.0', () => {
     const exited = await first.log.waitFor('exited');
     expect(exited.signal).toBe('SIGKILL');
     expect(first.log.of('error').at(-1)).toMatchObject({ kind: 'fatal' });
+    // The rollout the real Codex wrote is where checkResume finds it (a host adopting the session,
+    // issue 22); a host whose Codex keeps its files elsewhere has none.
+    expect(await codexEngine().checkResume!({ resumeToken: token, workDir: h.workDir, engineOptions: { env: h.env } })).toEqual({ ok: true });
+    expect(await codexEngine().checkResume!({ resumeToken: token, workDir: h.workDir, engineOptions: {}, env: { HOME: join(root, 'elsewhere') } })).toMatchObject({ ok: false });
 
     const second = launch(2, {}, token);
     await second.log.waitFor('ready');

@@ -8,6 +8,7 @@ import { ClaudeLocalEngine } from './local/engine.js';
 import { ModeEngine } from '../core/mode-engine.js';
 import { checkClaudeSettings, mergeClaudeOptions, parseClaudeOptions, type ClaudeEngineOptions } from './options.js';
 import { CLAUDE_PRINT_CAPABILITIES, ClaudePrintEngine } from './print/engine.js';
+import { checkClaudeResume } from './resume-check.js';
 
 export { ClaudeLocalEngine } from './local/engine.js';
 export { CLAUDE_CAPABILITIES, ClaudeEngine, resolveClaudeBinary, type SetModelResult, type SetPermissionModeResult } from './engine.js';
@@ -46,6 +47,7 @@ export function claudeEngine(options: ClaudeEngineOptions = {}): EngineFactory {
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
     locateAgent: (launch) => locateClaude(checked, launch),
     validateSettings: (settings) => checkClaudeSettings(settings),
+    checkResume: (target) => checkClaudeResume(checked, target),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude', select: '--agent claude', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }
@@ -62,6 +64,7 @@ export function claudePrintEngine(options: ClaudeEngineOptions = {}): EngineFact
     create: (context) => new ClaudePrintEngine(context, checked),
     validateOptions: (engineOptions) => void parseClaudeOptions(engineOptions),
     locateAgent: (launch) => locateClaude(checked, launch),
+    checkResume: (target) => checkClaudeResume(checked, target),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'claude-print', select: '--agent claude-print', spec: CLAUDE_CLI, credentials: CLAUDE_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }

@@ -15,6 +15,7 @@ import { CodexLocalEngine } from './local/engine.js';
 import { CODEX_MCP_CAPABILITIES, CodexMcpEngine, type CodexMcpEngineOptions } from './mcp/engine.js';
 import { checkCodexSettings, CODEX_CREDENTIAL_VARS, CodexExecOptionsSchema, CodexMcpOptionsSchema, CodexOptionsSchema, mergeCodexOptions, type CodexEngineOptions } from './options.js';
 import { CODEX_EXEC_CAPABILITIES, CodexExecEngine, type CodexExecEngineOptions } from './exec/engine.js';
+import { checkCodexResume } from './resume-check.js';
 
 export { CODEX_CAPABILITIES, CodexAppServerEngine, type CodexAppServerEngineOptions } from './app-server/engine.js';
 export { CodexLocalEngine } from './local/engine.js';
@@ -70,6 +71,7 @@ export function codexEngine(options: CodexAppServerEngineOptions = {}): EngineFa
     validateOptions: (engineOptions) => void parseEngineOptions('codex', CodexOptionsSchema, engineOptions),
     locateAgent: (launch) => locateCodex('codex', CODEX_CLI, options, launch),
     validateSettings: (settings) => checkCodexSettings('codex', settings),
+    checkResume: (target) => checkCodexResume('codex', options, target),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex', select: '--agent codex', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }
@@ -101,6 +103,7 @@ export function codexExecEngine(options: CodexExecEngineOptions = {}): EngineFac
     create: (context) => new CodexExecEngine(context, options),
     validateOptions: (engineOptions) => void parseEngineOptions('codex-exec', CodexExecOptionsSchema, engineOptions),
     locateAgent: (launch) => locateCodex('codex-exec', CODEX_CLI, options, launch),
+    checkResume: (target) => checkCodexResume('codex-exec', options, target),
     diagnose: async ({ env } = {}) => [await diagnoseAgent({ engine: 'codex-exec', select: '--agent codex-exec', spec: CODEX_CLI, credentials: CODEX_CREDENTIAL_VARS, ...(env && { env }) })],
   };
 }

@@ -9,6 +9,7 @@ import type { EngineSettings, PermissionDecision, UserMessage } from '../../even
 import type { ProcessObserver } from '../transport/process-observer.js';
 import type { AgentDiagnosis } from './agent-diagnosis.js';
 import type { HostToolbox } from './host-tools.js';
+import type { ResumeCheck, ResumeTarget } from './resume-check.js';
 import type { EngineTier } from './runtime-tier.js';
 
 /** What an engine can do, so the session and clients can adapt (and tests can skip honestly). */
@@ -208,4 +209,13 @@ export interface EngineFactory {
    * only). `env` is where `ASE_*_BIN`, PATH and the credentials are read (default `process.env`).
    */
   diagnose?(options?: { env?: Readonly<Record<string, string | undefined>> }): Promise<AgentDiagnosis[]>;
+  /**
+   * Whether the agent could continue the agent session `target.resumeToken` names on this machine:
+   * its own session files are here (Claude Code's transcript, Codex's rollout), where the options
+   * and the environment would have the agent look. Asked before a host adopts a session another
+   * host ran (`POST /api/sessions/:id/adopt`); `{ ok: false, reason }` refuses the adoption (409
+   * RESUME_FORKED) and nothing is changed. Must not throw for a missing file (that is the answer);
+   * reads only. Optional: an engine without it is adopted wherever the work directory exists.
+   */
+  checkResume?(target: ResumeTarget): Promise<ResumeCheck>;
 }

@@ -5,7 +5,13 @@
  * there is none.
  */
 import { readdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
+
+/** `$CODEX_HOME`, else `~/.codex` of the environment's HOME: where Codex keeps its sessions. */
+export function codexHomeOf(env: Readonly<Record<string, string | undefined>>): string {
+  return env['CODEX_HOME'] ?? join(env['HOME'] ?? homedir(), '.codex');
+}
 
 /** The rollout file of `threadId` under `<codexHome>/sessions`, if there is one. */
 export function findRollout(codexHome: string, threadId: string): string | undefined {
