@@ -68,8 +68,11 @@ export class HookServer {
     });
     socket.on('data', (chunk: string) => {
       if (call) return;
+      // Only the new chunk can hold the line's end (an earlier one would have made the call), so
+      // the search is linear in the bytes received, not quadratic in the buffered line.
+      const inChunk = chunk.indexOf('\n');
+      const end = inChunk < 0 ? -1 : buffered.length + inChunk;
       buffered += chunk;
-      const end = buffered.indexOf('\n');
       if (end < 0) {
         if (buffered.length > MAX_HOOK_LINE_CHARS) socket.destroy();
         return;
