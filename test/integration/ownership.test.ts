@@ -123,7 +123,7 @@ describe('what a SIGKILLed process leaves', () => {
 
 describe('a stalled owner', () => {
   it('stopped past its lease, it loses the session; resumed, it is fenced: engine stopped, nothing written', async () => {
-    const a = await host('stall', { sessionId: 's1', leaseTtlMs: 600 });
+    const a = await host('stall', { sessionId: 's1', leaseTtlMs: 2_000 });
     await a.waitFor((r) => r['ready'] === true, 'host A to finish its first turn');
     const journal = new FileJournal({ dir: path.join(dataDir, 'transcripts') });
     // A reports its turn done from the session's notice; the journal append of the turn's end may trail
@@ -139,7 +139,7 @@ describe('a stalled owner', () => {
     a.signal('SIGSTOP');
     // While A's lease is still valid, it keeps the session even though it is not running.
     expect(isAseError(await rejection(openHere('s1')), 'SESSION_OWNED')).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 900)); // past A's 600 ms lease
+    await new Promise((resolve) => setTimeout(resolve, 2_400)); // past A's 2 s lease (long enough that the check above runs inside it on a loaded machine)
     const b = await openHere('s1');
     expect(await leaseOf('s1')).toMatchObject({ fence: 2, owner: { pid: process.pid } });
     await b.send('from host B', { localId: 'b-1' });

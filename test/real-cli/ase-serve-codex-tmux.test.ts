@@ -253,7 +253,7 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     expect(findProcesses((p) => p.cmdline().includes(h.bin))).toEqual([]);
     desk.close(); // the desk's shell (its HOME is under root); then nothing of ours may be left
     expect(await waitUntilNone(() => findProcesses((p) => p.environ().includes(root)), 10_000, 100)).toEqual([]);
-    expect(readdirSync(hookTmp)).toEqual([]);
+    expect(readdirSync(hookTmp).filter((name) => name.startsWith('ase-'))).toEqual([]); // ours; Node's compile cache (node-compile-cache) may sit there too
     // Once each, as the person lived it (the bench measures them over rounds).
     console.log(`[codex desk and phone] tap "take control" → remote idle: ${remoteMs.toFixed(0)} ms; key at the desk → the phone's turn drawn in tmux: ${drawnMs.toFixed(0)} ms`);
   }, 480_000);
