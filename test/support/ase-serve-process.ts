@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ASE_BIN } from './built-cli.js';
 import { waitUntil } from './processes.js';
+import { serverApi, type ServerApi } from './server-api.js';
 
 export interface AseServeProcess {
   readonly child: ChildProcess;
@@ -21,7 +22,7 @@ export interface AseServeProcess {
   /** stdout and stderr so far. */
   output(): string;
   /** A JSON request with the bearer token; the body parsed (undefined when not JSON). */
-  api(method: string, route: string, body?: unknown): Promise<{ status: number; body: any }>;
+  api: ServerApi;
   /** Sends `signal` and waits until the process is gone (reaped, so its pid reads dead); resolves its exit code or signal. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | NodeJS.Signals | null>;
 }
@@ -59,21 +60,7 @@ export async function startAseServe(options: { dataDir: string; env?: Record<str
     serveFile,
     pageUrl: `${entry.url}/?token=${encodeURIComponent(token)}`,
     output: () => out,
-    async api(method, route, body) {
-      const response = await fetch(`${entry.url}${route}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, body: parsed };
-    },
+    api: serverApi(entry.url, token),
     async stop(signal = 'SIGTERM', timeoutMs = 30_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`ase serve did not exit on ${signal}:\n${out}`)), timeoutMs))]);

@@ -10,12 +10,13 @@ import path from 'node:path';
 import { fakeEngine, MemoryJournal, MemoryStore, type FakeScript, type TranscriptJournal } from '../../src/index.js';
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { watchContract, type ResponseContract } from './response-contract.js';
+import { serverApi, type ServerApi } from './server-api.js';
 
 export interface TestServer extends RunningServer {
   tmp: string;
   /** Bearer headers (JSON). */
   headers: Record<string, string>;
-  api(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  api: ServerApi;
   /** POST /api/sessions for the fake engine; the new id. */
   newSession(): Promise<string>;
   /** The OpenAPI contract every response so far was checked against. */
@@ -38,17 +39,7 @@ export async function startTestServer(script: FakeScript = {}, options: Partial<
   });
   const contract = watchContract(server);
   const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' };
-  const api: TestServer['api'] = async (method, route, body, extra = {}) => {
-    const response = await fetch(`${server.url}${route}`, { method, headers: { ...headers, ...extra }, ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // not JSON (the page)
-    }
-    return { status: response.status, body: parsed };
-  };
+  const api = serverApi(server.url, server.token);
   return Object.assign(server, {
     tmp,
     headers,
