@@ -51,6 +51,8 @@ let buffered = '';
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk) => {
   buffered += chunk;
+  // A chunk without a line end completes no line: do not rescan the buffered part of a long one.
+  if (!chunk.includes('\n')) return;
   let end;
   while ((end = buffered.indexOf('\n')) >= 0) {
     const line = buffered.slice(0, end).trim();
