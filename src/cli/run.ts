@@ -26,9 +26,6 @@ import { permissionDecision } from './permission-decision.js';
 import { NoticeRenderer, type Output } from './render.js';
 import type { RunArgs } from './run-args.js';
 
-export type { RunArgs } from './run-args.js';
-
-
 export async function runPrompt(args: RunArgs, output: Output): Promise<number> {
   let { agent, cwd } = args;
   if (args.sessionId !== undefined) {
