@@ -123,6 +123,12 @@ describe('host MCP server', () => {
     const at = (path: string) => `http://127.0.0.1:${good.port}${path}`;
     const flipped = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
     expect((await post(at(`/mcp/${flipped}`), call)).status).toBe(404);
+    // The same 32 bytes spelt otherwise: the last character's lowest bit is one base64url leaves unused.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sameBytes = token.slice(0, -1) + alphabet[alphabet.indexOf(token.at(-1)!) ^ 1];
+    expect(Buffer.from(sameBytes, 'base64url').equals(Buffer.from(token, 'base64url'))).toBe(true);
+    expect((await post(at(`/mcp/${sameBytes}`), call)).status).toBe(404);
+    expect((await post(server.bearerUrl, call, { authorization: `Bearer ${sameBytes}` })).status).toBe(404);
     expect((await post(at('/mcp/'), call)).status).toBe(404);
     expect((await post(at(`/mcp/${token.slice(0, 20)}`), call)).status).toBe(404);
     expect((await post(at(`/${token}`), call)).status).toBe(404);

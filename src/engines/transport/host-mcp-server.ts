@@ -68,9 +68,11 @@ export class HostMcpServer {
   private constructor(server: Server, port: number, token: Buffer, options: HostMcpServerOptions) {
     this.#server = server;
     this.port = port;
-    this.#token = token;
     this.#options = options;
     this.bearerToken = token.toString('base64url');
+    // Compared as text: decoding what is presented would also accept a token whose last character
+    // differs only in the bits base64url leaves unused (32 bytes are 43 characters, 2 bits spare).
+    this.#token = Buffer.from(this.bearerToken);
     this.url = `http://127.0.0.1:${port}/mcp/${this.bearerToken}`;
     this.bearerUrl = `http://127.0.0.1:${port}/mcp`;
   }
@@ -139,8 +141,8 @@ export class HostMcpServer {
     } else if (path.startsWith('/mcp/')) presented = path.slice('/mcp/'.length);
     else return false;
     if (!/^[A-Za-z0-9_-]*$/.test(presented)) return false;
-    const given = Buffer.from(presented, 'base64url');
-    // A different length says nothing about the token's bytes; the compare needs equal lengths.
+    const given = Buffer.from(presented);
+    // A different length says nothing about the token's characters; the compare needs equal lengths.
     if (given.length !== this.#token.length) return false;
     return timingSafeEqual(given, this.#token);
   }
