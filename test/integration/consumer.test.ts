@@ -75,7 +75,7 @@ describe('a fresh project that installed the packed library', () => {
   it('has only the runtime dependencies: no agent CLI, no dev tool', () => {
     const installed = JSON.parse(readFileSync(join(app, 'node_modules', 'agent-session-engine', 'package.json'), 'utf8')) as { peerDependenciesMeta?: Record<string, { optional?: boolean }> };
     expect(Object.values(installed.peerDependenciesMeta ?? {}).every((m) => m.optional === true)).toBe(true);
-    for (const absent of ['@anthropic-ai/claude-code', '@openai/codex', '@google/gemini-cli', 'vitest', 'typescript']) {
+    for (const absent of ['@anthropic-ai/claude-code', '@openai/codex', '@google/gemini-cli', 'opencode-ai', '@qwen-code/qwen-code', '@github/copilot', 'vitest', 'typescript']) {
       expect(() => readFileSync(join(app, 'node_modules', absent, 'package.json')), absent).toThrow();
     }
   });
