@@ -45,6 +45,8 @@ const MARKDOWN = [
 
 const RICH_TURN: FakeTurn = [
   { text: MARKDOWN },
+  // An assistant message of only a tool call (as Claude sends one): no empty card for it.
+  { emit: { type: 'message', role: 'assistant', id: 'm-tool-only', blocks: [{ type: 'tool_use', callId: 'c-bash', name: 'Bash', input: { command: 'ls -la src/server' } }] } },
   { emit: { type: 'tool_call', callId: 'c-bash', toolName: 'Bash', input: { command: 'ls -la src/server', description: 'List the server files' } } },
   { emit: { type: 'tool_call', callId: 'c-edit', toolName: 'Edit', input: { file_path: LONG_PATH, old_string: 'const a = 1;\nconst b = 2;\nreturn a + b;', new_string: 'const a = 1;\nconst b = 3;\nreturn a + b;' } } },
   { emit: { type: 'tool_call', callId: 'c-patch', toolName: 'apply_patch', input: { changes: [{ path: '/work/patched.txt', kind: { type: 'update' }, diff: '@@ -1,2 +1,2 @@\n-old line\n+new line\n unchanged' }] } } },
@@ -148,6 +150,9 @@ describe('the page on a phone and at a desk', () => {
       expect(await md.locator('pre code').textContent()).toContain('npm run build && npm test');
       expect(await md.locator('a').getAttribute('href')).toBe('https://example.org/docs');
       expect(await md.locator('a').getAttribute('rel')).toBe('noopener noreferrer nofollow');
+
+      // No empty assistant card (a message of only a tool call draws nothing of its own).
+      expect(await page.evaluate<number>(`[...document.querySelectorAll('.entry.assistant')].filter((e) => (e.querySelector('.md')?.textContent ?? '').trim() === '').length`)).toBe(0);
 
       // Tool inputs as what they are.
       const bash = page.locator('.entry.tool', { hasText: 'ls -la src/server' });

@@ -164,9 +164,12 @@ function onEntry(entry){
         box = el('div', 'entry user', said); break;
       }
       if (p.role !== 'assistant') return;
-      box = el('div', 'entry assistant');
-      box.appendChild(ase.renderMarkdown((p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join('')));
+      var text = (p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join('');
       if (liveText[p.id]) { liveText[p.id].remove(); delete liveText[p.id]; }
+      // A message of only tool calls or thinking has no text: its tool calls have entries of their own.
+      if (text.trim() === '') return;
+      box = el('div', 'entry assistant');
+      box.appendChild(ase.renderMarkdown(text));
       break;
     case 'tool_call': box = el('div', 'entry tool'); box.appendChild(el('strong', '', p.title && p.title !== p.toolName ? p.toolName + ': ' + short(p.title, 120) : String(p.toolName))); box.appendChild(ase.toolView(p.toolName, p.input)); break;
     case 'tool_result': box = el('div', 'entry tool', 'result ' + p.status + ': ' + short(p.output, 2000)); break;
