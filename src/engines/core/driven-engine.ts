@@ -199,8 +199,9 @@ export abstract class DrivenEngine<O extends DrivenEngineOptions = DrivenEngineO
   }
 
   #assertRunning(what: string): void {
-    if (!this.#started) throw new AseError('INVALID_INPUT', `${this.engineName} engine: ${what} before start`);
-    if (this.#stopRequested || this.#events.exited) throw new AseError('SESSION_STOPPED', `${this.engineName} engine: ${what} after stop`);
+    // The same code as every other engine (ENGINE_NOT_RUNNING), before start and after stop alike.
+    if (!this.#started) throw new AseError('ENGINE_NOT_RUNNING', `${this.engineName} engine: ${what} before start`);
+    if (this.#stopRequested || this.#events.exited) throw new AseError('ENGINE_NOT_RUNNING', `${this.engineName} engine: ${what} after stop`);
   }
 
   #dispatch(): void {
