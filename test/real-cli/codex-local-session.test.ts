@@ -75,7 +75,7 @@ describe('codex local mode through a session, with the real CLI', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     session.terminal.write('\r');
     const ask = (await prompt) as Extract<SessionNotice, { type: 'permission_prompt' }>;
-    expect(ask.toolName).toBe('Bash');
+    expect(ask.toolName).toBe('shell'); // Codex's hook says Bash; every codex engine says shell
     await screen.waitFor(/Running hook/);
     const resolved = waitFor(session, (n) => n.type === 'permission_resolved', 'permission resolved');
     await session.decide(ask.requestId, 'allow');

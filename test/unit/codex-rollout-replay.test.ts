@@ -63,9 +63,9 @@ const expectedSignatures = (hello: string) => [
   `assistant:text:${hello}`,
   'turn:completed',
   'user:text:use tools',
-  'call:exec_command',
+  'call:shell',
   'result:completed',
-  'call:exec_command',
+  'call:shell',
   'result:failed',
   'call:apply_patch',
   'result:completed',
@@ -119,9 +119,10 @@ describe.each(Object.keys(FIXTURES) as Array<keyof typeof FIXTURES>)('rollout fi
     const results = events.filter((e) => e.event.type === 'tool_result');
     expect(results.map((r) => r.key.itemId)).toEqual(calls.map((c) => c.key.itemId));
     const [ok, failing, patch] = calls.map((c) => c.event as Extract<TailedEvent['event'], { type: 'tool_call' }>);
-    expect(ok!.input).toMatchObject({ cmd: SCENARIO_TEXTS.okCommand });
+    expect(calls.map((c) => (c.event as Extract<TailedEvent['event'], { type: 'tool_call' }>).toolName)).toEqual(['shell', 'shell', 'apply_patch']);
+    expect(ok!.input).toMatchObject({ command: SCENARIO_TEXTS.okCommand });
     expect(ok!.title).toBe(SCENARIO_TEXTS.okCommand);
-    expect(failing!.input).toMatchObject({ cmd: SCENARIO_TEXTS.failingCommand });
+    expect(failing!.input).toMatchObject({ command: SCENARIO_TEXTS.failingCommand });
     expect(patch!.input).toBe(SCENARIO_TEXTS.patch);
     const [okResult, failingResult, patchResult] = results.map((r) => r.event as Extract<TailedEvent['event'], { type: 'tool_result' }>);
     expect(okResult).toMatchObject({ status: 'completed', isError: false });

@@ -67,7 +67,7 @@ describe('RolloutTranslator', () => {
       item({ type: 'function_call_output', call_id: 'call_c', output: { content: 'boom', success: false } }),
     ]);
     expect(bodies.slice(1)).toEqual([
-      { type: 'tool_call', callId: 'call_a', toolName: 'exec_command', input: { cmd: 'rm -rf /x', sandbox_permissions: 'require_escalated' }, title: 'rm -rf /x' },
+      { type: 'tool_call', callId: 'call_a', toolName: 'shell', input: { command: 'rm -rf /x', sandbox_permissions: 'require_escalated' }, title: 'rm -rf /x' },
       { type: 'tool_result', callId: 'call_a', status: 'denied', output: '', isError: true },
       { type: 'tool_call', callId: 'call_b', toolName: 'update_plan', input: { plan: [] } },
       { type: 'tool_result', callId: 'call_b', status: 'completed', output: 'Plan updated', isError: false },

@@ -210,13 +210,13 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
       if (this.pending.delete(requestId)) this.emit({ type: 'permission_cancelled', requestId, reason: hangUpReason() });
     });
     const input = call.input;
-    this.emit({
-      type: 'permission_request',
-      requestId,
-      toolName: typeof input['tool_name'] === 'string' ? input['tool_name'] : 'unknown',
-      input: input['tool_input'] ?? {},
-      ...extra,
-    });
+    const tool = this.promptedTool(typeof input['tool_name'] === 'string' ? input['tool_name'] : 'unknown', input['tool_input'] ?? {});
+    this.emit({ type: 'permission_request', requestId, toolName: tool.toolName, input: tool.input, ...extra });
+  }
+
+  /** The tool a permission hook names, as this engine reports that tool everywhere else (the hook may use another name). */
+  protected promptedTool(toolName: string, input: unknown): { toolName: string; input: unknown } {
+    return { toolName, input };
   }
 
   /** Every prompt still waiting: its hook returns no decision, and the request is `permission_cancelled` with `reason`. */

@@ -52,6 +52,7 @@ import type { TailedEvent } from '../rollout/cursor.js';
 import { findRollout } from '../rollout/find-rollout.js';
 import { readRollout } from '../rollout/read-rollout.js';
 import { RolloutTailer } from '../rollout/tailer.js';
+import { codexToolCall } from '../rollout/tool-events.js';
 import { codexHookArgs } from './hook-config.js';
 
 /** The variable that carries the loopback server's token to Codex (`bearer_token_env_var`). */
@@ -262,6 +263,12 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
       this.emit({ type: 'thinking', active: false });
     }
     this.emit(event);
+  }
+
+  /** Codex's hook says `Bash` (Claude's name); every codex engine reports a command as `shell`, a host tool by its own name. */
+  protected override promptedTool(toolName: string, input: unknown): { toolName: string; input: unknown } {
+    const tool = codexToolCall(toolName === 'Bash' ? 'shell' : toolName, input);
+    return { toolName: displayToolName(tool.toolName, this.#toolbox), input: tool.input };
   }
 
   #ask(call: HookCall): void {

@@ -26,6 +26,23 @@ function parseArguments(raw: unknown): unknown {
   }
 }
 
+/**
+ * The names Codex's model-facing shell tool has had across versions and front ends. Every codex
+ * engine reports such a call as `shell` with `{command: string, cwd?}` (the app-server and MCP
+ * engines' shape), so a session switching between local and remote sees one tool, not three.
+ */
+const SHELL_TOOL_NAMES: ReadonlySet<string> = new Set(['exec_command', 'shell', 'local_shell', 'shell_command', 'container.exec']);
+
+/** The one name and input shape of a Codex shell call; any other tool as it is. */
+export function codexToolCall(name: string, input: unknown): { toolName: string; input: unknown } {
+  if (!SHELL_TOOL_NAMES.has(name) || !isObject(input)) return { toolName: name, input };
+  const { cmd, command, workdir, cwd, ...rest } = input;
+  const line = typeof cmd === 'string' ? cmd : Array.isArray(command) && command.every((c) => typeof c === 'string') ? command.join(' ') : command;
+  if (typeof line !== 'string') return { toolName: name, input };
+  const dir = typeof workdir === 'string' ? workdir : cwd;
+  return { toolName: 'shell', input: { command: line, ...(typeof dir === 'string' && { cwd: dir }), ...rest } };
+}
+
 /** A human title for the common tools (the command line of exec_command / shell). */
 function titleOf(name: string, input: unknown): string | undefined {
   if (!isObject(input)) return undefined;
@@ -45,7 +62,8 @@ export function toolCallFromResponseItem(payload: Json): ToolCallBody | undefine
   else if (payload.type === 'custom_tool_call') input = payload.input ?? '';
   else return undefined;
   const title = titleOf(name, input);
-  return { type: 'tool_call', callId, toolName: name, input, ...(title !== undefined ? { title } : {}) };
+  const call = codexToolCall(name, input);
+  return { type: 'tool_call', callId, toolName: call.toolName, input: call.input, ...(title !== undefined ? { title } : {}) };
 }
 
 /** Status of a `*_call_output` text: Codex reports exit codes and rejections only in prose. */
