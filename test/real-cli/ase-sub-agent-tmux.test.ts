@@ -163,11 +163,13 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
     // No /ase line ever reached a model.
     expect(mock.requests.some((r) => JSON.stringify(r.body?.messages ?? []).includes('/ase:'))).toBe(false);
 
-    // The parent goes on as usual; Ctrl-] hands it over and ends the desk.
+    // The parent goes on as usual; Ctrl-] then h (the chord menu) hands it over and ends the desk.
     await typeLine('PARENT after the child');
     await waitScreen(/Echo: PARENT after the child/);
     expect(mock.requests.filter(isDelivery)).toHaveLength(1);
     tmux('send-keys', '-t', 'desk', 'C-]');
+    await waitScreen(/h hand to remote control/);
+    tmux('send-keys', '-t', 'desk', 'h');
     await waitScreen(/ase exited 0/, 60_000);
 
     // Nothing left behind: no agent or host process, no hook directory.
