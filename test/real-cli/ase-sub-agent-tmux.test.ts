@@ -150,9 +150,11 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
     expect(tokenOf(childId)).toBe(childToken);
 
     // Back to the parent's UI: the same session, the child's answer delivered to it once.
+    const exitAt = performance.now();
     await typeLine('/ase:exit');
     const isDelivery = (r: RecordedRequest) => r.body?.stream === true && lastUserText(r.body).startsWith(`[sub-agent ${childId}`);
     await waitScreen(/Echo: \[sub-agent/, 90_000);
+    console.log(`/ase:exit to the parent's answer to the result (claude): ${Math.round(performance.now() - exitAt)} ms`);
     const deliveries = mock.requests.filter(isDelivery);
     expect(deliveries).toHaveLength(1);
     expect(lastUserText(deliveries[0]!.body)).toContain('Echo: CHILD hello from the desk');
