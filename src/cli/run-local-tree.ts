@@ -221,9 +221,13 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     const parent = await changeTreeOf(supervisor, child.id, (tree) => tree.exit(child.id));
     if (!parent || detached) return;
     show(parent, true);
-    // Its answer reaches the parent once, typed into the parent's UI shown now; its own UI stops.
-    await changeTreeOf(supervisor, child.id, (tree) => tree.complete(child.id, lastText.get(child.id) ?? '', { deliver }));
-    await supervisor.stop(child.id);
+    // Its answer reaches the parent once, typed into the parent's UI shown now; its own UI stops
+    // (also when the answer could not be delivered: it stays in the tree, sent at the tree's next opening).
+    try {
+      await changeTreeOf(supervisor, child.id, (tree) => tree.complete(child.id, lastText.get(child.id) ?? '', { deliver }));
+    } finally {
+      await supervisor.stop(child.id);
+    }
   };
 
   /** Queues a move after the one under way; a failure is written on the terminal (the UI answered already). */

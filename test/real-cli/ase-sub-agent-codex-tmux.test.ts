@@ -103,7 +103,6 @@ describe.runIf(hasTmux)('sub-agents entered with the chord menu (ase run --mode 
     d.press('C-]');
     await d.waitScreen(MENU_KEYS);
     d.press('1');
-    await d.waitScreen(/entering sub-agent session/);
     await d.waitScreen(new RegExp(`^(?![\\s\\S]*Spawned the child)[\\s\\S]*${CHILD_TASK}`), { timeoutMs: 90_000 });
     expect(treeFile()).toMatchObject({ focus: childId, nodes: { [rootId]: { state: 'suspended' } } });
     await d.waitScreen(/Ask Codex|›/, { timeoutMs: 60_000 });

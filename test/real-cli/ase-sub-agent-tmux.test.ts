@@ -138,7 +138,7 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
     await expect.poll(() => tokenOf(childId), { timeout: 60_000, interval: 100 }).toMatch(/^[0-9a-f-]{36}$/);
     const childToken = tokenOf(childId);
     await typeLine(`/ase:enter ${childId}`);
-    await waitScreen(/entering sub-agent session/);
+    // (The UI's answer, "entering sub-agent session …", may be replaced by the child's UI before a poll sees it.)
     // The child's own terminal UI (the parent's lines are gone), resumed as the same session.
     await waitScreen(new RegExp(`^(?![\\s\\S]*${PARENT_PROMPT})[\\s\\S]*Claude Code[\\s\\S]*❯`), 90_000);
     expect(treeFile()).toMatchObject({ focus: childId, nodes: { [rootId]: { state: 'suspended' } } });
