@@ -31,7 +31,7 @@ import { AseError, changeTreeOf, createSupervisor, defaultRegistry, findSessionT
 import { DeskMenu, drawMenu } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
-import { TerminalMirror } from '../server/terminal-mirror.js';
+import { TerminalMirror } from '../server.js';
 import type { RunArgs } from './run-args.js';
 import { typedResultDelivery } from './typed-result.js';
 

@@ -23,7 +23,6 @@ const SUBMIT_DELAY_MS = 150;
  * a child's answer could end the paste early and type the rest as keys).
  */
 export function pasteSafe(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/\r\n?/g, '\n').replace(/[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]/g, '');
 }
 
