@@ -303,6 +303,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
       onResize: (cols, rows) => {
         mirror?.resize(cols, rows);
         shown.terminal.resize(cols, rows);
+        drawOpenMenu(); // at the new size (the UI's repaint is held until the menu closes)
       },
       onSignal: (signal) => void supervisor.shutdown().finally(() => process.kill(process.pid, signal)),
     });

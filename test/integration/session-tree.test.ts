@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSupervisor, fakeEngine, FileJournal, isAseError, openSessionTree, type Supervisor } from '../../src/index.js';
 import { writeFileDurable } from '../../src/effects/fs-durable.js';
+import { typedResultDelivery } from '../../src/cli/typed-result.js';
 
 let dir: string;
 let dataDir: string;
@@ -99,6 +100,17 @@ describe('session tree', () => {
     await sup.shutdown();
     expect((await userMessages('root')).map((m) => m.localId)).toEqual(['subagent-result-b']);
     expect(typed).toHaveLength(1);
+  });
+
+  it("the desk's typed delivery sends the result to a parent not in local mode (no terminal UI to type into), once", async () => {
+    const sup = supervisor();
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
+    await tree.complete('a', 'sent instead', { deliver: typedResultDelivery() });
+    expect(tree.record().nodes['a']).toMatchObject({ state: 'completed', delivered: true });
+    await sup.shutdown();
+    expect(await userMessages('root')).toEqual([{ localId: 'subagent-result-a', text: '[sub-agent a finished]\nsent instead' }]);
   });
 
   it('refuses what would break the tree: entering a non-child, exiting the root, completing the focused child', async () => {
