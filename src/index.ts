@@ -39,7 +39,7 @@ export {
   type SupervisorListOptions,
 } from './session/supervisor.js';
 // Sub-agent sessions entered without forking (issue 15)
-export { openSessionTree, type SessionTree, type SessionTreeOptions, type SpawnSessionOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
+export { openSessionTree, type ResultDelivery, type SessionTree, type SessionTreeOptions, type SpawnSessionOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
 export { findSessionTree, sessionTreeFile } from './session/session-tree-file.js';
 export { subAgentTools, type SubAgentToolsOptions } from './session/sub-agent-tools.js';
 export { changeTreeOf } from './session/tree-spawn.js';

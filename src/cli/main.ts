@@ -26,8 +26,11 @@ const USAGE = `Usage:
                                                  (Ctrl-] hands the session to remote control);
                                                  goes through the data dir's ase serve if one runs
                                                  (--no-server: host it in this process;
-                                                 --sub-agents: the agent may spawn sub-agents,
-                                                 /ase:children, /ase:enter ID, /ase:exit)
+                                                 --sub-agents: the agent may spawn sub-agents;
+                                                 Ctrl-] opens a menu: 1-9 enter a child, x back
+                                                 to the parent, h hand to remote control; in
+                                                 Claude Code also /ase:children, /ase:enter ID,
+                                                 /ase:exit)
   ase attach ID [--server URL] [--token-file F] [--data-dir D]
                                                  this terminal as the desk of a session ase serve
                                                  hosts (default: the data dir's server)

@@ -11,31 +11,45 @@
  * - `/ase:exit`: back to the parent's terminal UI; the child is completed in the tree, so its last
  *   answer reaches the parent exactly once, and its own UI is stopped.
  *
- * A sub-agent's answer is a queued message to its parent, and a message sent to a session in local
- * mode hands it to remote control (its terminal UI stops; the session runs the message). The desk
- * takes the session it shows back to local once that turn is done: the terminal UI resumes the same
- * session, drawing the whole conversation, the delivered answer included. A line on the terminal
- * says so meanwhile.
+ * The same moves from a key-chord menu of ours (desk-menu.ts), in any agent's UI (Codex's has no
+ * `/ase:` commands): Ctrl-] opens it over the terminal UI, listing the children; a digit enters
+ * one, x goes back to the parent, h (or Ctrl-] again) hands the session shown to remote control and
+ * ends the desk, any other key closes it. While it is open the UI's output is held; on close it is
+ * written and the UI repaints itself (a size change), so nothing of the menu stays on the screen.
+ *
+ * A sub-agent's answer is typed into its parent's terminal UI (typed-result.ts), which takes it as
+ * a prompt at once; the tree notes it delivered once the parent's agent reported it. A parent not
+ * in local mode is sent it instead; a message sent to a session in local mode hands it to remote
+ * control, and the desk takes the session it shows back to local once that turn is done (the UI
+ * resumes the same session, the answer in it; a line on the terminal says so meanwhile).
  *
  * The desk follows one session at a time: its keys go to that session's terminal, its output is
- * the only one drawn. Ctrl-] hands the shown session to remote control and ends the desk; quitting
- * the root's UI ends everything. Every session this process opened is stopped on the way out.
+ * the only one drawn. Quitting the root's UI ends everything. Every session this process opened is
+ * stopped on the way out.
  */
 import { AseError, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, type Session, type Supervisor } from '../index.js';
+import { DeskMenu, drawMenu } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
+import { TerminalMirror } from '../server.js';
 import type { RunArgs } from './run-args.js';
+import { typedResultDelivery } from './typed-result.js';
 
 /** How long a moved desk waits for the entered session's terminal UI before it gives up (a slow start on a loaded machine). */
 const TERMINAL_START_MS = 60_000;
+/** Output held while the menu is open, at most: more closes the menu (the UI is drawing a lot). */
+const MENU_HOLD_LIMIT = 1 << 20;
 
 export async function runLocalTree(args: RunArgs, workDir: string, output: Output): Promise<number> {
   const engineOptions = { ...args.options, ...(Object.keys(args.env).length > 0 && { env: args.env }) };
   const hasOptions = Object.keys(engineOptions).length > 0;
   const supervisor: Supervisor = createSupervisor({ dataDir: args.dataDir, registry: defaultRegistry() });
   // Children on the run's own agent get its --option/--env/--bin (the same model endpoint, the same credentials).
+  // A child's answer is typed into its parent's UI (no detour through remote control).
+  const deliver = typedResultDelivery();
   const tools = subAgentTools({
     supervisor,
+    deliverResult: deliver,
     childOptions: ({ agent }) => (agent === args.agent ? { ...(hasOptions && { engineOptions }), ...(args.bin !== undefined && { bin: args.bin }) } : {}),
   });
   let root: Session;
@@ -53,7 +67,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     await supervisor.shutdown();
     throw error;
   }
-  output.err(`session ${root.id} (local, sub-agents: /ase:children, /ase:enter ID, /ase:exit; Ctrl-] hands it to remote control)\r\n`);
+  output.err(`session ${root.id} (local, sub-agents: Ctrl-] opens the menu (children, enter, exit, h hands it to remote control); in Claude Code also /ase:children, /ase:enter ID, /ase:exit)\r\n`);
 
   /** The last assistant text of each session followed here: a child's result when the person leaves it. */
   const lastText = new Map<string, string>();
@@ -84,13 +98,13 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
       reclaiming.add(session.id);
       void session
         .switchMode('local')
-        .catch((error: unknown) => desk?.write(`\r\n[ase] ${session.id}: ${error instanceof Error ? error.message : String(error)}\r\n`))
+        .catch((error: unknown) => toDesk(`\r\n[ase] ${session.id}: ${error instanceof Error ? error.message : String(error)}\r\n`))
         .finally(() => reclaiming.delete(session.id));
     });
     const offTerminal = session.terminal.onChange((change) => {
       if (session !== shown || detached) return;
-      if (change.attached) desk?.write(CLEAR_SCREEN);
-      else desk?.write(`${CLEAR_SCREEN}[ase] ${session.id} runs a message under remote control (a sub-agent's answer); its terminal UI comes back when that is done\r\n`);
+      if (change.attached) toDesk(CLEAR_SCREEN);
+      else toDesk(`${CLEAR_SCREEN}[ase] ${session.id} runs a message under remote control (a sub-agent's answer); its terminal UI comes back when that is done\r\n`);
     });
     followed.set(session.id, () => {
       offStatus();
@@ -98,17 +112,65 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     });
   };
 
+  /**
+   * What the desk shows, but the menu: every write but the menu's goes through it, so closing the
+   * menu repaints the screen exactly as the terminal UI left it (a TUI redraws only its own area).
+   */
+  let mirror: TerminalMirror | undefined;
+  const toDesk = (data: string) => {
+    mirror?.write(data);
+    desk?.write(data);
+  };
+
+  /** The chord menu while it is open, and the UI's output held meanwhile. */
+  let menu: DeskMenu | undefined;
+  let held: string[] = [];
+  let heldBytes = 0;
+
+  /** A terminal UI draws itself again on a size change (one that kept running hidden, or under the menu). */
+  const repaint = (session: Session) => {
+    if (!desk) return;
+    session.terminal.resize(Math.max(1, desk.cols - 1), desk.rows);
+    session.terminal.resize(desk.cols, desk.rows);
+  };
+
   const show = (session: Session, redraw: boolean) => {
     offData();
+    closeMenu(false);
     shown = session;
-    desk?.write(CLEAR_SCREEN);
-    offData = session.terminal.onData((data) => desk?.write(data));
+    toDesk(CLEAR_SCREEN);
+    offData = session.terminal.onData((data) => {
+      if (!menu) return toDesk(data);
+      held.push(data);
+      heldBytes += data.length;
+      if (heldBytes > MENU_HOLD_LIMIT) closeMenu(true);
+    });
     if (!desk) return;
-    if (redraw) {
-      // A terminal UI that kept running hidden draws itself again on a size change.
-      session.terminal.resize(Math.max(1, desk.cols - 1), desk.rows);
-    }
-    session.terminal.resize(desk.cols, desk.rows);
+    if (redraw) repaint(session);
+    else session.terminal.resize(desk.cols, desk.rows);
+  };
+
+  const drawOpenMenu = () => {
+    if (menu && desk) desk.write(drawMenu(menu.lines(), desk.cols, desk.rows));
+  };
+
+  /** Closes the menu: what the UI drew meanwhile is written, then (`redraw`) the screen is repainted without the menu. */
+  function closeMenu(redraw: boolean): void {
+    if (!menu) return;
+    menu = undefined;
+    const output = held.join('');
+    held = [];
+    heldBytes = 0;
+    if (output !== '') toDesk(output);
+    if (redraw) mirror?.screen((screen) => !menu && desk?.write(screen));
+  }
+
+  const openMenu = async () => {
+    const of = shown;
+    const kids = await children(of).catch(() => []);
+    if (detached || shown !== of || menu) return;
+    menu = new DeskMenu(of.id, kids, of === root);
+    drawOpenMenu();
   };
 
   const untilAttached = (session: Session) =>
@@ -159,16 +221,46 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     const parent = await changeTreeOf(supervisor, child.id, (tree) => tree.exit(child.id));
     if (!parent || detached) return;
     show(parent, true);
-    // Its answer reaches the parent once (run under remote control, then the parent's UI is back); its own UI stops.
-    await changeTreeOf(supervisor, child.id, (tree) => tree.complete(child.id, lastText.get(child.id) ?? ''));
-    await supervisor.stop(child.id);
+    // Its answer reaches the parent once, typed into the parent's UI shown now; its own UI stops
+    // (also when the answer could not be delivered: it stays in the tree, sent at the tree's next opening).
+    try {
+      await changeTreeOf(supervisor, child.id, (tree) => tree.complete(child.id, lastText.get(child.id) ?? '', { deliver }));
+    } finally {
+      await supervisor.stop(child.id);
+    }
   };
 
   /** Queues a move after the one under way; a failure is written on the terminal (the UI answered already). */
   const move = (work: () => Promise<void>) => {
     moving = moving.then(work).catch((error: unknown) => {
-      desk?.write(`\r\n[ase] ${error instanceof Error ? error.message : String(error)}\r\n`);
+      // The session shown draws itself again (a move from the menu cleared the screen), then the failure.
+      repaint(shown);
+      toDesk(`\r\n[ase] ${error instanceof Error ? error.message : String(error)}\r\n`);
     });
+  };
+
+  /** What the menu decided. */
+  const onMenu = (outcome: ReturnType<DeskMenu['keys']>) => {
+    if (outcome.type === 'stay') return drawOpenMenu();
+    if (outcome.type === 'handover') {
+      closeMenu(false);
+      return handOver();
+    }
+    closeMenu(outcome.type === 'close');
+    if (outcome.type === 'enter') {
+      const id = outcome.id;
+      toDesk(`${CLEAR_SCREEN}[ase] entering sub-agent session ${id}\u2026\r\n`);
+      move(() => enter(id));
+    }
+    if (outcome.type === 'exit') {
+      toDesk(`${CLEAR_SCREEN}[ase] back to the parent session\u2026\r\n`);
+      move(exit);
+    }
+  };
+
+  const handOver = () => {
+    detached = true;
+    void shown.switchMode('remote').catch(() => undefined).finally(settle);
   };
 
   async function onCommand(line: string): Promise<string> {
@@ -203,20 +295,26 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     desk = openDesk({
       onKeys: (keys) => {
         if (detached) return;
-        const { before, detached: leaving } = splitAtDetachKey(keys);
+        if (menu) return onMenu(menu.keys(keys));
+        const { before, detached: chord } = splitAtDetachKey(keys);
         if (before !== '') shown.terminal.write(before);
-        if (!leaving) return;
-        detached = true;
-        void shown.switchMode('remote').catch(() => undefined).finally(settle);
+        if (chord) void openMenu();
       },
-      onResize: (cols, rows) => shown.terminal.resize(cols, rows),
+      onResize: (cols, rows) => {
+        mirror?.resize(cols, rows);
+        shown.terminal.resize(cols, rows);
+        drawOpenMenu(); // at the new size (the UI's repaint is held until the menu closes)
+      },
       onSignal: (signal) => void supervisor.shutdown().finally(() => process.kill(process.pid, signal)),
     });
+    mirror = new TerminalMirror(desk.cols, desk.rows);
     show(root, false);
     void root.done.then(settle);
     await ended;
   } finally {
     offData();
+    mirror?.dispose();
+    mirror = undefined;
     for (const off of followed.values()) off();
     desk?.restore({ clear: detached });
   }

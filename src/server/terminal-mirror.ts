@@ -54,6 +54,14 @@ export class TerminalMirror {
     this.#term.write('', () => ready(CLEAR + this.#serializer.serialize({ scrollback: SCROLLBACK })));
   }
 
+  /**
+   * The visible screen only, as `snapshot` does, to repaint a terminal that shows it already over
+   * something drawn on top (the desk's chord menu): cleared and drawn again, its scrollback untouched.
+   */
+  screen(ready: (repaint: string) => void): void {
+    this.#term.write('', () => ready('\x1b[0m\x1b[H\x1b[2J' + this.#serializer.serialize({ scrollback: 0 })));
+  }
+
   dispose(): void {
     this.#term.dispose();
   }

@@ -30,6 +30,19 @@ import type { SupervisedSessionOptions, Supervisor } from './supervisor.js';
 
 export type { TreeNode, TreeNodeState, TreeRecord } from './session-tree-state.js';
 
+/**
+ * How a completed child's result reaches its parent. The default sends it (`parent.send(text,
+ * { localId })`): a queued message, which in local mode asks for remote control. A host showing the
+ * parent's terminal UI may type it there instead (`ase run --mode local --sub-agents`). It resolves
+ * once the parent holds the message; then the tree notes it delivered. A `DUPLICATE_SEND` it throws
+ * means delivered before.
+ */
+export type ResultDelivery = (parent: Session, message: { localId: string; text: string }) => Promise<void>;
+
+const sendResult: ResultDelivery = async (parent, { localId, text }) => {
+  await parent.send(text, { localId });
+};
+
 export interface SessionTreeOptions {
   supervisor: Supervisor;
   /**
@@ -66,7 +79,8 @@ export interface SessionTree {
    * focus (`TREE_CONFLICT` otherwise): a caller that saw an older tree exits nothing else.
    */
   exit(from?: string): Promise<Session>;
-  complete(childId: string, result?: string): Promise<void>;
+  /** `deliver`: how the result reaches the parent (default: sent, `ResultDelivery`). */
+  complete(childId: string, result?: string, options?: { deliver?: ResultDelivery }): Promise<void>;
   /** Stops following the tree's sessions (their last assistant texts); the tree and its file stay. Further changes are refused. */
   close(): Promise<void>;
 }
@@ -147,11 +161,11 @@ class SessionTreeHandle implements SessionTree {
     });
   }
 
-  complete(childId: string, result?: string): Promise<void> {
+  complete(childId: string, result?: string, options: { deliver?: ResultDelivery } = {}): Promise<void> {
     return this.#serial(async () => {
       this.#record = tree.complete(this.#record, childId, result ?? this.#lastText.get(childId) ?? '');
       await this.save();
-      await this.deliverPending();
+      await this.deliverPending(options.deliver);
     });
   }
 
@@ -167,12 +181,11 @@ class SessionTreeHandle implements SessionTree {
   }
 
   /** Sends each completed child's result to its parent, then notes it delivered (a resend is a refused duplicate). */
-  async deliverPending(): Promise<void> {
+  async deliverPending(deliver: ResultDelivery = sendResult): Promise<void> {
     for (const child of tree.undelivered(this.#record)) {
       const parent = await this.#open(child.parentId!);
-      const { localId, text } = tree.resultMessage(child);
       try {
-        await parent.send(text, { localId });
+        await deliver(parent, tree.resultMessage(child));
       } catch (error) {
         // Delivered before a crash, not yet noted: the parent already holds it.
         if (!(isAseError(error) && error.code === 'DUPLICATE_SEND')) throw error;

@@ -16,6 +16,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { defineTool, type HostTool, type HostToolContext } from '../engines/core/host-tools.js';
 import { AseError, errorMessage, isAseError } from '../errors.js';
+import type { ResultDelivery } from './session-tree.js';
 import type { SupervisedSessionOptions, Supervisor } from './supervisor.js';
 import { findTreeOf, inSessionTree, spawnIntoTree, withSessionTree } from './tree-spawn.js';
 
@@ -28,6 +29,8 @@ export interface SubAgentToolsOptions {
    * agent it runs on and the session that asked. Default: none (the supervisor's defaults apply).
    */
   childOptions?: (request: { agent: string; parentId: string; workDir: string }) => Partial<Omit<SupervisedSessionOptions, 'agent' | 'workDir' | 'sessionId' | 'parentId' | 'parentCallId'>>;
+  /** How a finished child's answer reaches its parent (default: sent as a queued message; `SessionTree.complete`). */
+  deliverResult?: ResultDelivery;
   /** Told when following a child failed after `spawn_session` answered (its result could not be delivered). Default: a process warning. */
   onError?: (error: AseError, childId: string) => void;
 }
@@ -59,7 +62,7 @@ export function subAgentTools(options: SubAgentToolsOptions): HostTool<never>[] 
     if (!tree) return;
     // A person who entered the child (or one of its own children) drives it now: it completes when they are done.
     if (tree.focus === childId || tree.nodes[childId]?.state !== 'active') return;
-    await inSessionTree(supervisor, tree.rootId, () => withSessionTree(supervisor, supervisor.dataDir, tree.rootId, (t) => t.complete(childId, result)));
+    await inSessionTree(supervisor, tree.rootId, () => withSessionTree(supervisor, supervisor.dataDir, tree.rootId, (t) => t.complete(childId, result, { ...(options.deliverResult && { deliver: options.deliverResult }) })));
   };
 
   const spawn = defineTool({

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSupervisor, fakeEngine, FileJournal, isAseError, openSessionTree, type Supervisor } from '../../src/index.js';
 import { writeFileDurable } from '../../src/effects/fs-durable.js';
+import { typedResultDelivery } from '../../src/cli/typed-result.js';
 
 let dir: string;
 let dataDir: string;
@@ -72,6 +73,44 @@ describe('session tree', () => {
     const delivered = (await userMessages('root')).filter((m) => m.localId === 'subagent-result-child');
     expect(delivered).toHaveLength(1);
     expect(delivered[0]!.text).toBe('[sub-agent child (call call-7) finished]\necho: do the part');
+  });
+
+  it('complete({ deliver }): the host delivers the result its own way, noted once it resolves; one that fails leaves it for the next opening, which sends it', async () => {
+    const sup = supervisor();
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a', parentCallId: 'call-1' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'b' });
+    const typed: { parent: string; localId: string; text: string }[] = [];
+    await tree.complete('a', 'typed result', { deliver: async (parent, message) => void typed.push({ parent: parent.id, ...message }) });
+    expect(typed).toEqual([{ parent: 'root', localId: 'subagent-result-a', text: '[sub-agent a (call call-1) finished]\ntyped result' }]);
+    expect(tree.record().nodes['a']).toMatchObject({ state: 'completed', delivered: true });
+    // Delivered the host's way: nothing was sent to the parent as well.
+    expect(await userMessages('root')).toEqual([]);
+
+    // A delivery that fails (the UI never took it): completed, not delivered; the error reaches the caller.
+    const failed = tree.complete('b', 'lost?', { deliver: async () => { throw new Error('the terminal UI did not take it'); } });
+    await expect(failed).rejects.toThrow('the terminal UI did not take it');
+    expect(tree.record().nodes['b']).toMatchObject({ state: 'completed', result: 'lost?' });
+    expect(tree.record().nodes['b']!.delivered).toBeUndefined();
+    await tree.close();
+    // The next opening delivers it the default way (sent, once), and only it.
+    const reopened = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    expect(reopened.record().nodes['b']).toMatchObject({ delivered: true });
+    await sup.shutdown();
+    expect((await userMessages('root')).map((m) => m.localId)).toEqual(['subagent-result-b']);
+    expect(typed).toHaveLength(1);
+  });
+
+  it("the desk's typed delivery sends the result to a parent not in local mode (no terminal UI to type into), once", async () => {
+    const sup = supervisor();
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const tree = await openSessionTree({ supervisor: sup, file: treeFile, rootId: 'root' });
+    await tree.spawn('root', { agent: 'fake', workDir, sessionId: 'a' });
+    await tree.complete('a', 'sent instead', { deliver: typedResultDelivery() });
+    expect(tree.record().nodes['a']).toMatchObject({ state: 'completed', delivered: true });
+    await sup.shutdown();
+    expect(await userMessages('root')).toEqual([{ localId: 'subagent-result-a', text: '[sub-agent a finished]\nsent instead' }]);
   });
 
   it('refuses what would break the tree: entering a non-child, exiting the root, completing the focused child', async () => {

@@ -138,7 +138,7 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
     await expect.poll(() => tokenOf(childId), { timeout: 60_000, interval: 100 }).toMatch(/^[0-9a-f-]{36}$/);
     const childToken = tokenOf(childId);
     await typeLine(`/ase:enter ${childId}`);
-    await waitScreen(/entering sub-agent session/);
+    // (The UI's answer, "entering sub-agent session …", may be replaced by the child's UI before a poll sees it.)
     // The child's own terminal UI (the parent's lines are gone), resumed as the same session.
     await waitScreen(new RegExp(`^(?![\\s\\S]*${PARENT_PROMPT})[\\s\\S]*Claude Code[\\s\\S]*❯`), 90_000);
     expect(treeFile()).toMatchObject({ focus: childId, nodes: { [rootId]: { state: 'suspended' } } });
@@ -150,9 +150,11 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
     expect(tokenOf(childId)).toBe(childToken);
 
     // Back to the parent's UI: the same session, the child's answer delivered to it once.
+    const exitAt = performance.now();
     await typeLine('/ase:exit');
     const isDelivery = (r: RecordedRequest) => r.body?.stream === true && lastUserText(r.body).startsWith(`[sub-agent ${childId}`);
     await waitScreen(/Echo: \[sub-agent/, 90_000);
+    console.log(`/ase:exit to the parent's answer to the result (claude): ${Math.round(performance.now() - exitAt)} ms`);
     const deliveries = mock.requests.filter(isDelivery);
     expect(deliveries).toHaveLength(1);
     expect(lastUserText(deliveries[0]!.body)).toContain('Echo: CHILD hello from the desk');
@@ -163,11 +165,13 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
     // No /ase line ever reached a model.
     expect(mock.requests.some((r) => JSON.stringify(r.body?.messages ?? []).includes('/ase:'))).toBe(false);
 
-    // The parent goes on as usual; Ctrl-] hands it over and ends the desk.
+    // The parent goes on as usual; Ctrl-] then h (the chord menu) hands it over and ends the desk.
     await typeLine('PARENT after the child');
     await waitScreen(/Echo: PARENT after the child/);
     expect(mock.requests.filter(isDelivery)).toHaveLength(1);
     tmux('send-keys', '-t', 'desk', 'C-]');
+    await waitScreen(/h hand to remote control/);
+    tmux('send-keys', '-t', 'desk', 'h');
     await waitScreen(/ase exited 0/, 60_000);
 
     // Nothing left behind: no agent or host process, no hook directory.
