@@ -139,6 +139,27 @@ function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+interface TableIndex {
+  byPid: Map<number, ProcStat>;
+  children: Map<number, ProcStat[]>;
+}
+/** Indexes of whole tables handed to many trees at once (the backstop tick, the exit hook): built once per table. */
+const tableIndexes = new WeakMap<readonly ProcStat[], TableIndex>();
+
+function indexTable(table: readonly ProcStat[]): TableIndex {
+  let index = tableIndexes.get(table);
+  if (index) return index;
+  index = { byPid: new Map(), children: new Map() };
+  for (const st of table) {
+    index.byPid.set(st.pid, st);
+    const list = index.children.get(st.ppid);
+    if (list) list.push(st);
+    else index.children.set(st.ppid, [st]);
+  }
+  tableIndexes.set(table, index);
+  return index;
+}
+
 /** Remembers the child's descendants by (pid, start time). Linux only; a no-op elsewhere. */
 class DescendantTracker {
   private readonly known = new Map<number, bigint>();
@@ -175,14 +196,7 @@ class DescendantTracker {
   snapshot(table?: readonly ProcStat[]): void {
     if (!IS_LINUX || this.rootStart === undefined) return;
     const all = table ?? scanProc();
-    const byPid = new Map<number, ProcStat>();
-    const children = new Map<number, ProcStat[]>();
-    for (const st of all) {
-      byPid.set(st.pid, st);
-      const list = children.get(st.ppid);
-      if (list) list.push(st);
-      else children.set(st.ppid, [st]);
-    }
+    const { byPid, children } = indexTable(all);
     // Forget remembered pids that are gone or were reused.
     for (const [pid, start] of this.known) {
       if (byPid.get(pid)?.starttime !== start) {
