@@ -19,6 +19,10 @@
  *   choosing its child's pid via clone3 set_tid would otherwise go unseen until the stop's scan).
  * - A pid handed out but not yet visible (the kernel allocates the pid a little before it attaches
  *   the task) is read again on the next tick; see {@link RETRY_TOP}.
+ * - A tree joins with the last pid read before its spawn: when the tick has moved on meanwhile, the
+ *   pids in between are read for that tree alone (no whole-table read per spawn).
+ * - A process read here after its parent exited, out of the tree's session, is matched by the
+ *   tree's environment mark (tree-tag.ts), not by parent links.
  * The stop ladder and the exit hook keep their full scans (process-supervisor.ts): what is signalled
  * at stop never depends on this tick.
  */

@@ -14,18 +14,23 @@
  * - Linux: Claude Code's Bash tool runs commands under `setsid`, which escapes the group, and such
  *   processes get re-parented to pid 1 (or a subreaper) once their parent dies. So descendants
  *   are COLLECTED: every process whose ppid chain leads to the child (or to an already collected
- *   descendant), or that is in the child's session/group, is remembered with its start time. At
- *   the spawn, at the child's exit and right before each signal the whole /proc/*\/stat table is
- *   read; in between, one host-wide tick every `descendantPollMs` (default 250 ms, unref'd timer,
- *   descendant-scan.ts) reads only the processes started since the last tick, once for all trees,
- *   and nothing at all when no process was started on the machine (idle sessions cost ~nothing). Signals go to remembered pids only while /proc/<pid>/stat still shows the same
- *   start time (no pid-reuse kills; a residual race of microseconds between check and kill
- *   remains). The SIGKILL rung first SIGSTOPs everything and re-scans, so nothing can fork away
- *   between the scan and the kill.
- * - Limits: a descendant that forks, setsids and whose parent exits all within one poll interval
- *   while the tree is running (not stopping) can escape collection. Zombies count as dead
- *   (pid 1 may not reap). Non-Linux: no /proc, so only the process group is signalled; setsid
- *   escapees survive there.
+ *   descendant), or that is in the child's session/group, is remembered with its start time. One
+ *   host-wide tick every `descendantPollMs` (default 250 ms, unref'd timer, descendant-scan.ts)
+ *   reads only the processes started since the last tick, once for all trees, and nothing at all
+ *   when no process was started on the machine (idle sessions cost ~nothing). A spawn reads the
+ *   tick's position (the last pid handed out) right before spawning, so the tick covers the tree
+ *   from its first process; the child's exit runs a tick at once; right before each signal the
+ *   whole /proc/*\/stat table is read. Signals go to remembered pids only while /proc/<pid>/stat
+ *   still shows the same start time (no pid-reuse kills; a residual race of microseconds between
+ *   check and kill remains). The SIGKILL rung first SIGSTOPs everything and re-scans, so nothing
+ *   can fork away between the scan and the kill.
+ * - A descendant that setsids and whose parent exits before a tick read it is re-parented to init
+ *   (or a subreaper) with no link left in /proc/<pid>/stat (`codex exec` left helpers behind so):
+ *   every child carries a mark in its environment that its descendants inherit, and such an orphan
+ *   is collected by it (tree-tag.ts).
+ * - Limits: a descendant that clears its environment, setsids and whose parent exits before the
+ *   next tick escapes collection. Zombies count as dead (pid 1 may not reap). Non-Linux: no /proc,
+ *   so only the process group is signalled; setsid escapees survive there.
  * - A `process.on('exit')` hook SIGKILLs the groups and collected descendants of every live
  *   supervised process synchronously, so a crashing host does not leave agents behind.
  * - SIGTERM, SIGINT and SIGHUP of the host (which run no `exit` handlers) run every stop ladder
