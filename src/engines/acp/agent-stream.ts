@@ -19,7 +19,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { DEFAULT_MAX_MESSAGE_BYTES, RequestError, type AnyMessage, type Stream } from '@agentclientprotocol/sdk';
-import { LineSplitter } from '../transport/line-splitter.js';
+import { isLineTooLong, LineSplitter } from '../transport/line-splitter.js';
 import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
 import { isRecord, type Json } from './messages.js';
 
@@ -80,14 +80,18 @@ export function agentStream(stdout: Readable, stdin: Writable, observer: AgentSt
     stop();
     if (finished) return;
     finished = true;
-    controller.error(error);
+    // An errored ReadableStream drops what is still queued: the SDK reads on microtasks, so
+    // erroring on the next macrotask lets it take the messages that came before the failure.
+    setImmediate(() => controller.error(error));
   };
   const onData = (chunk: Buffer): void => {
     let lines: string[];
     try {
       lines = splitter.push(chunk);
     } catch (error) {
-      fail(error); // a line over the limit: the stream cannot be trusted past it
+      // A line over the limit: what came before it in this chunk is read, nothing after it.
+      if (isLineTooLong(error)) for (const line of error.details.precedingLines) onLine(line);
+      fail(error);
       stdout.destroy();
       return;
     }
