@@ -49,6 +49,7 @@ const started = performance.now();
 try {
   await fetch(`${server.url}/api/sessions/long/transcript?before_seq=${ENTRIES + 1}&limit=100`, { headers: { authorization: `Bearer ${server.token}` } }).then((r) => r.text());
   const cpuBefore = process.threadCpuUsage();
+  if (process.env.ASE_SNAPSHOT_AT) setTimeout(async () => process.stdout.write(`heap snapshot: ${(await import('node:v8')).writeHeapSnapshot()}\n`), Number(process.env.ASE_SNAPSHOT_AT));
   const { stdout } = await run(process.execPath, [CLIENTS, JSON.stringify({ url: server.url, token: server.token, sessionId: 'long', clients: Number(clientsArg), afterSeq: 0 })], { maxBuffer: 1 << 20 });
   const cpuUsed = process.threadCpuUsage(cpuBefore);
   const results = JSON.parse(stdout);
