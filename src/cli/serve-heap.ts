@@ -5,9 +5,9 @@
  *
  * Why: V8 grows the young generation to 64 MB per semi-space under steady allocation, and a
  * scavenge's pause is the objects still alive in it. Ten concurrent full replays of a 100,000-entry
- * session keep 15-18 MB of young objects in flight (pages waiting for their clients), so one
- * scavenge held the server's loop for 46-62 ms of CPU, over the 50 ms stall goal. Capped at 8 MB
- * the survivors stay under 6 MB and no GC stall held more than ~15 ms of CPU, for the same total CPU
+ * session left 15-18 MB of young objects alive at each scavenge (measured, --trace-gc-nvp), so one
+ * scavenge held the server's loop for 60-73 ms of CPU, over the 50 ms stall goal. Capped at 8 MB
+ * the survivors stay under 6 MB and no stall held more than 36 ms of CPU, for no more total CPU
  * (docs/benchmarks.md section 15). The flag cannot be set later: V8 sizes the heap at start-up
  * (`v8.setFlagsFromString` does not resize it). A heap flag the user gave (on the command line or in
  * NODE_OPTIONS) wins; where `process.execve` is missing or fails (Windows), serve runs as started.
