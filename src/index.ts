@@ -263,7 +263,7 @@ export {
 } from './engines/core/recording.js';
 export type { RecordTarget, RecordingSink } from './engines/core/recorder.js';
 // Journal cursors (seq), the server (`ase serve`) and the inspector: issue 13
-export type { JournalRange, JournalBounds, JournalListener } from './effects/journal/transcript-journal.js';
+export type { JournalRange, JournalBounds, JournalListener, JournaledJson } from './effects/journal/transcript-journal.js';
 export type { MemoryJournalOptions } from './effects/journal/memory-journal.js';
 export type { JournaledEntry } from './events/transcript-entry.js';
 export { toDot, toGraph, type StateGraph, type StateGraphNode, type StateGraphEdge } from './actors/diagram.js';

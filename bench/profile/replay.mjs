@@ -3,7 +3,10 @@
 // of ENTRIES entries, a server on it, 10 stream clients in a child process (bench/support/
 // replay-clients.mjs) reading to their `live` frame. Prints the longest event-loop stalls and the
 // full replays' time; with --cpu-prof, `node bench/profile/top.mjs <file>` names what ran.
-// Runs against the build (`npm run build` first); ASE_DIST=<other build> profiles another one.
+// Runs against the build (`npm run build` first); ASE_DIST=<other build> profiles another one;
+// ASE_SNAPSHOT_AT=<ms> writes a heap snapshot that long into the replays (what is live then).
+// GC detail: add --trace-gc-nvp (survivors and promotion per scavenge); the young generation as
+// `ase serve` runs it: add --max-semi-space-size=8 (src/cli/serve-heap.ts).
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/replay.mjs [entries] [clients]
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -49,6 +52,7 @@ const started = performance.now();
 try {
   await fetch(`${server.url}/api/sessions/long/transcript?before_seq=${ENTRIES + 1}&limit=100`, { headers: { authorization: `Bearer ${server.token}` } }).then((r) => r.text());
   const cpuBefore = process.threadCpuUsage();
+  if (process.env.ASE_SNAPSHOT_AT) setTimeout(async () => process.stdout.write(`heap snapshot: ${(await import('node:v8')).writeHeapSnapshot()}\n`), Number(process.env.ASE_SNAPSHOT_AT));
   const { stdout } = await run(process.execPath, [CLIENTS, JSON.stringify({ url: server.url, token: server.token, sessionId: 'long', clients: Number(clientsArg), afterSeq: 0 })], { maxBuffer: 1 << 20 });
   const cpuUsed = process.threadCpuUsage(cpuBefore);
   const results = JSON.parse(stdout);

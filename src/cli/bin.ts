@@ -1,9 +1,21 @@
 #!/usr/bin/env node
 /**
- * Executable entry of `ase`: turns on Node's compile cache, then runs `main` and turns its result
- * into an exit code.
+ * Executable entry of `ase`: `ase serve` restarts itself with its heap flag (serve-heap.ts), then
+ * Node's compile cache is turned on, `main` runs and its result becomes the exit code.
  */
 import module from 'node:module';
+import { serveRelaunchArgv } from './serve-heap.js';
+
+// `ase serve` starts again in place with a capped young generation (serve-heap.ts says why); first,
+// before anything else is loaded or written.
+const relaunch = serveRelaunchArgv(process.execPath, process.execArgv, process.argv, process.env['NODE_OPTIONS']);
+if (relaunch && typeof process.execve === 'function') {
+  try {
+    process.execve(process.execPath, relaunch, process.env);
+  } catch {
+    // Not available here (Windows, a worker): serve as started.
+  }
+}
 
 // Every start loads some 500 modules; Node's on-disk compile cache (under the OS temp dir, off with
 // NODE_DISABLE_COMPILE_CACHE=1) spares compiling them again: about 15% less CPU per start (measured

@@ -12,14 +12,16 @@
  * has not taken). Live frames that would push it past `maxQueuedBytes`, or a queue the client has not
  * taken from for `writeTimeoutMs`, cut the client off: its queue is dropped at once and the
  * connection reset (`reset`; ending it gracefully would wait for the stalled socket to take the rest).
- * The replay never outruns the client: it waits for room before each entry, so a full replay of a
- * long session costs a bounded queue, not the session's size. Entries journaled meanwhile are held
+ * The replay never outruns the client: it waits for room before each chunk of frames
+ * (entry-frames.ts: a page's frames in a few buffers, from the journal's JSON text), so a full
+ * replay of a long session costs a bounded queue, not the session's size. Entries journaled meanwhile are held
  * up to the same bound; past it they are dropped and read from the journal again instead.
  * Replays share the event loop (loop-budget.ts): small pages, and a pause for the loop to turn
  * whenever the replays of this process have run 10 ms, so ten long replays never stall a request.
  */
 import type { JournaledEntry, TranscriptEntry } from '../events/transcript-entry.js';
-import type { TranscriptJournal } from '../effects/journal/transcript-journal.js';
+import { readJsonEntries, type TranscriptJournal } from '../effects/journal/transcript-journal.js';
+import { entryFrameChunks } from './entry-frames.js';
 import { replayBudget } from './loop-budget.js';
 
 const encoder = new TextEncoder();
@@ -31,6 +33,8 @@ const encoder = new TextEncoder();
 const REPLAY_PAGE = 256;
 /** ...and about this many bytes (a page of long entries is shorter, so a replay holds little at once). */
 const REPLAY_PAGE_BYTES = 256 * 1024;
+/** A replayed page goes out in chunks of frames of at most this many bytes (entry-frames.ts), and at most a quarter of the client's queue bound. */
+const REPLAY_CHUNK_BYTES = 64 * 1024;
 
 export interface EventStreamOptions {
   sessionId: string;
@@ -92,9 +96,12 @@ export class EventStream {
   /** The replay waiting for room in the queue. */
   #roomWaiter: (() => void) | undefined;
   readonly #now: () => number;
+  /** Replay chunks fit twice into the room the replay waits for (half the queue bound). */
+  readonly #chunkBytes: number;
 
   constructor(opts: EventStreamOptions) {
     this.opts = opts;
+    this.#chunkBytes = Math.max(1, Math.min(REPLAY_CHUNK_BYTES, Math.floor(opts.maxQueuedBytes / 4)));
     this.#lastSeq = opts.cursor;
     this.#now = opts.now ?? Date.now;
     this.#lastTakenAt = this.#now();
@@ -153,13 +160,16 @@ export class EventStream {
           await replayBudget.pause();
           if (this.#closed) return;
           const afterSeq = this.#lastSeq;
-          const page = (await replayBudget.reading(() => journal.read(sessionId, { afterSeq, limit }))) as JournaledEntry[];
+          const page = await replayBudget.reading(() => readJsonEntries(journal, sessionId, { afterSeq, limit }));
+          await replayBudget.pause(); // framing the page is a step of its own
+          if (this.#closed) return;
           let pageBytes = 0;
-          for (const entry of page) {
+          for (const chunk of entryFrameChunks(page, this.#chunkBytes)) {
             await this.#room();
-            await replayBudget.pause();
             if (this.#closed) return;
-            pageBytes += this.#durable(entry);
+            this.#write(chunk.bytes);
+            this.#lastSeq = chunk.lastSeq;
+            pageBytes += chunk.bytes.byteLength;
           }
           if (page.length < limit || this.#closed) break;
           limit = Math.max(1, Math.min(REPLAY_PAGE, Math.floor(REPLAY_PAGE_BYTES / Math.max(1, pageBytes / page.length))));

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sessionMachine } from '../../src/actors/session.js';
+import { SERVE_SEMI_SPACE_FLAG } from '../../src/cli/serve-heap.js';
 import { ASE_BIN, ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 
 let tmp: string;
@@ -73,6 +74,8 @@ describe('ase serve', () => {
     });
     const token = /token: (\S+)/.exec(out)![1]!;
     expect(url).toContain(encodeURIComponent(token));
+    // Started again in place with its heap flag (src/cli/serve-heap.ts): the same pid, which SIGTERM below still stops.
+    if (process.platform === 'linux') expect((await fs.readFile(`/proc/${serve.pid}/cmdline`, 'utf8')).split('\0')).toContain(SERVE_SEMI_SPACE_FLAG);
     const origin = new URL(url).origin;
     const login = await fetch(url, { redirect: 'manual' });
     expect(login.status).toBe(303);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
-import type { TranscriptJournal } from '../../src/effects/journal/transcript-journal.js';
+import { readJsonEntries, type TranscriptJournal } from '../../src/effects/journal/transcript-journal.js';
 
 export function journalEntry(n: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {
   return { ts: 1000 + n, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${n}`, type: 'agent_message', payload: { text: `m${n}` }, ...overrides };
@@ -39,6 +39,17 @@ export function describeJournalConformance(name: string, make: () => WatchingJou
       const odd = journalEntry(1, { payload: { text: 'nul \u0000, emoji \u{1F600}, quote " and \\ backslash', nested: { list: [1, 2.5, null, true] } } });
       await journal.append(odd);
       expect(await journal.read('s1')).toEqual([{ ...odd, seq: 1 }]);
+    });
+
+    it('as JSON text (readJsonEntries: the journal\'s readJson, else read and stringify): the same entries, one line each', async () => {
+      const journal = make();
+      await journal.append(journalEntry(1, { payload: { text: 'two\nlines\r\n, emoji \u{1F600}, \u2028' } }));
+      for (let i = 2; i <= 6; i++) await journal.append(journalEntry(i));
+      for (const range of [undefined, { afterSeq: 2, limit: 2 }, { beforeSeq: 6, limit: 3 }]) {
+        const json = await readJsonEntries(journal, 's1', range);
+        expect(json.map((e) => ({ ...(JSON.parse(e.json) as object), seq: e.seq }))).toEqual(await journal.read('s1', range));
+        for (const e of json) expect(e.json).not.toMatch(/[\r\n]/);
+      }
     });
 
     it('preserves call order under 100 concurrent appends, and reads include appends not yet awaited', async () => {

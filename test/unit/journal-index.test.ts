@@ -72,7 +72,12 @@ async function expectMatchesNaive(journal: FileJournal): Promise<void> {
   const all = await naive();
   const lastSeq = all.at(-1)?.seq ?? 0;
   for (const range of ranges(lastSeq)) {
-    expect(await journal.read('s1', range), JSON.stringify(range)).toEqual(selectRange(all, range));
+    const expected = selectRange(all, range);
+    expect(await journal.read('s1', range), JSON.stringify(range)).toEqual(expected);
+    // The same entries as JSON text (what an event stream sends), one line each.
+    const json = await journal.readJson('s1', range);
+    expect(json.map((e) => ({ ...(JSON.parse(e.json) as object), seq: e.seq })), `readJson ${JSON.stringify(range)}`).toEqual(expected);
+    for (const e of json) expect(e.json).not.toMatch(/[\r\n]/);
   }
   expect(await journal.bounds('s1')).toEqual({ firstSeq: all[0]?.seq ?? 0, lastSeq });
 }
@@ -147,6 +152,37 @@ describe('FileJournal: reads by seq through the index', () => {
     await fs.writeFile(`${file()}.new`, `${other}\n`);
     await fs.rename(`${file()}.new`, file());
     await expectMatchesNaive(journal);
+  });
+
+  it('readJson hands over a line as stored when it is what read returns, else that entry stringified', async () => {
+    const stored = (n: number, text: string) => `{"ts":1.5e3,"sessionId":"s1","agent":"fake","gen":1,"eventId":"1-${n}","type":"agent_message","payload":{"text":"${text}"},"seq":${n}}`;
+    const lines = [
+      stored(1, 'as stored'), // kept as it is: the number spelled 1.5e3 shows no stringify ran
+      `{"ts":1,"sessionId":"s1","agent":"fake","gen":1,"eventId":"1-2","type":"agent_message","payload":{},"extra":"dropped","seq":2}`, // a key read drops
+      `{"ts":1,"sessionId":"s1","agent":"fake","gen":1,"eventId":"1-3","type":"tool_call","payload":{"name":"Bash"},"seq":3}`, // upgraded by read
+      `{"ts":1,"sessionId":"s1","agent":"fake","gen":1,"eventId":"1-4",\r"type":"agent_message","payload":{},"seq":4}`, // a CR: an SSE line break
+      `{"ts":1,"sessionId":"s1","agent":"fake","gen":1,"eventId":"1-5","type":"agent_message","payload":{},"seq":2}`, // seq not growing: it is 5
+      `{"ts":1,"sessionId":"s1","agent":"fake","gen":1,"eventId":"1-6","type":"agent_message","payload":{}}`, // no seq: 6 by position
+      stored(7, 'as stored too'),
+    ];
+    await fs.mkdir(path.dirname(file()), { recursive: true });
+    await fs.writeFile(file(), `${lines.join('\n')}\n`);
+    const journal = open();
+    const json = await journal.readJson('s1');
+    expect(json.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(json[0]!.json).toBe(lines[0]);
+    expect(json[6]!.json).toBe(lines[6]);
+    const read = await journal.read('s1');
+    for (const [i, e] of json.entries()) {
+      expect(JSON.parse(e.json), `line ${i + 1}`).toEqual(read[i]);
+      if (i >= 1 && i <= 5) expect(e.json, `line ${i + 1}`).toBe(JSON.stringify(read[i]));
+    }
+    expect(JSON.parse(json[2]!.json)).toMatchObject({ payload: { toolName: 'Bash' } });
+    // A corrupt line inside the range is refused as read refuses it.
+    await fs.appendFile(file(), `{"not json\n${stored(9, 'after')}\n`);
+    const error = await rejection(open().readJson('s1', { afterSeq: 6 }));
+    expect(isAseError(error, 'STORE_CORRUPT')).toBe(true);
+    expect((error as Error).message).toContain('s1.jsonl:8');
   });
 
   it('a corrupt line in the middle is STORE_CORRUPT with its line number', async () => {

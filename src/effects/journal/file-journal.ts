@@ -16,10 +16,10 @@ import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../../errors.js';
 import { TranscriptEntrySchema, upgradeTranscriptEntry, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
-import { JournalWatchers, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
+import { JournalWatchers, type JournalBounds, type JournaledJson, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
 import { assertSessionId } from '../store/file-store.js';
 import { errno, syncDir } from '../fs-durable.js';
-import { checkpointAfter, checkpointBefore, emptyIndex, endsLine, extendIndex, nextSeq, readLines, type SeqIndex } from './seq-index.js';
+import { checkpointAfter, checkpointBefore, emptyIndex, endsLine, extendIndex, nextSeq, readLines, seqAtEnd, type SeqIndex } from './seq-index.js';
 
 export interface FileJournalOptions {
   dir: string;
@@ -92,7 +92,19 @@ export class FileJournal implements TranscriptJournal {
   async read(sessionId: string, range?: JournalRange): Promise<TranscriptEntry[]> {
     assertSessionId(sessionId);
     await this.#chains.get(sessionId); // Read-your-writes: include appends already called.
-    return this.#readRange(sessionId, range);
+    return this.#readRange(sessionId, range, (entry, seq) => ({ ...upgradeTranscriptEntry(entry), seq }));
+  }
+
+  /**
+   * `read` as JSON text: each line as stored when it is the entry `read` would return (its own seq,
+   * no unknown keys, nothing to upgrade, no CR), else that entry stringified. Every line is still
+   * parsed and checked as `read` checks it; what is saved is the object built from it and the
+   * stringify, per entry, on every replay (most of the garbage ten concurrent replays made).
+   */
+  async readJson(sessionId: string, range?: JournalRange): Promise<JournaledJson[]> {
+    assertSessionId(sessionId);
+    await this.#chains.get(sessionId);
+    return this.#readRange(sessionId, range, (entry, seq, data, text) => ({ seq, json: isStoredAsRead(entry, seq, data, text) ? text : JSON.stringify({ ...upgradeTranscriptEntry(entry), seq }) }));
   }
 
   async bounds(sessionId: string): Promise<JournalBounds> {
@@ -124,7 +136,7 @@ export class FileJournal implements TranscriptJournal {
    * The entries of a range, read from the checkpoint before it (seq-index.ts): the cost is the
    * entries returned plus at most one checkpoint's worth of lines, not the file.
    */
-  async #readRange(sessionId: string, range: JournalRange | undefined): Promise<JournaledEntry[]> {
+  async #readRange<T>(sessionId: string, range: JournalRange | undefined, keep: (entry: TranscriptEntry, seq: number, data: object, text: string) => T): Promise<T[]> {
     const file = this.#file(sessionId);
     const view = await this.#view(sessionId);
     if (!view) return [];
@@ -137,7 +149,7 @@ export class FileJournal implements TranscriptJournal {
       const backward = range?.afterSeq === undefined && range?.beforeSeq !== undefined;
       if (limit === 0) return [];
       const at = index.checkpoints.length === 0 ? undefined : index.checkpoints[backward && limit !== Number.POSITIVE_INFINITY ? checkpointBefore(index, before, limit) : checkpointAfter(index, after)];
-      const entries: JournaledEntry[] = [];
+      const entries: T[] = [];
       let previous = at?.prevSeq ?? 0;
       let finished = false;
       /** Takes one line; false once the range is complete. */
@@ -161,14 +173,23 @@ export class FileJournal implements TranscriptJournal {
           finished = true;
           return false;
         }
-        entries.push({ ...upgradeTranscriptEntry(parsed.data), seq });
+        entries.push(keep(parsed.data, seq, data as object, text));
         if (!backward && entries.length >= limit) {
           finished = true;
           return false;
         }
         return true;
       };
-      await readLines(handle, at?.offset ?? 0, index.end, at?.line ?? 0, (line, lineNo) => take(line.toString('utf8'), lineNo, lineNo === index.lines - 1 && index.end === size));
+      await readLines(handle, at?.offset ?? 0, index.end, at?.line ?? 0, (line, lineNo) => {
+        // A line before the range (up to a checkpoint's worth): its seq from its end, unparsed,
+        // when it carries one there (the index read it the same way); the rule is `take`'s.
+        const own = seqAtEnd(line);
+        if (own !== undefined && own > 0 && nextSeq(previous, own) <= after) {
+          previous = nextSeq(previous, own);
+          return true;
+        }
+        return take(line.toString('utf8'), lineNo, lineNo === index.lines - 1 && index.end === size);
+      });
       if (!finished && size > index.end) {
         // Past the last indexed newline: a torn tail, or lines another host is writing now.
         const tail = Buffer.alloc(size - index.end);
@@ -406,7 +427,18 @@ async function cut(handle: FileHandle, length: number): Promise<void> {
   await handle.datasync();
 }
 
+/** The keys of an entry (`read` returns these only: the schema drops any other). */
+const ENTRY_KEYS = new Set(Object.keys(TranscriptEntrySchema.shape));
 
+/**
+ * Whether a line's text already is the entry `read` returns for it: its own seq is the one it got,
+ * it has no key `read` would drop, nothing to upgrade, and no CR (an event-stream line break).
+ */
+function isStoredAsRead(entry: TranscriptEntry, seq: number, data: object, text: string): boolean {
+  if (entry.seq !== seq || upgradeTranscriptEntry(entry) !== entry || text.includes('\r')) return false;
+  for (const key in data) if (!ENTRY_KEYS.has(key)) return false;
+  return true;
+}
 
 /** An entry as a JSON object without its `seq` (the journal assigns it); throws when it is not serializable as one. */
 function serializeEntry(entry: TranscriptEntry): string {

@@ -67,11 +67,20 @@ export function nextSeq(previous: number, own: unknown): number {
 
 const SEQ_AT_END = /,"seq":(\d{1,15})\}$/;
 
+/**
+ * The `seq` a line ends with (`,"seq":N}`, where the journal writes it), without parsing the line;
+ * undefined when it does not end so. Ending so, N is the top-level object's `seq` (nothing else can
+ * stand right before the line's closing brace), the one a parse would give.
+ */
+export function seqAtEnd(line: Buffer): number | undefined {
+  const fast = SEQ_AT_END.exec(line.toString('latin1', Math.max(0, line.length - 24)));
+  return fast ? Number(fast[1]) : undefined;
+}
+
 /** The `seq` a line carries, read from its end when it is where the journal writes it, else by parsing. `null`: not JSON. */
 function ownSeq(line: Buffer): unknown {
-  const end = line.toString('latin1', Math.max(0, line.length - 24));
-  const fast = SEQ_AT_END.exec(end);
-  if (fast) return Number(fast[1]);
+  const fast = seqAtEnd(line);
+  if (fast !== undefined) return fast;
   try {
     const data = JSON.parse(line.toString('utf8')) as unknown;
     return typeof data === 'object' && data !== null ? (data as { seq?: unknown }).seq : undefined;
