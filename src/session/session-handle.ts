@@ -94,7 +94,14 @@ export class SessionHandle implements Session {
   }
 
   setOnline(online: boolean): void {
-    this.#dispatch({ type: online ? 'client_online' : 'client_offline' });
+    // Presence of a session that has ended means nothing: a no-op, never a throw (a server's grace
+    // timer may fire after the session stopped, and an uncaught throw there would end the server).
+    if (this.#runtime.isDone) return;
+    try {
+      this.#dispatch({ type: online ? 'client_online' : 'client_offline' });
+    } catch (error) {
+      if (!isAseError(error, 'SESSION_STOPPED')) throw error;
+    }
   }
 
   stop(): Promise<SessionSnapshot> {

@@ -65,7 +65,7 @@ export interface Session {
    * back to the `engineOptions` one. Rejects like `setModel`.
    */
   setPermissionMode(mode: string | null): Promise<void>;
-  /** Tells the session whether a remote client is connected (open prompts are re-sent on reconnect). */
+  /** Tells the session whether a remote client is connected (open prompts are re-sent on reconnect). A no-op once the session has stopped. */
   setOnline(online: boolean): void;
   /** Stops the engine, cancels whatever is open, persists, and resolves when everything is gone. */
   stop(): Promise<SessionSnapshot>;

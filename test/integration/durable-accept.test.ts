@@ -252,6 +252,17 @@ describe('refusals reject, are emitted as error notices, and never go unhandled'
     expect(notices.at(-1)?.type).toBe('done');
   });
 
+  it('setOnline after the session is done: nothing happens, nothing is thrown (a server grace timer may fire then)', async () => {
+    const { session, clock, notices } = await start({ registry: agents({ stopDelayMs: 50 }).registry });
+    const stopping = session.stop();
+    await stopNow(session, clock);
+    await stopping;
+    const before = notices.length;
+    expect(() => session.setOnline(false)).not.toThrow();
+    expect(() => session.setOnline(true)).not.toThrow();
+    expect(notices.length).toBe(before);
+  });
+
   it('a caller that never awaits (the README way) gets no unhandled rejection', async () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
