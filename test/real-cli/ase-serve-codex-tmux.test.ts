@@ -141,8 +141,8 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     await desk.typeLine('write the desk file');
     const allowLocal = page.locator('#prompts .prompt button.allow');
     await allowLocal.waitFor({ state: 'visible', timeout: 60_000 });
-    // (Codex's own hook names a command `Bash`: the local engine reports what the hook says.)
-    expect(await page.textContent('#prompts')).toMatch(/Allow Bash\?[\s\S]*echo from-the-desk/);
+    // (Codex's own hook names a command `Bash`; every codex engine reports it as `shell`, here too.)
+    expect(await page.textContent('#prompts')).toMatch(/Allow shell\?[\s\S]*echo from-the-desk/);
     await desk.waitScreen(/Running hook/, 30_000);
     await allowLocal.click();
     await desk.waitScreen(/written for the desk/, 60_000);
