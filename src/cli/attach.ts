@@ -302,7 +302,11 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
       tree = await request<TreeBody>('GET', `${path(shown)}/tree`);
       listed = (await request<{ sessions: { sessionId: string; agent: string }[] }>('GET', '/api/sessions')).sessions;
     } catch (error) {
-      if (!isAseError(error, 'SESSION_NOT_FOUND')) note(`the session tree of ${shown} could not be read: ${error instanceof Error ? error.message : String(error)}`);
+      // In no tree: Ctrl-] hands over, as it always did. A tree that could not be read: a line, nothing else.
+      if (!isAseError(error, 'SESSION_NOT_FOUND')) {
+        opening = false;
+        return note(`the session tree of ${shown} could not be read: ${error instanceof Error ? error.message : String(error)}`);
+      }
       tree = undefined;
     } finally {
       opening = false;
