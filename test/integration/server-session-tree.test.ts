@@ -321,7 +321,9 @@ describe('session trees over HTTP', () => {
 
     expect(await post(server, `/api/sessions/${kid}/tree/exit`)).toMatchObject({ status: 200, body: { focus: 'root' } });
     const rootStream = await stream(server, 'root');
-    const completed = await post(server, `/api/sessions/${kid}/tree/complete`);
+    // Two clients at once (a double press): one completion, one delivery.
+    const [completed, twice] = await Promise.all([post(server, `/api/sessions/${kid}/tree/complete`), post(server, `/api/sessions/${kid}/tree/complete`)]);
+    expect(twice).toMatchObject({ status: 200, body: { nodes: { [kid]: { state: 'completed', result: 'echo: the answer is 42' } } } });
     expect(completed).toMatchObject({ status: 200, body: { focus: 'root', nodes: { [kid]: { state: 'completed', result: 'echo: the answer is 42', delivered: true } } } });
     await rootStream.waitFor((f) => f.event === 'entry' && JSON.parse(f.data).type === 'turn_complete');
     const said = async () => ((await get(server, '/api/sessions/root/transcript?limit=500')).body.entries as { type: string; payload: { text?: string } }[]).filter((e) => e.type === 'user_message' && e.payload.text?.includes('echo: the answer is 42'));
