@@ -1,6 +1,7 @@
 // CPU time (process.cpuUsage: user + system of this process, the consumer) per Claude turn of the
-// side-by-side stream, for a bare read (spawn, split, parse), the engine alone and the session with the default and the in-memory
-// store and journal: a measure that a loaded machine inflates far less than wall time. With
+// side-by-side stream, for a bare read (spawn, split, parse), the Claude Agent SDK's `query()` (when
+// it can be installed: bench/support/claude-agent-sdk.ts), the engine alone and the session with the
+// default and the in-memory store and journal: a measure that a loaded machine inflates far less than wall time. With
 // ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
 //   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
 import { spawn } from 'node:child_process';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claudeDenseTurn, claudeTurn, writeScript } from '../support/agent-streams.ts';
+import { loadClaudeAgentSdk } from '../support/claude-agent-sdk.ts';
 
 const [lines = '50000', rounds = '3', repeated] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
@@ -21,6 +23,8 @@ fs.symlinkSync(STAND_IN, bin);
 const script = writeScript(dir, 'turn', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 const env = { STANDIN_SCRIPT: script };
 let n = 0;
+const sdk = await loadClaudeAgentSdk();
+if (!sdk.ok) console.error(`Claude Agent SDK not measured: ${sdk.reason}`);
 
 async function consumers(dist) {
   const lib = await import(`${dist}/index.js`);
@@ -71,6 +75,14 @@ async function consumers(dist) {
       await ended;
       return () => engine.stop();
     },
+    // The peer (the same for every build; measured with this one): its query() with partial messages, until `result`.
+    ...(sdk.ok && dist === builds.this && {
+      sdk: async () => {
+        const q = sdk.query({ prompt: 'go', options: { pathToClaudeCodeExecutable: bin, includePartialMessages: true, cwd: workDir, env: { ...process.env, ...env }, settingSources: [] } });
+        for await (const message of q) if (message.type === 'result') break;
+        return async () => undefined;
+      },
+    }),
     session: session(false),
     memory: session(true),
   };
@@ -79,8 +91,9 @@ async function consumers(dist) {
 const sets = Object.fromEntries(await Promise.all(Object.entries(builds).map(async ([name, dist]) => [name, await consumers(dist)])));
 const results = {};
 for (let round = 0; round <= Number(rounds); round++) {
-  for (const kind of ['bare', 'engine', 'session', 'memory']) {
+  for (const kind of ['bare', 'sdk', 'engine', 'session', 'memory']) {
     for (const [build, set] of Object.entries(sets)) {
+      if (!set[kind]) continue;
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       const stop = await set[kind]();

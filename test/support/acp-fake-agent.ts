@@ -1,7 +1,7 @@
 /**
  * An in-process stand-in for an ACP agent process (plugged in through the engine's `spawn`
  * option): the engine writes NDJSON to `stdin` and reads the agent's lines from `stdout`, exactly
- * as with a real child, so the SDK's ndJsonStream and the engine's tap run unchanged. Tests read
+ * as with a real child, so the engine's reader (agent-stream.ts) runs unchanged. Tests read
  * what the client sent (`next()`), write the agent's messages (`send()`), and end the "process"
  * (`exit()`). `stop()` (the engine's stop ladder) exits it with the configured status.
  */
@@ -26,6 +26,8 @@ export class FakeAgentProcess implements AgentProcess {
   #cursor = 0;
   #waiters: Array<() => void> = [];
   #exit: ProcessExit | undefined;
+  /** What the agent wrote since the last delivery, handed to the reader in one chunk. */
+  #unread: string[] = [];
 
   constructor() {
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
@@ -46,14 +48,26 @@ export class FakeAgentProcess implements AgentProcess {
     });
   }
 
-  /** Writes one agent→client message. */
+  /**
+   * Writes one agent→client message. Like a real pipe, the engine reads it on a later turn of the
+   * event loop, never inside this call (a PassThrough would hand it over synchronously), together
+   * with whatever else was written in the meantime, as one chunk.
+   */
   send(message: unknown): void {
-    if (!this.#exit) this.stdout.write(`${JSON.stringify(message)}\n`);
+    this.sendRaw(JSON.stringify(message));
   }
 
   /** Writes a raw line (e.g. not JSON). */
   sendRaw(line: string): void {
-    if (!this.#exit) this.stdout.write(`${line}\n`);
+    if (this.#exit) return;
+    if (this.#unread.length === 0) setImmediate(() => this.#deliver());
+    this.#unread.push(`${line}\n`);
+  }
+
+  #deliver(): void {
+    const chunk = this.#unread.join('');
+    this.#unread = [];
+    if (chunk) this.stdout.write(chunk);
   }
 
   /** The next client message not consumed yet (optionally the next matching one, skipping others). */
@@ -90,7 +104,10 @@ export class FakeAgentProcess implements AgentProcess {
   exit(exit: ProcessExit = { code: 0, signal: null }): void {
     if (this.#exit) return;
     this.#exit = exit;
-    this.stdout.end();
+    setImmediate(() => {
+      this.#deliver();
+      this.stdout.end();
+    });
     setImmediate(() => this.#resolveExit(exit));
   }
 

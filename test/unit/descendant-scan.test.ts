@@ -8,9 +8,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hostScan } from '../../src/engines/transport/descendant-scan.js';
+import { hostScan, type ScanUpdate } from '../../src/engines/transport/descendant-scan.js';
 import { buildEnv } from '../../src/engines/transport/env.js';
 import { spawnSupervised, type SupervisedProcess } from '../../src/engines/transport/process-supervisor.js';
+import { lastPid } from '../../src/engines/transport/proc.js';
 import { isAlive } from '../support/processes.js';
 
 const linux = process.platform === 'linux';
@@ -105,5 +106,26 @@ describe.runIf(linux)('host-wide descendant tick', () => {
     const quiet = samples.filter((s) => s.full === 0);
     expect(quiet.length).toBeGreaterThanOrEqual(19);
     for (const s of quiet) expect(s.reads).toBeLessThan(processes / 2);
+  });
+  it('a tree that joins after the tick moved past its spawn gets the pids in between read for it alone', async () => {
+    // What a spawn meets when the tick runs while it waits for the child's 'spawn' event.
+    const other = { pollMs: 60_000, scanned: () => undefined };
+    hostScan.add(other, hostScan.cursor());
+    try {
+      const before = lastPid()!;
+      const child = spawn('sleep', ['300'], { stdio: 'ignore', detached: true });
+      others.push(child);
+      await new Promise((resolve) => child.once('spawn', resolve));
+      await until(() => lastPid()! >= child.pid!, 'the pid visible in /proc/loadavg');
+      hostScan.tick(); // the host's cursor is now past the child's pid
+      const updates: ScanUpdate[] = [];
+      const late = { pollMs: 60_000, scanned: (update: ScanUpdate) => void updates.push(update) };
+      hostScan.add(late, before);
+      hostScan.remove(late);
+      expect(updates).toHaveLength(1);
+      expect(updates[0]!.stats.map((st) => st.pid)).toContain(child.pid);
+    } finally {
+      hostScan.remove(other);
+    }
   });
 });

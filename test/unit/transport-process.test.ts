@@ -10,6 +10,7 @@ import { isAseError } from '../../src/errors.js';
 import { buildEnv, DEFAULT_ENV_ALLOW } from '../../src/engines/transport/env.js';
 import { spawnSupervised, type SupervisedProcess } from '../../src/engines/transport/process-supervisor.js';
 import { StderrTail } from '../../src/engines/transport/stderr-tail.js';
+import { TREE_TAG_VAR } from '../../src/engines/transport/tree-tag.js';
 import { isAlive } from '../support/processes.js';
 
 const linux = process.platform === 'linux';
@@ -211,7 +212,9 @@ describe('child environment', () => {
         .split('\n')
         .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
     );
-    expect(seen).toEqual({ PATH: base.PATH, LANG: 'C', HOME: '/h', ASE_GEN: '4' });
+    // Plus the tree's mark (tree-tag.ts), which finds a descendant that escaped the tree by setsid.
+    const mark = linux ? { [TREE_TAG_VAR]: expect.stringMatching(/^[0-9a-f-]{36}$/) } : {};
+    expect(seen).toEqual({ PATH: base.PATH, LANG: 'C', HOME: '/h', ASE_GEN: '4', ...mark });
   });
 
   it('buildEnv does not copy process.env', () => {

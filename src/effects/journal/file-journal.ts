@@ -27,7 +27,12 @@ export interface FileJournalOptions {
 
 /** Entries waiting for their session's write: they go out together, in call order. */
 interface Batch {
-  entries: TranscriptEntry[];
+  /**
+   * Each entry serialized once, at append, without its `seq` (`{...}` of the entry's own fields):
+   * the write only splices the seq in before the closing brace, so an entry is not copied as an
+   * object and then serialized again.
+   */
+  entries: string[];
   /** The seqs the entries got, in order, once the batch is datasynced. */
   written: Promise<number[]>;
 }
@@ -54,11 +59,12 @@ export class FileJournal implements TranscriptJournal {
   }
 
   append(entry: TranscriptEntry): Promise<number> {
-    let copy: TranscriptEntry;
+    let json: string;
     try {
       assertSessionId(entry.sessionId);
-      // Copied now, so a caller mutating the entry after the call cannot change what is written.
-      copy = JSON.parse(JSON.stringify(entry)) as TranscriptEntry;
+      // Serialized now, so a caller mutating the entry after the call cannot change what is written.
+      // A `seq` given is replaced by the journal's own (it goes last, where seq-index.ts reads it).
+      json = serializeEntry(entry);
     } catch (error) {
       if (error instanceof AseError) return Promise.reject(error);
       return Promise.reject(new AseError('INVALID_INPUT', `transcript entry is not serializable: ${message(error)}`, { cause: error }));
@@ -66,7 +72,7 @@ export class FileJournal implements TranscriptJournal {
     const sessionId = entry.sessionId;
     let batch = this.#filling.get(sessionId);
     if (!batch) {
-      const entries: TranscriptEntry[] = [];
+      const entries: string[] = [];
       let seqs: number[] = [];
       const queued: Batch = {
         entries,
@@ -79,7 +85,7 @@ export class FileJournal implements TranscriptJournal {
       batch = queued;
       this.#filling.set(sessionId, batch);
     }
-    const index = batch.entries.push(copy) - 1;
+    const index = batch.entries.push(json) - 1;
     return batch.written.then((seqs) => seqs[index]!);
   }
 
@@ -275,31 +281,34 @@ export class FileJournal implements TranscriptJournal {
   }
 
   /** Writes a batch with one write and one datasync; returns the seqs its entries got. */
-  async #write(sessionId: string, entries: readonly TranscriptEntry[]): Promise<number[]> {
+  async #write(sessionId: string, entries: readonly string[]): Promise<number[]> {
     const file = this.#file(sessionId);
-    const stored: JournaledEntry[] = [];
+    const lines: string[] = [];
+    let firstSeq = 0;
     try {
       const handle = await this.#open(sessionId);
       const { size } = await handle.stat();
       let tail = this.#tails.get(sessionId);
       if (!tail || tail.size !== size) tail = { lastSeq: await this.#lastSeqOnDisk(sessionId), size };
-      for (const [i, entry] of entries.entries()) stored.push({ ...entry, seq: tail.lastSeq + 1 + i });
-      const bytes = Buffer.from(stored.map((e) => `${JSON.stringify(e)}\n`).join(''), 'utf8');
+      firstSeq = tail.lastSeq + 1;
+      for (const [i, json] of entries.entries()) lines.push(withSeq(json, firstSeq + i));
+      const bytes = Buffer.from(lines.join(''), 'utf8');
       let offset = 0;
       while (offset < bytes.length) {
         const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
         offset += bytesWritten;
       }
       await handle.datasync();
-      this.#tails.set(sessionId, { lastSeq: stored.at(-1)?.seq ?? tail.lastSeq, size: size + bytes.length });
+      this.#tails.set(sessionId, { lastSeq: tail.lastSeq + entries.length, size: size + bytes.length });
     } catch (error) {
       // Drop the handle: the next append reopens the file and trims any partial line left here.
       this.#tails.delete(sessionId);
       await this.#closeHandle(sessionId).catch(() => undefined);
       throw new AseError('JOURNAL_IO', `appending to ${file} failed: ${message(error)}`, { cause: error });
     }
-    for (const e of stored) this.#watchers.notify(e);
-    return stored.map((e) => e.seq);
+    // Watchers get objects: parsed back from the lines written, only when someone watches.
+    if (this.#watchers.has(sessionId)) for (const line of lines) this.#watchers.notify(JSON.parse(line) as JournaledEntry);
+    return entries.map((_, i) => firstSeq + i);
   }
 
   /**
@@ -398,6 +407,21 @@ async function cut(handle: FileHandle, length: number): Promise<void> {
 }
 
 
+
+/** An entry as a JSON object without its `seq` (the journal assigns it); throws when it is not serializable as one. */
+function serializeEntry(entry: TranscriptEntry): string {
+  let own: object = entry;
+  if (Object.hasOwn(entry, 'seq')) {
+    const { seq: _replaced, ...rest } = entry;
+    own = rest;
+  }
+  const json = JSON.stringify(own) as string | undefined;
+  if (json === undefined || !json.startsWith('{')) throw new Error('it does not serialize as a JSON object');
+  return json;
+}
+
+/** A serialized entry with its seq as the last field: `,"seq":N}`, where seq-index.ts reads it. */
+const withSeq = (json: string, seq: number): string => (json === '{}' ? `{"seq":${seq}}\n` : `${json.slice(0, -1)},"seq":${seq}}\n`);
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -25,7 +25,9 @@ export class MemoryJournal implements TranscriptJournal {
   async append(entry: TranscriptEntry): Promise<number> {
     const seq = (this.#lastSeq.get(entry.sessionId) ?? 0) + 1;
     this.#lastSeq.set(entry.sessionId, seq);
-    const stored: JournaledEntry = { ...copyPlain(entry), seq };
+    // The copy is ours: its seq is set in place (a given one replaced), not spread into another object.
+    const stored = copyPlain(entry) as JournaledEntry;
+    stored.seq = seq;
     const entries = this.#sessions.get(entry.sessionId) ?? [];
     entries.push(stored);
     if (entries.length > this.#max) entries.splice(0, entries.length - this.#max);

@@ -218,7 +218,9 @@ export class FileStore implements SessionStore {
       const current = await this.#readLease(lease.sessionId);
       assertCurrentLease(lease.sessionId, current, lease.fence);
       const record = { ...current, expiresAt: this.#now() + current.ttlMs };
-      await this.#writeLease(lease.sessionId, record);
+      // No directory fsync: a renewal changes only the expiry. A rename lost to a machine crash leaves
+      // the old record (same fence, an earlier expiry), and its owner died with the machine anyway.
+      await this.#writeLease(lease.sessionId, record, { syncDir: false });
       return toLease(lease.sessionId, record);
     });
   }
@@ -242,10 +244,9 @@ export class FileStore implements SessionStore {
 
   /** Serialized in this process, then under the cross-process lock. */
   #locked<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
-    return serialize(this.#file(sessionId), async () => {
-      await this.#io(`creating ${this.dir}`, () => fs.mkdir(this.dir, { recursive: true }));
-      return this.#withLock(sessionId, task);
-    });
+    // No mkdir of `dir` here (it was one more syscall on every renewal): taking the lock creates
+    // `<dir>/.locks/<id>` recursively when it is missing, and `dir` with it.
+    return serialize(this.#file(sessionId), () => this.#withLock(sessionId, task));
   }
 
   async #read(sessionId: string): Promise<OnDisk | undefined> {
@@ -276,8 +277,8 @@ export class FileStore implements SessionStore {
     return { fence: data.fence!, owner, expiresAt: data.expiresAt, ttlMs: data.ttlMs };
   }
 
-  async #writeLease(sessionId: string, record: LeaseRecord): Promise<void> {
-    await this.#writeAtomic(this.#leaseFile(sessionId), JSON.stringify(record));
+  async #writeLease(sessionId: string, record: LeaseRecord, options?: { syncDir: boolean }): Promise<void> {
+    await this.#writeAtomic(this.#leaseFile(sessionId), JSON.stringify(record), options);
   }
 
   async #readJson(file: string): Promise<unknown> {
@@ -312,7 +313,7 @@ export class FileStore implements SessionStore {
   }
 
   /** Temp file, fsync, rename: a crash leaves the old file or the new one (and at worst a temp file the next `acquire` removes). */
-  async #writeAtomic(target: string, body: string): Promise<void> {
+  async #writeAtomic(target: string, body: string, options: { syncDir: boolean } = { syncDir: true }): Promise<void> {
     const tmp = path.join(this.dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     let handle: FileHandle | undefined;
     try {
@@ -327,7 +328,7 @@ export class FileStore implements SessionStore {
       await fs.rm(tmp, { force: true }).catch(() => undefined);
       throw new AseError('STORE_IO', `writing ${target} failed: ${message(error)}`, { cause: error });
     }
-    await syncDir(this.dir);
+    if (options.syncDir) await syncDir(this.dir);
   }
 
   async #withLock<T>(sessionId: string, task: () => Promise<T>): Promise<T> {

@@ -2,15 +2,15 @@
  * The ACP client connection: every client method registered on an SDK `client()` app, plus `*`
  * fallbacks, connected to the agent's stdio. The handlers only answer requests; interpreting the
  * agent's messages (updates, permission prompts, prompt results) happens in wire order in the
- * engine's tap (see traffic.ts for why).
+ * engine's reader (see agent-stream.ts for why).
  *
  * `session/request_permission` is registered with a pass-through parser: the SDK's strict schema
  * would answer a slightly off request with an error before the engine could look at it.
- * `session/update` is read in the tap, not here: the SDK's built-in session router zod-parses every
- * update first and drops one it does not know with a console.error ("Error handling
- * notification"), which is exactly why updates are not read through the SDK. It still gets a
- * no-op handler, or every valid update would fall through to the `*` fallback and be recorded as
- * unhandled (the whole streamed conversation, kept for the life of the engine).
+ * `session/update` is read by the engine as its reader splits the agent's output, and never handed
+ * to the SDK (agent-stream.ts): the SDK's built-in session router would zod-parse every update and
+ * drop one it does not know with a console.error ("Error handling notification"). It still gets a
+ * no-op handler here, so that one handed on anyway (when the engine's observer failed on it) is
+ * not recorded as unhandled by the `*` fallback.
  */
 import { client, RequestError, type ClientConnection, type Stream } from '@agentclientprotocol/sdk';
 import { errorMessage } from '../../errors.js';

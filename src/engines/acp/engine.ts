@@ -16,13 +16,13 @@
  * unless the tool `requiresPermission`; a cancelled turn aborts the running handlers; the server
  * closes when the agent is gone (host-tools-loopback.ts).
  *
- * Ordering: the agent's messages are interpreted in the traffic tap, synchronously and in wire
- * order (the SDK may dispatch different methods' handlers out of order). The SDK answers requests
- * and carries ours; what our requests reject with becomes an AseError in agent-request.ts.
+ * Ordering: the agent's messages are interpreted as our own reader splits them, synchronously and
+ * in wire order (the SDK may dispatch different methods' handlers out of order); `session/update`
+ * notifications end there, the rest go on to the SDK (agent-stream.ts says why). The SDK answers
+ * requests and carries ours; what our requests reject with becomes an AseError in agent-request.ts.
  */
 import { resolve } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { ndJsonStream, RequestError, type AnyMessage, type ClientConnection } from '@agentclientprotocol/sdk';
+import { RequestError, type AnyMessage, type ClientConnection } from '@agentclientprotocol/sdk';
 import { AgentError, AseError, errorMessage, isAseError, toAseError } from '../../errors.js';
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
@@ -37,15 +37,16 @@ import { credentialHint } from '../core/agent-diagnosis.js';
 import { versionWarning } from '../core/agent-version.js';
 import { agentLaunch, type AgentLaunch } from './agent-launch.js';
 import { agentRequest } from './agent-request.js';
+import { agentStream } from './agent-stream.js';
 import { clientServices, type ClientServices } from './client-services.js';
 import { connectAcpClient } from './client.js';
 import { handshake } from './handshake.js';
 import { HistoryReplay } from './history-replay.js';
 import { ACP_DEFAULTS, resolveAcpOptions, timerMs, type AcpEngineOptions, type AgentProcess } from './options.js';
 import { chooseOutcome, PermissionBroker, type PermissionOutcome } from './permissions.js';
-import { tapStream } from './traffic.js';
 import { AcpTranslator, type AcpSessionInfo } from './translate.js';
 import { checkMode, checkModel, readOffer, setMode, setModel, type SessionOffer } from './session-settings.js';
+import type { Json } from './messages.js';
 import { TurnQueue } from './turn-queue.js';
 import { WireInterpreter } from './wire-interpreter.js';
 import type { HostToolCalls } from '../core/host-tools.js';
@@ -233,10 +234,12 @@ export class AcpEngine implements AgentEngine {
     }
     this.#proc = proc;
     this.timings.spawned = this.#context.now();
-    const base = ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout) as ReadableStream<Uint8Array>);
-    const stream = tapStream(base, { inbound: (m) => this.#onInbound(m), outbound: (m) => this.#onOutbound(m) }, (error) =>
-      noteSkipped(this.unhandled, { reason: `wire observer failed: ${errorMessage(error)}`, raw: undefined }),
-    );
+    const stream = agentStream(proc.stdout, proc.stdin, {
+      inbound: (message, line) => this.#onInbound(message, line),
+      outbound: (message) => this.#onOutbound(message),
+      invalid: (reason, line) => noteSkipped(this.unhandled, { reason: `agent output ${reason}: answered with a JSON-RPC error`, raw: line.slice(0, 200) }),
+      observerFailed: (error) => noteSkipped(this.unhandled, { reason: `wire observer failed: ${errorMessage(error)}`, raw: undefined }),
+    });
     this.#conn = connectAcpClient(stream, {
       permissionAnswer: (key) => this.#permissions?.answerFor(key),
       fs: () => this.#services.fs,
@@ -461,22 +464,26 @@ export class AcpEngine implements AgentEngine {
 
   // ------------------------------------------------------------------------------ the wire
 
-  /** The public tap sees the messages as JSON lines (what crossed the pipe, re-serialized by us). */
-  #tapMessage(direction: TrafficRecord['direction'], message: AnyMessage): void {
+  /** The public tap: what crossed the pipe (our own messages re-serialized, as the SDK writes them). */
+  #tap(direction: TrafficRecord['direction'], line: string): void {
     const tap = this.#options.onTraffic;
-    if (tap) tapTraffic(tap, { at: this.#context.now(), direction, line: JSON.stringify(message) });
+    if (tap) tapTraffic(tap, { at: this.#context.now(), direction, line });
   }
 
   #onOutbound(message: AnyMessage): void {
-    this.#tapMessage('to_agent', message);
+    if (this.#options.onTraffic) this.#tap('to_agent', JSON.stringify(message));
     this.#wire!.outbound(message);
   }
 
-  #onInbound(message: AnyMessage): void {
-    this.#tapMessage('from_agent', message);
-    if (this.#events.exited) return;
+  /** One message from the agent, in wire order; true when the SDK has nothing to do with it. */
+  #onInbound(message: Json, line: string): boolean {
+    this.#tap('from_agent', line);
+    // `session/update` is ours alone: the SDK's handler for it is a no-op (client.ts).
+    const update = message['method'] === 'session/update' && !('id' in message);
+    if (this.#events.exited) return update;
     // Traffic that produced no event still shows the agent alive (stall watchdog).
-    this.#events.observe(() => this.#wire!.inbound(message));
+    this.#events.observe(() => this.#wire!.inbound(message as AnyMessage));
+    return update;
   }
 
   // ------------------------------------------------------------------------------ the end

@@ -14,7 +14,6 @@ export { AcpOptionsSchema, parseAcpOptions, resolveAcpOptions, type AcpEngineOpt
 export { ACP_PRESETS, ACP_PRESET_NAMES, CODEX_ACP_PLATFORMS, acpPreset, isAcpPresetName, packageDir, type AcpPreset, type AcpPresetName } from './presets.js';
 export { AcpTranslator, type AcpSessionInfo, type AcpTranslatorOptions, type SkippedInput } from './translate.js';
 export { chooseOutcome, outcomeAllows, PermissionBroker, type AcpOptionChoice, type PendingPermission, type PermissionOutcome } from './permissions.js';
-export { tapStream, type WireObserver } from './traffic.js';
 export { CLIENT_INFO } from './client.js';
 export { ConfinedFs, type ConfinedFsOptions } from './client-fs.js';
 export { TerminalManager, type TerminalManagerOptions } from './client-terminal.js';

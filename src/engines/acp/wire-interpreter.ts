@@ -1,6 +1,6 @@
 /**
  * What the agent's messages mean for the session, decided in wire order: the engine feeds every
- * message the traffic tap (traffic.ts) sees through here, synchronously and before the SDK
+ * message its reader (agent-stream.ts) splits off the wire through here, synchronously and before the SDK
  * dispatches it, because the SDK may run different methods' handlers out of order (a permission
  * request before the `tool_call` that preceded it, a prompt response before its turn's last
  * updates). Updates go to the live translator or, during `session/load`, to the history replay;

@@ -167,9 +167,9 @@ export function classifyClaudeMessage(value: unknown): ClaudeMessage {
     case 'stream_event':
       return isStreamEvent(value) ? { kind: 'stream_event', msg: value } : attempt(StreamEventSchema, 'stream_event');
     case 'assistant':
-      return attempt(AssistantMessageSchema, 'assistant');
+      return isAssistantMessage(value) ? { kind: 'assistant', msg: value } : attempt(AssistantMessageSchema, 'assistant');
     case 'user':
-      return attempt(UserMessageSchema, 'user');
+      return isUserMessage(value) ? { kind: 'user', msg: value } : attempt(UserMessageSchema, 'user');
     case 'result':
       return attempt(ResultMessageSchema, 'result');
     case 'control_request':
@@ -187,28 +187,65 @@ export function classifyClaudeMessage(value: unknown): ClaudeMessage {
 
 // ---------------------------------------------------------------- the hot path
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isOptional = (v: unknown, type: 'string' | 'number'): boolean => v === undefined || typeof v === type;
-const isNullish = (v: unknown): boolean => v === undefined || v === null || typeof v === 'string';
-const fieldsAre = (v: unknown, ...names: string[]): boolean => v === undefined || (isPlainObject(v) && names.every((n) => isOptional(v[n], 'string')));
+// The messages of every model call (`stream_event`, `assistant`, `user`) are checked by hand against
+// the same rules as their schemas: a zod parse (which copies the whole object) of each cost more
+// than the rest of its translation. A message that passes is used as it is (nothing downstream
+// mutates it); one that fails goes through its schema, which says what is wrong. The schema tests
+// (test/unit/claude-messages.test.ts) hold both ways to the same verdicts.
 
-/**
- * The same rules as {@link StreamEventSchema}, checked by hand: every streamed delta is a
- * `stream_event`, and a zod parse (which copies the whole object) of each cost more than the rest of
- * its translation. The message is used as it is (nothing downstream mutates it); one that fails
- * here goes through the schema, which says what is wrong.
- */
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Absent or a string (`z.string().optional()`). */
+const isOptionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+/** Absent, null or a string (`z.string().nullish()`). */
+const isNullishString = (v: unknown): boolean => v === undefined || v === null || typeof v === 'string';
+/** Absent, or an object whose fields `a`, `b`, `c` are each absent or a string. */
+const hasOptionalStrings = (v: unknown, a: string, b?: string, c?: string): boolean =>
+  v === undefined ||
+  (isPlainObject(v) && isOptionalString(v[a]) && (b === undefined || isOptionalString(v[b])) && (c === undefined || isOptionalString(v[c])));
+
+/** {@link StreamEventSchema}'s rules. */
 function isStreamEvent(value: unknown): value is StreamEvent {
   if (!isPlainObject(value)) return false;
   const event = value['event'];
   return (
     isPlainObject(event) &&
     typeof event['type'] === 'string' &&
-    isOptional(event['index'], 'number') &&
-    fieldsAre(event['delta'], 'type', 'text', 'thinking') &&
-    fieldsAre(event['content_block'], 'type') &&
-    fieldsAre(event['message'], 'id') &&
-    isNullish(value['api_message_id']) &&
-    isNullish(value['parent_tool_use_id'])
+    (event['index'] === undefined || typeof event['index'] === 'number') &&
+    hasOptionalStrings(event['delta'], 'type', 'text', 'thinking') &&
+    hasOptionalStrings(event['content_block'], 'type') &&
+    hasOptionalStrings(event['message'], 'id') &&
+    isNullishString(value['api_message_id']) &&
+    isNullishString(value['parent_tool_use_id'])
   );
+}
+
+/** {@link AssistantMessageSchema}'s rules. */
+function isAssistantMessage(value: unknown): value is AssistantMessage {
+  if (!isPlainObject(value)) return false;
+  const message = value['message'];
+  if (!isPlainObject(message) || typeof message['id'] !== 'string' || !isNullishString(message['model']) || !isNullishString(value['parent_tool_use_id'])) return false;
+  const content = message['content'];
+  if (!Array.isArray(content)) return false;
+  for (const block of content) {
+    if (!isPlainObject(block) || typeof block['type'] !== 'string') return false;
+    if (!isOptionalString(block['text']) || !isOptionalString(block['thinking']) || !isOptionalString(block['id']) || !isOptionalString(block['name'])) return false;
+  }
+  return true;
+}
+
+/** {@link UserMessageSchema}'s rules. */
+function isUserMessage(value: unknown): value is ClaudeUserMessage {
+  if (!isPlainObject(value)) return false;
+  const message = value['message'];
+  if (!isPlainObject(message) || !isOptionalString(message['role']) || !isNullishString(value['parent_tool_use_id'])) return false;
+  const content = message['content'];
+  if (typeof content !== 'string') {
+    if (!Array.isArray(content)) return false;
+    for (const block of content) if (!hasOptionalStrings(block, 'type') || block === undefined) return false;
+  }
+  const meta = value['tool_result_meta'];
+  if (meta === undefined || meta === null) return true;
+  if (!Array.isArray(meta)) return false;
+  for (const item of meta) if (!isPlainObject(item) || !isOptionalString(item['id']) || !isNullishString(item['non_execution_kind'])) return false;
+  return true;
 }

@@ -10,6 +10,7 @@ import { describeId, resumeTokenProblem } from './agent-ids.js';
 import { noteSkipped } from './skipped-inputs.js';
 import type { AgentEventListener, EngineContext } from './engine.js';
 import { EventOutbox } from './event-outbox.js';
+import { handCheckedEvent } from './hand-checked-events.js';
 
 /** A body that failed AgentEvent validation (an engine bug if it ever happens), kept for diagnostics (bounded: skipped-inputs.ts). */
 export interface InvalidEvent {
@@ -178,6 +179,6 @@ function streamedEvent(body: AgentEventBody, gen: number, at: number): AgentEven
     case 'activity':
       return validStamp(gen, at) ? { type: 'activity', gen, at } : undefined;
     default:
-      return undefined;
+      return validStamp(gen, at) ? handCheckedEvent(body, gen, at) : undefined;
   }
 }

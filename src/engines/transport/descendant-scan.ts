@@ -19,11 +19,16 @@
  *   choosing its child's pid via clone3 set_tid would otherwise go unseen until the stop's scan).
  * - A pid handed out but not yet visible (the kernel allocates the pid a little before it attaches
  *   the task) is read again on the next tick; see {@link RETRY_TOP}.
+ * - A tree joins with the last pid read before its spawn: when the tick has moved on meanwhile, the
+ *   pids in between are read for that tree alone (no whole-table read per spawn).
+ * - A process read here after its parent exited, out of the tree's session, is matched by the
+ *   tree's environment mark (tree-tag.ts), not by parent links.
  * The stop ladder and the exit hook keep their full scans (process-supervisor.ts): what is signalled
  * at stop never depends on this tick.
  */
 import { HAS_PROC, lastPid, parseStat, pidMax, readStat, scanProc, type ProcStat } from './proc.js';
 import { readdirSync, readFileSync } from 'node:fs';
+import { pruneTreeTags } from './tree-tag.js';
 
 /** A supervised tree's side of the tick. */
 export interface ScanSubscriber {
@@ -87,14 +92,24 @@ class HostScan {
   readonly counts = { ticks: 0, quiet: 0, direct: 0, full: 0, statReads: 0 };
 
   /**
-   * Adds a tree. `coveredUpTo`: the last pid read before the tree's own first (full) snapshot, so
-   * the tick covers everything started after it.
+   * Adds a tree. `coveredUpTo`: the last pid handed out before anything of the tree could start
+   * (read before its spawn, or before its own first whole-table snapshot), so the tick covers
+   * everything started after it. When the tick has already moved past that pid (it ran while the
+   * spawn was under way), the pids in between are read now for this tree alone.
    */
   add(subscriber: ScanSubscriber, coveredUpTo: number | undefined): void {
     if (this.#subscribers.size === 0) {
       this.#cursor = FAST_PATH ? coveredUpTo : undefined;
       this.#retry = [];
       this.#lastFull = Date.now();
+    } else if (FAST_PATH && coveredUpTo !== undefined && this.#cursor !== undefined && coveredUpTo !== this.#cursor) {
+      const range = this.#range(coveredUpTo, this.#cursor);
+      const catchUp: ScanUpdate = range ? { full: false, stats: this.#readPids(range).stats } : { full: true, stats: scanProc() };
+      try {
+        subscriber.scanned(catchUp);
+      } catch {
+        // as in tick()
+      }
     }
     this.#subscribers.add(subscriber);
     this.#schedule();
@@ -150,13 +165,24 @@ class HostScan {
     }
     const range = this.#range(cursor, now);
     if (range === undefined) return this.#full(now);
+    const { stats, missing } = this.#readPids(range, this.#retry);
+    // Only the newest pids of this range can be in flight (a retried one still missing is gone).
+    const newest = new Set(range.slice(-RETRY_TOP));
+    this.#retry = missing.filter((pid) => newest.has(pid));
+    this.#cursor = now;
+    this.counts.direct++;
+    return { full: false, stats };
+  }
+
+  /** Reads `range` (new pids) and `retry` (pids not visible last time); `missing`: pids of `range` without a process. */
+  #readPids(range: readonly number[], retry: readonly number[] = []): { stats: ProcStat[]; missing: number[] } {
     const stats: ProcStat[] = [];
     const missing: number[] = [];
-    for (const pid of this.#retry) {
+    for (const pid of retry) {
       const stat = readStat(pid);
       if (stat) stats.push(stat);
     }
-    this.counts.statReads += this.#retry.length;
+    this.counts.statReads += retry.length;
     // Many new pids (a busy machine: mostly threads and short-lived processes of others) are
     // filtered by the listing first, which names processes only: one directory read instead of a
     // failed open per thread.
@@ -171,12 +197,7 @@ class HostScan {
       if (stat) stats.push(stat);
       else missing.push(pid);
     }
-    // Only the newest pids of this range can be in flight (a retried one still missing is gone).
-    const newest = new Set(range.slice(-RETRY_TOP));
-    this.#retry = missing.filter((pid) => newest.has(pid));
-    this.#cursor = now;
-    this.counts.direct++;
-    return { full: false, stats };
+    return { stats, missing };
   }
 
   /** The pids in (from, to], wrapping at pid_max; undefined when reading the table is cheaper. */
@@ -200,6 +221,7 @@ class HostScan {
     this.counts.full++;
     this.counts.statReads += stats.length;
     this.#tableSize = stats.length;
+    pruneTreeTags(stats);
     this.#cursor = now;
     this.#retry = [];
     this.#lastFull = Date.now();

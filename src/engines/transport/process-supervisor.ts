@@ -14,18 +14,23 @@
  * - Linux: Claude Code's Bash tool runs commands under `setsid`, which escapes the group, and such
  *   processes get re-parented to pid 1 (or a subreaper) once their parent dies. So descendants
  *   are COLLECTED: every process whose ppid chain leads to the child (or to an already collected
- *   descendant), or that is in the child's session/group, is remembered with its start time. At
- *   the spawn, at the child's exit and right before each signal the whole /proc/*\/stat table is
- *   read; in between, one host-wide tick every `descendantPollMs` (default 250 ms, unref'd timer,
- *   descendant-scan.ts) reads only the processes started since the last tick, once for all trees,
- *   and nothing at all when no process was started on the machine (idle sessions cost ~nothing). Signals go to remembered pids only while /proc/<pid>/stat still shows the same
- *   start time (no pid-reuse kills; a residual race of microseconds between check and kill
- *   remains). The SIGKILL rung first SIGSTOPs everything and re-scans, so nothing can fork away
- *   between the scan and the kill.
- * - Limits: a descendant that forks, setsids and whose parent exits all within one poll interval
- *   while the tree is running (not stopping) can escape collection. Zombies count as dead
- *   (pid 1 may not reap). Non-Linux: no /proc, so only the process group is signalled; setsid
- *   escapees survive there.
+ *   descendant), or that is in the child's session/group, is remembered with its start time. One
+ *   host-wide tick every `descendantPollMs` (default 250 ms, unref'd timer, descendant-scan.ts)
+ *   reads only the processes started since the last tick, once for all trees, and nothing at all
+ *   when no process was started on the machine (idle sessions cost ~nothing). A spawn reads the
+ *   tick's position (the last pid handed out) right before spawning, so the tick covers the tree
+ *   from its first process; the child's exit runs a tick at once; right before each signal the
+ *   whole /proc/*\/stat table is read. Signals go to remembered pids only while /proc/<pid>/stat
+ *   still shows the same start time (no pid-reuse kills; a residual race of microseconds between
+ *   check and kill remains). The SIGKILL rung first SIGSTOPs everything and re-scans, so nothing
+ *   can fork away between the scan and the kill.
+ * - A descendant that setsids and whose parent exits before a tick read it is re-parented to init
+ *   (or a subreaper) with no link left in /proc/<pid>/stat (`codex exec` left helpers behind so):
+ *   every child carries a mark in its environment that its descendants inherit, and such an orphan
+ *   is collected by it (tree-tag.ts).
+ * - Limits: a descendant that clears its environment, setsids and whose parent exits before the
+ *   next tick escapes collection. Zombies count as dead (pid 1 may not reap). Non-Linux: no /proc,
+ *   so only the process group is signalled; setsid escapees survive there.
  * - A `process.on('exit')` hook SIGKILLs the groups and collected descendants of every live
  *   supervised process synchronously, so a crashing host does not leave agents behind.
  * - SIGTERM, SIGINT and SIGHUP of the host (which run no `exit` handlers) run every stop ladder
@@ -43,6 +48,7 @@ import { attachHostSignals, hostShutdownSignal, syncHostSignals } from './host-s
 import { executableProblem, setprivPath, withParentDeathSignal } from './parent-death-signal.js';
 import { hostScan, type ScanSubscriber, type ScanUpdate } from './descendant-scan.js';
 import { isThreadGroupLeader, readStat, scanProc, type ProcStat } from './proc.js';
+import { newTreeTag, orphanCarries, withTreeTag } from './tree-tag.js';
 import type { DescendantInfo, ProcessObserver, ProcessWatch } from './process-observer.js';
 import { StderrTail } from './stderr-tail.js';
 
@@ -138,6 +144,27 @@ function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+interface TableIndex {
+  byPid: Map<number, ProcStat>;
+  children: Map<number, ProcStat[]>;
+}
+/** Indexes of whole tables handed to many trees at once (the backstop tick, the exit hook): built once per table. */
+const tableIndexes = new WeakMap<readonly ProcStat[], TableIndex>();
+
+function indexTable(table: readonly ProcStat[]): TableIndex {
+  let index = tableIndexes.get(table);
+  if (index) return index;
+  index = { byPid: new Map(), children: new Map() };
+  for (const st of table) {
+    index.byPid.set(st.pid, st);
+    const list = index.children.get(st.ppid);
+    if (list) list.push(st);
+    else index.children.set(st.ppid, [st]);
+  }
+  tableIndexes.set(table, index);
+  return index;
+}
+
 /** Remembers the child's descendants by (pid, start time). Linux only; a no-op elsewhere. */
 class DescendantTracker {
   private readonly known = new Map<number, bigint>();
@@ -146,7 +173,14 @@ class DescendantTracker {
   constructor(
     private readonly rootPid: number,
     private readonly rootStart: bigint | undefined,
+    /** The mark in the tree's environment (tree-tag.ts): finds members whose parent link is gone. */
+    private readonly tag: string | undefined,
   ) {}
+
+  /** Not a member by parent, session or group, but orphaned and carrying the tree's mark. */
+  private orphanOfOurs(st: ProcStat): boolean {
+    return this.tag !== undefined && orphanCarries(st, this.tag);
+  }
 
   pids(): number[] {
     return [...this.known.keys()];
@@ -167,14 +201,7 @@ class DescendantTracker {
   snapshot(table?: readonly ProcStat[]): void {
     if (!IS_LINUX || this.rootStart === undefined) return;
     const all = table ?? scanProc();
-    const byPid = new Map<number, ProcStat>();
-    const children = new Map<number, ProcStat[]>();
-    for (const st of all) {
-      byPid.set(st.pid, st);
-      const list = children.get(st.ppid);
-      if (list) list.push(st);
-      else children.set(st.ppid, [st]);
-    }
+    const { byPid, children } = indexTable(all);
     // Forget remembered pids that are gone or were reused.
     for (const [pid, start] of this.known) {
       if (byPid.get(pid)?.starttime !== start) {
@@ -190,6 +217,15 @@ class DescendantTracker {
     for (const st of all) {
       if (st.pid === this.rootPid || this.known.has(st.pid)) continue;
       if ((st.session === this.rootPid || st.pgrp === this.rootPid) && st.starttime >= this.rootStart) {
+        this.known.set(st.pid, st.starttime);
+        this.changed = true;
+        queue.push(st.pid);
+      }
+    }
+    // Orphans that left the session before their parent exited (tree-tag.ts).
+    for (const st of all) {
+      if (st.pid === this.rootPid || this.known.has(st.pid) || st.starttime < this.rootStart) continue;
+      if (this.orphanOfOurs(st) && isThreadGroupLeader(st.pid)) {
         this.known.set(st.pid, st.starttime);
         this.changed = true;
         queue.push(st.pid);
@@ -240,7 +276,11 @@ class DescendantTracker {
       for (const st of fresh) {
         if (this.known.has(st.pid) || rejected.has(st.pid)) continue;
         const member =
-          (rootAlive && st.ppid === this.rootPid) || this.known.has(st.ppid) || st.session === this.rootPid || st.pgrp === this.rootPid;
+          (rootAlive && st.ppid === this.rootPid) ||
+          this.known.has(st.ppid) ||
+          st.session === this.rootPid ||
+          st.pgrp === this.rootPid ||
+          this.orphanOfOurs(st);
         if (!member) continue;
         if (!isThreadGroupLeader(st.pid)) {
           rejected.add(st.pid);
@@ -320,6 +360,21 @@ const FORGET_ABOVE = 256;
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** What the spawner knew at the spawn (both undefined: the tree reads the whole table once at its start). */
+export interface TreeSpawn {
+  /** The mark put into the child's environment (tree-tag.ts). */
+  tag: string | undefined;
+  /** `hostScan.cursor()` read right before the spawn. */
+  coveredUpTo: number | undefined;
+}
+
+/** Before a spawn: the tree's mark, added to `env`, and the host tick's position. */
+export function prepareTreeSpawn(env: Readonly<Record<string, string>>): { env: Record<string, string>; spawned: TreeSpawn } {
+  if (!IS_LINUX) return { env: { ...env }, spawned: { tag: undefined, coveredUpTo: undefined } };
+  const tag = newTreeTag();
+  return { env: withTreeTag(env, tag), spawned: { tag, coveredUpTo: hostScan.cursor() } };
+}
+
 /** How a supervised root asks its process to finish before any signal (the ladder's first rung). */
 export interface TreeRoot {
   readonly pid: number;
@@ -354,6 +409,7 @@ export class ProcessTree {
     exited: Promise<ProcessExit>,
     private readonly options: TreeOptions,
     private readonly watch: ProcessWatch | undefined,
+    spawned: TreeSpawn = { tag: undefined, coveredUpTo: undefined },
   ) {
     this.pid = root.pid;
     this.exited = exited.then((exit) => {
@@ -365,16 +421,21 @@ export class ProcessTree {
     this.termGraceMs = options.shutdown?.termGraceMs ?? 3000;
     this.killWaitMs = options.shutdown?.killWaitMs ?? 2000;
     const startTime = IS_LINUX ? readStat(this.pid)?.starttime : undefined;
-    this.tracker = new DescendantTracker(this.pid, startTime);
-    // The tick covers every pid handed out after this reading; the snapshot covers what came before.
-    const coveredUpTo = hostScan.cursor();
-    this.tracker.snapshot();
+    this.tracker = new DescendantTracker(this.pid, startTime, spawned.tag);
+    // The tick covers every pid handed out after `coveredUpTo`. Read before the spawn, it covers the
+    // whole tree (no table read: that cost ~170 ms of CPU per spawn on a machine of 1,000 processes);
+    // otherwise a whole-table snapshot covers what came before this reading.
+    let coveredUpTo = spawned.coveredUpTo;
+    if (coveredUpTo === undefined) {
+      coveredUpTo = hostScan.cursor();
+      this.tracker.snapshot();
+    }
     this.subscriber = { pollMs: options.descendantPollMs ?? 250, scanned: (update) => this.pollTick(update) };
-    hostScan.add(this.subscriber, coveredUpTo);
     live.add(this);
     installExitHook();
     syncHostSignals();
     this.tell((w) => w.spawned({ pid: this.pid, pgid: this.pid, startTime: startTime === undefined ? undefined : String(startTime) }));
+    hostScan.add(this.subscriber, coveredUpTo);
     this.reportDescendants();
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
@@ -430,7 +491,10 @@ export class ProcessTree {
   }
 
   private afterRootExit(): void {
-    this.tracker.snapshot();
+    // A tick now reads what started since the last one, while it is still fresh: a process the root
+    // started just before exiting is found by its parent, session or group, or (re-parented and out
+    // of the session) by the tree's mark (tree-tag.ts). Everything older was read by earlier ticks.
+    if (!this.released) hostScan.tick();
     if (!this.stopping && this.allGone()) this.release();
   }
 
@@ -512,7 +576,7 @@ class Supervised implements SupervisedProcess {
   readonly exited: Promise<ProcessExit>;
   private readonly tree: ProcessTree;
 
-  constructor(child: ChildProcess, exited: Promise<ProcessExit>, options: SpawnSupervisedOptions, watch: ProcessWatch | undefined) {
+  constructor(child: ChildProcess, exited: Promise<ProcessExit>, options: SpawnSupervisedOptions, watch: ProcessWatch | undefined, spawned: TreeSpawn) {
     this.pid = child.pid!;
     this.stdin = child.stdin!;
     this.stdout = child.stdout!;
@@ -534,6 +598,7 @@ class Supervised implements SupervisedProcess {
       exited,
       options,
       watch,
+      spawned,
     );
     this.exited = this.tree.exited;
   }
@@ -574,9 +639,10 @@ export async function spawnSupervised(options: SpawnSupervisedOptions): Promise<
   }
   if (options.signal?.aborted) throw new AseError('ABORTED', `spawn of ${options.file} aborted before it started`);
   const watch = options.observer?.spawning(options.file);
+  const { env, spawned } = prepareTreeSpawn(watch ? { ...options.env, ...watch.env } : options.env);
   const child = spawn(command.file, command.args, {
     cwd: options.cwd,
-    env: watch ? { ...options.env, ...watch.env } : options.env,
+    env,
     stdio: ['pipe', 'pipe', 'pipe'],
     detached: true,
     shell: false,
@@ -593,5 +659,5 @@ export async function spawnSupervised(options: SpawnSupervisedOptions): Promise<
     throw new AseError('ENGINE_START_FAILED', `failed to spawn ${options.file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   child.on('error', () => {}); // later errors (e.g. a failed kill) surface through exit/stop
-  return new Supervised(child, exited, options, watch);
+  return new Supervised(child, exited, options, watch, spawned);
 }

@@ -18,7 +18,7 @@ import { spawn as spawnTerminal, type IPty } from '@lydell/node-pty';
 import { AseError } from '../../errors.js';
 import { hostShutdownSignal } from './host-signals.js';
 import { executableProblem, setprivPath, withParentDeathSignal } from './parent-death-signal.js';
-import { ProcessTree, type ProcessExit, type StopResult, type TreeOptions } from './process-supervisor.js';
+import { prepareTreeSpawn, ProcessTree, type ProcessExit, type StopResult, type TreeOptions, type TreeSpawn } from './process-supervisor.js';
 import type { ProcessObserver } from './process-observer.js';
 
 export interface SpawnPtyOptions extends TreeOptions {
@@ -67,7 +67,7 @@ class Pty implements PtyProcess {
   readonly #tree: ProcessTree;
   readonly #listeners = new Set<(data: string) => void>();
 
-  constructor(terminal: IPty, options: SpawnPtyOptions, watch: ReturnType<ProcessObserver['spawning']> | undefined) {
+  constructor(terminal: IPty, options: SpawnPtyOptions, watch: ReturnType<ProcessObserver['spawning']> | undefined, spawned: TreeSpawn) {
     this.#terminal = terminal;
     this.pid = terminal.pid;
     terminal.onData((data) => {
@@ -85,7 +85,7 @@ class Pty implements PtyProcess {
         resolve({ code: name ? null : exitCode, signal: name });
       }),
     );
-    this.#tree = new ProcessTree({ pid: this.pid, firstRung: 'hangup', endInput: () => void this.#tree.signal('SIGHUP') }, exited, options, watch);
+    this.#tree = new ProcessTree({ pid: this.pid, firstRung: 'hangup', endInput: () => void this.#tree.signal('SIGHUP') }, exited, options, watch, spawned);
     this.exited = this.#tree.exited;
   }
 
@@ -151,7 +151,7 @@ export async function spawnPty(options: SpawnPtyOptions): Promise<PtyProcess> {
   if (setpriv) command = withParentDeathSignal(setpriv, options.file, options.args);
   if (options.signal?.aborted) throw new AseError('ABORTED', `spawn of ${options.file} aborted before it started`);
   const watch = options.observer?.spawning(options.file);
-  const env = { TERM: 'xterm-256color', ...options.env, ...watch?.env };
+  const { env, spawned } = prepareTreeSpawn({ TERM: 'xterm-256color', ...options.env, ...watch?.env });
   let terminal: IPty;
   try {
     terminal = spawnTerminal(command.file, command.args, {
@@ -164,5 +164,5 @@ export async function spawnPty(options: SpawnPtyOptions): Promise<PtyProcess> {
   } catch (error) {
     throw new AseError('ENGINE_START_FAILED', `failed to spawn ${options.file} in a terminal: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  return new Pty(terminal, options, watch);
+  return new Pty(terminal, options, watch, spawned);
 }

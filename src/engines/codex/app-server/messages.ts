@@ -37,7 +37,6 @@ export const TurnNotificationSchema = z.object({ threadId: z.string(), turn: Tur
 
 /** Every item has a type and an id; the variants we read are parsed further below. */
 export const ItemSchema = z.object({ type: z.string(), id: z.string() });
-export const ItemNotificationSchema = z.object({ threadId: z.string(), turnId: z.string(), item: ItemSchema.loose() });
 
 export const UserMessageItemSchema = z.object({
   type: z.literal('userMessage'),
@@ -88,7 +87,43 @@ export const DynamicToolCallItemSchema = z.object({
   success: z.boolean().nullish(),
 });
 
-export const DeltaSchema = z.object({ threadId: z.string(), turnId: z.string(), itemId: z.string(), delta: z.string() });
+// ------------------------------------------------------------------------------------------------
+// The per-token notifications, read by hand (issue 24): they are most of a turn's traffic, and a
+// zod parse (which also copies the object) cost more than the rest of their translation. Same
+// contract as the schemas: the fields we use are checked, the rest is left alone.
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `item/agentMessage/delta`, `item/reasoning/textDelta`, `item/reasoning/summaryTextDelta`. */
+export interface Delta {
+  threadId: string;
+  turnId: string;
+  itemId: string;
+  delta: string;
+}
+
+/** A delta notification's params, or `undefined` when a field we use is missing or not a string. */
+export function readDelta(params: unknown): Delta | undefined {
+  if (!isObject(params)) return undefined;
+  const { threadId, turnId, itemId, delta } = params;
+  if (typeof threadId !== 'string' || typeof turnId !== 'string' || typeof itemId !== 'string' || typeof delta !== 'string') return undefined;
+  return { threadId, turnId, itemId, delta };
+}
+
+/** `item/started` / `item/completed`: the item itself is read further by its type's schema. */
+export interface ItemNotification {
+  threadId: string;
+  turnId: string;
+  item: { type: string; id: string } & Record<string, unknown>;
+}
+
+/** An item notification's params, or `undefined` when the thread, turn, item type or id is missing. */
+export function readItemNotification(params: unknown): ItemNotification | undefined {
+  if (!isObject(params)) return undefined;
+  const { threadId, turnId, item } = params;
+  if (typeof threadId !== 'string' || typeof turnId !== 'string' || !isObject(item) || typeof item['type'] !== 'string' || typeof item['id'] !== 'string') return undefined;
+  return { threadId, turnId, item: item as ItemNotification['item'] };
+}
 
 export const TokenBreakdownSchema = z.object({
   inputTokens: z.number(),
@@ -137,6 +172,8 @@ export const FileChangeApprovalParamsSchema = z.object({
 // Compile-time agreement with the generated protocol types.
 
 type Accepts<Schema extends z.ZodType, Wire> = [Wire] extends [z.input<Schema>] ? true : false;
+/** The same for a hand-written reader: every wire value has the fields it reads, of its types. */
+type Reads<Read, Wire> = [Wire] extends [Read] ? true : false;
 type ItemOf<T extends string> = Extract<ThreadItem, { type: T }>;
 
 export const PROTOCOL_AGREEMENT: [
@@ -145,8 +182,8 @@ export const PROTOCOL_AGREEMENT: [
   Accepts<typeof TurnStartResponseSchema, TurnStartResponse>,
   Accepts<typeof TurnNotificationSchema, TurnStartedNotification>,
   Accepts<typeof TurnNotificationSchema, TurnCompletedNotification>,
-  Accepts<typeof ItemNotificationSchema, ItemStartedNotification>,
-  Accepts<typeof ItemNotificationSchema, ItemCompletedNotification>,
+  Reads<Omit<ItemNotification, 'item'> & { item: { type: string; id: string } }, ItemStartedNotification>,
+  Reads<Omit<ItemNotification, 'item'> & { item: { type: string; id: string } }, ItemCompletedNotification>,
   Accepts<typeof UserMessageItemSchema, ItemOf<'userMessage'>>,
   Accepts<typeof AgentMessageItemSchema, ItemOf<'agentMessage'>>,
   Accepts<typeof ReasoningItemSchema, ItemOf<'reasoning'>>,
@@ -154,8 +191,8 @@ export const PROTOCOL_AGREEMENT: [
   Accepts<typeof FileChangeItemSchema, ItemOf<'fileChange'>>,
   Accepts<typeof McpToolCallItemSchema, ItemOf<'mcpToolCall'>>,
   Accepts<typeof DynamicToolCallItemSchema, ItemOf<'dynamicToolCall'>>,
-  Accepts<typeof DeltaSchema, AgentMessageDeltaNotification>,
-  Accepts<typeof DeltaSchema, ReasoningSummaryTextDeltaNotification>,
+  Reads<Delta, AgentMessageDeltaNotification>,
+  Reads<Delta, ReasoningSummaryTextDeltaNotification>,
   Accepts<typeof TokenUsageUpdatedSchema, ThreadTokenUsageUpdatedNotification>,
   Accepts<typeof TurnPlanUpdatedSchema, TurnPlanUpdatedNotification>,
   Accepts<typeof ErrorNotificationSchema, ErrorNotification>,

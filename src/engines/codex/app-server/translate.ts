@@ -26,10 +26,8 @@ import {
   AgentMessageItemSchema,
   CommandExecutionItemSchema,
   DynamicToolCallItemSchema,
-  DeltaSchema,
   ErrorNotificationSchema,
   FileChangeItemSchema,
-  ItemNotificationSchema,
   McpToolCallItemSchema,
   ReasoningItemSchema,
   SubAgentActivityItemSchema,
@@ -37,6 +35,8 @@ import {
   TurnPlanUpdatedSchema,
   TurnNotificationSchema,
   UserMessageItemSchema,
+  readDelta,
+  readItemNotification,
 } from './messages.js';
 
 export type { SkippedInput } from '../../core/skipped-inputs.js';
@@ -232,25 +232,27 @@ export class AppServerTranslator {
     switch (method) {
       case 'item/started':
       case 'item/completed': {
-        const parsed = ItemNotificationSchema.safeParse(params);
-        if (!parsed.success) return this.#skip(`malformed ${method}: ${parsed.error.issues[0]?.message}`, method, params);
-        const translateItem = () => (method === 'item/started' ? this.#itemStarted(parsed.data.item) : this.#itemCompleted(parsed.data.item));
-        if (this.#subAgents.has(parsed.data.threadId)) return this.#inScope(parsed.data.threadId, translateItem);
-        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        const parsed = readItemNotification(params);
+        if (!parsed) return this.#skip(`malformed ${method}: no threadId, turnId or item with a type and an id`, method, params);
+        const translateItem = () => (method === 'item/started' ? this.#itemStarted(parsed.item) : this.#itemCompleted(parsed.item));
+        if (this.#subAgents.has(parsed.threadId)) return this.#inScope(parsed.threadId, translateItem);
+        if (!this.#mine(parsed.threadId, parsed.turnId)) return this.#skip('other thread or turn', method, params);
         return translateItem();
       }
       case 'item/agentMessage/delta': {
-        const parsed = DeltaSchema.safeParse(params);
-        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
-        if (this.#subAgents.has(parsed.data.threadId)) return [{ type: 'text_delta', messageId: parsed.data.itemId, text: parsed.data.delta, ...this.scopeOfThread(parsed.data.threadId) }];
-        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
-        return [...this.#thinking.off(), { type: 'text_delta', messageId: parsed.data.itemId, text: parsed.data.delta }];
+        const delta = readDelta(params);
+        if (!delta) return this.#skip(`malformed ${method}`, method, params);
+        if (this.#subAgents.has(delta.threadId)) return [{ type: 'text_delta', messageId: delta.itemId, text: delta.delta, ...this.scopeOfThread(delta.threadId) }];
+        if (!this.#mine(delta.threadId, delta.turnId)) return this.#skip('other thread or turn', method, params);
+        const thinkingOff = this.#thinking.off();
+        const text: AgentEventBody = { type: 'text_delta', messageId: delta.itemId, text: delta.delta };
+        return thinkingOff.length === 0 ? [text] : [...thinkingOff, text];
       }
       case 'item/reasoning/summaryTextDelta':
       case 'item/reasoning/textDelta': {
-        const parsed = DeltaSchema.safeParse(params);
-        if (!parsed.success) return this.#skip(`malformed ${method}`, method, params);
-        if (!this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('other thread or turn', method, params);
+        const delta = readDelta(params);
+        if (!delta) return this.#skip(`malformed ${method}`, method, params);
+        if (!this.#mine(delta.threadId, delta.turnId)) return this.#skip('other thread or turn', method, params);
         return this.#thinking.on();
       }
       case 'thread/tokenUsage/updated': {
