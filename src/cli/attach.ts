@@ -15,7 +15,9 @@
  * Without --server, the server is the one running on the data dir (its serve.json).
  */
 import WebSocket from 'ws';
-import { AseError } from '../index.js';
+import { AseError, isAseError } from '../index.js';
+import { TerminalMirror } from '../server.js';
+import { DeskMenu, drawMenu, type MenuOutcome } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
 import { findLiveServer, readServeFile } from './serve-file.js';
@@ -135,13 +137,35 @@ interface StatusFrame {
   running: boolean;
 }
 
+/** The body of `GET /api/sessions/:id/tree` (what the desk needs of it). */
+interface TreeBody {
+  focus: string;
+  nodes: Record<string, { sessionId: string; parentId?: string; state: string }>;
+}
+
+/** How long a move (enter, exit) may take before the desk gives up on it (a slow agent start on a loaded machine). */
+const MOVE_MS = 90_000;
+/** Output held while the menu is open, at most: more closes the menu (the UI is drawing a lot). */
+const MENU_HOLD_LIMIT = 1 << 20;
+
 /**
  * This terminal as the desk of a session the server hosts, until the person hands it over
  * (Ctrl-], exit 0), leaves from the banner (Ctrl-], exit 0), the session ends (exit 0) or the
  * connection is lost (exit 1).
+ *
+ * A session of a session tree on the server (`GET /api/sessions/:id/tree` answers): Ctrl-] opens
+ * the menu of `ase run --sub-agents` (desk-menu.ts) over the terminal UI instead. A digit enters
+ * that sub-agent: the tree's focus moves to it (`POST …/tree/enter`), its turn is interrupted, it
+ * switches to local mode, and the desk reconnects to its terminal (same session id, its own
+ * terminal UI). x goes back: the focus returns to the parent (`…/tree/exit`), the desk reconnects
+ * to the parent's terminal UI (it kept running, hidden), and the sub-agent is completed
+ * (`…/tree/complete`): its last answer is typed into the parent's UI once, and it is stopped.
+ * h (or Ctrl-] again) hands the session shown to remote control, as Ctrl-] does outside a tree.
  */
 export async function attachDesk(target: ServerTarget, sessionId: string, output: Output): Promise<number> {
-  const socket = await connectWriter(target, sessionId);
+  let socket = await connectWriter(target, sessionId);
+  /** The session the desk shows now (a sub-agent after an enter). */
+  let shown = sessionId;
   let desk: Desk | undefined;
   let mode = '';
   let running = false;
@@ -151,6 +175,17 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   let banner = false;
   /** A key on the banner asked for local control; waiting for the terminal UI. */
   let reclaiming = false;
+  /** The chord menu while it is open, and the UI's output held meanwhile; `opening`: its tree is being read. */
+  let menu: DeskMenu | undefined;
+  let opening = false;
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  /** An enter or exit under way: keys are dropped until it is done. */
+  let moving = false;
+  /** What the desk shows, but the menu: closing the menu repaints the screen as the terminal UI left it. */
+  let mirror: TerminalMirror | undefined;
+  /** Completions still being delivered when the desk ends are not waited for: the server finishes them. */
+  const leaving = new AbortController();
   let finished: { code: number; message: string; clear: boolean } | undefined;
   let settle: () => void = () => undefined;
   const ended = new Promise<void>((resolve) => (settle = resolve));
@@ -162,57 +197,209 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   const send = (data: string | Buffer) => {
     if (socket.readyState === WebSocket.OPEN) socket.send(data);
   };
+  const toDesk = (data: string | Buffer) => {
+    mirror?.write(typeof data === 'string' ? data : data.toString('utf8'));
+    desk?.write(data);
+  };
   const showBanner = (line: string) => {
     banner = true;
-    desk?.write(`${CLEAR_SCREEN}${line}\r\n`);
+    toDesk(`${CLEAR_SCREEN}${line}\r\n`);
+  };
+  const note = (line: string) => toDesk(`\r\n[ase] ${line}\r\n`);
+
+  const drawOpenMenu = () => {
+    if (menu && desk) desk.write(drawMenu(menu.lines(), desk.cols, desk.rows));
+  };
+  /** Closes the menu: what the UI drew meanwhile is written, then (`redraw`) the screen without the menu. */
+  const closeMenu = (redraw: boolean) => {
+    if (!menu) return;
+    menu = undefined;
+    const heldOutput = Buffer.concat(held);
+    held = [];
+    heldBytes = 0;
+    if (heldOutput.length > 0) toDesk(heldOutput);
+    if (redraw) mirror?.screen((screen) => !menu && desk?.write(screen));
   };
 
-  socket.on('message', (data, isBinary) => {
-    if (isBinary) {
-      // The old terminal UI's last words after the switch would be drawn over the banner.
-      if (!banner) desk?.write(Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer));
-      return;
-    }
-    let frame: StatusFrame | { type: 'error'; message: string };
-    try {
-      frame = JSON.parse(data.toString()) as typeof frame;
-    } catch {
-      return;
-    }
-    if (frame.type === 'error') {
-      if (reclaiming) {
-        reclaiming = false;
-        showBanner(`${REMOTE_BANNER}\r\n${frame.message}`);
+  /** Wires a writer socket: only the one the desk uses now is heard (an old one closed on purpose is not an end). */
+  const wire = (ws: WebSocket, id: string) => {
+    ws.on('message', (data, isBinary) => {
+      if (ws !== socket) return;
+      if (isBinary) {
+        const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
+        // The old terminal UI's last words after the switch would be drawn over the banner.
+        if (banner) return;
+        if (!menu) return toDesk(bytes);
+        held.push(bytes);
+        heldBytes += bytes.length;
+        if (heldBytes > MENU_HOLD_LIMIT) closeMenu(true);
+        return;
       }
-      return;
-    }
-    if (frame.type !== 'status') return;
-    mode = frame.mode;
-    running = frame.running;
-    if (handingOver) {
-      if (mode !== 'local' || !running) finish(0, `session ${sessionId} handed to remote control; take it back with: ase attach ${sessionId}`, true);
-      return;
-    }
-    if (mode !== 'local' && !reclaiming && !banner) showBanner(REMOTE_BANNER);
-    else if (running && banner) {
-      // The terminal UI is back: it draws the whole conversation from here.
-      banner = false;
-      reclaiming = false;
-      desk?.write(CLEAR_SCREEN);
-    }
-  });
-  socket.on('close', (code, reason) => {
-    if (code === 1000) finish(0, `session ${sessionId} ended`, false);
-    else if (code === 4409) finish(1, `ase attach: ${reason.toString() || 'a desk is already attached'} to session ${sessionId}`, false);
-    else finish(1, `ase attach: the connection to ${target.url} closed (${code}${reason.length > 0 ? `: ${reason.toString()}` : ''})`, false);
-  });
-  socket.on('error', () => undefined); // the close that follows says it
+      let frame: StatusFrame | { type: 'error'; message: string };
+      try {
+        frame = JSON.parse(data.toString()) as typeof frame;
+      } catch {
+        return;
+      }
+      if (frame.type === 'error') {
+        if (reclaiming) {
+          reclaiming = false;
+          showBanner(`${REMOTE_BANNER}\r\n${frame.message}`);
+        }
+        return;
+      }
+      if (frame.type !== 'status') return;
+      mode = frame.mode;
+      running = frame.running;
+      if (handingOver) {
+        if (mode !== 'local' || !running) finish(0, `session ${id} handed to remote control; take it back with: ase attach ${id}`, true);
+        return;
+      }
+      if (mode !== 'local' && !reclaiming && !banner) {
+        closeMenu(false);
+        showBanner(REMOTE_BANNER);
+      } else if (running && banner) {
+        // The terminal UI is back: it draws the whole conversation from here.
+        banner = false;
+        reclaiming = false;
+        toDesk(CLEAR_SCREEN);
+      }
+    });
+    ws.on('close', (code, reason) => {
+      if (ws !== socket) return;
+      if (code === 1000) finish(0, `session ${id} ended`, false);
+      else if (code === 4409) finish(1, `ase attach: ${reason.toString() || 'a desk is already attached'} to session ${id}`, false);
+      else finish(1, `ase attach: the connection to ${target.url} closed (${code}${reason.length > 0 ? `: ${reason.toString()}` : ''})`, false);
+    });
+    ws.on('error', () => undefined); // the close that follows says it
+  };
 
+  /** The desk now shows `id`'s terminal: a new writer connection (its first frame repaints the screen), the old one closed. */
+  const show = async (id: string) => {
+    const next = await connectWriter(target, id);
+    const old = socket;
+    socket = next;
+    shown = id;
+    mode = '';
+    running = false;
+    banner = false;
+    reclaiming = false;
+    wire(next, id);
+    old.close(1000);
+    toDesk(CLEAR_SCREEN);
+    if (desk) send(JSON.stringify({ type: 'resize', cols: desk.cols, rows: desk.rows }));
+  };
+
+  const request = <T>(method: string, route: string, body?: unknown) => serverRequest<T>(target, method, route, body);
+  const path = (id: string) => `/api/sessions/${encodeURIComponent(id)}`;
+
+  /** Ctrl-]: the menu for a session of a tree on the server; otherwise the hand-over. */
+  const chord = async () => {
+    opening = true;
+    let tree: TreeBody | undefined;
+    let listed: { sessionId: string; agent: string }[] = [];
+    try {
+      tree = await request<TreeBody>('GET', `${path(shown)}/tree`);
+      listed = (await request<{ sessions: { sessionId: string; agent: string }[] }>('GET', '/api/sessions')).sessions;
+    } catch (error) {
+      // In no tree: Ctrl-] hands over, as it always did. A tree that could not be read: a line, nothing else.
+      if (!isAseError(error, 'SESSION_NOT_FOUND')) {
+        opening = false;
+        return note(`the session tree of ${shown} could not be read: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      tree = undefined;
+    } finally {
+      opening = false;
+    }
+    if (finished || moving) return;
+    if (!tree) return handOver();
+    const agents = new Map(listed.map((s) => [s.sessionId, s.agent]));
+    const kids = Object.values(tree.nodes)
+      .filter((n) => n.parentId === shown)
+      .map((n) => ({ id: n.sessionId, state: n.state, agent: agents.get(n.sessionId) ?? '?' }));
+    menu = new DeskMenu(shown, kids, tree.nodes[shown]?.parentId === undefined);
+    drawOpenMenu();
+  };
+
+  const handOver = () => {
+    handingOver = true;
+    if (mode !== 'local') finish(0, `session ${shown} is under remote control; take it back with: ase attach ${shown}`, true);
+    else send(JSON.stringify({ type: 'mode', to: 'remote' }));
+  };
+
+  const enter = async (childId: string) => {
+    await request('POST', `${path(childId)}/tree/enter`, {});
+    // A sub-agent still working on its task is interrupted now rather than after the switch's wait;
+    // its own UI shows where it stopped, and the person goes on from there.
+    const state = await request<{ phase?: string; mode?: string }>('GET', path(childId));
+    if (state.phase === 'running') await request('POST', `${path(childId)}/abort`, {}).catch(() => undefined);
+    if (state.mode !== 'local') await request('POST', `${path(childId)}/mode`, { to: 'local' });
+    await show(childId);
+  };
+
+  const exit = async () => {
+    const childId = shown;
+    const tree = await request<TreeBody>('POST', `${path(childId)}/tree/exit`, {});
+    await show(tree.focus);
+    // Its answer is typed into the parent's UI shown now (the server waits for the agent to take it).
+    void fetch(`${target.url}${path(childId)}/tree/complete`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
+      body: '{}',
+      signal: leaving.signal,
+    })
+      .then(async (response) => {
+        if (!response.ok && !finished) note(`sub-agent ${childId}: its answer could not be delivered: ${(await response.text()).slice(0, 300)}`);
+      })
+      .catch(() => undefined);
+  };
+
+  /** Runs a move; keys wait for it; a failure is a line on the terminal (the session shown stays). */
+  const move = (line: string, work: () => Promise<void>) => {
+    moving = true;
+    toDesk(`${CLEAR_SCREEN}[ase] ${line}\u2026\r\n`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new AseError('TIMEOUT', `${line}: no answer within ${MOVE_MS / 1000} s`)), MOVE_MS);
+    });
+    void Promise.race([work(), timeout])
+      .catch((error: unknown) => {
+        if (finished) return;
+        // The session shown draws itself again (the move cleared the screen), then the failure.
+        mirror?.screen((screen) => desk?.write(screen));
+        if (desk) {
+          send(JSON.stringify({ type: 'resize', cols: Math.max(1, desk.cols - 1), rows: desk.rows }));
+          send(JSON.stringify({ type: 'resize', cols: desk.cols, rows: desk.rows }));
+        }
+        note(error instanceof Error ? error.message : String(error));
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        moving = false;
+      });
+  };
+
+  const onMenu = (outcome: MenuOutcome) => {
+    if (outcome.type === 'stay') return drawOpenMenu();
+    if (outcome.type === 'handover') {
+      closeMenu(false);
+      return handOver();
+    }
+    closeMenu(outcome.type === 'close');
+    if (outcome.type === 'enter') {
+      const id = outcome.id;
+      move(`entering sub-agent session ${id}`, () => enter(id));
+    }
+    if (outcome.type === 'exit') move('back to the parent session', exit);
+  };
+
+  wire(socket, sessionId);
   try {
     desk = openDesk({
       onKeys: (keys) => {
+        if (moving || opening || handingOver) return;
         if (banner) {
-          if (keys.includes('\x1d')) finish(0, `left session ${sessionId} under remote control; take it back with: ase attach ${sessionId}`, true);
+          if (keys.includes('\x1d')) finish(0, `left session ${shown} under remote control; take it back with: ase attach ${shown}`, true);
           else if (!reclaiming) {
             reclaiming = true;
             showBanner('taking it back\u2026');
@@ -220,22 +407,30 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
           }
           return;
         }
+        if (menu) return onMenu(menu.keys(keys));
         const { before, detached } = splitAtDetachKey(keys);
-        if (before !== '' && !handingOver) send(Buffer.from(before, 'utf8'));
-        if (!detached || handingOver) return;
-        handingOver = true;
-        if (mode !== 'local') finish(0, `session ${sessionId} is under remote control; take it back with: ase attach ${sessionId}`, true);
-        else send(JSON.stringify({ type: 'mode', to: 'remote' }));
+        if (before !== '') send(Buffer.from(before, 'utf8'));
+        if (!detached) return;
+        if (mode !== 'local') return handOver();
+        void chord();
       },
-      onResize: (cols, rows) => send(JSON.stringify({ type: 'resize', cols, rows })),
+      onResize: (cols, rows) => {
+        mirror?.resize(cols, rows);
+        send(JSON.stringify({ type: 'resize', cols, rows }));
+        drawOpenMenu(); // at the new size (the UI's repaint is held until the menu closes)
+      },
       onSignal: (signal) => {
         socket.close(1000);
         process.kill(process.pid, signal);
       },
     });
+    mirror = new TerminalMirror(desk.cols, desk.rows);
     send(JSON.stringify({ type: 'resize', cols: desk.cols, rows: desk.rows }));
     await ended;
   } finally {
+    leaving.abort();
+    mirror?.dispose();
+    mirror = undefined;
     desk?.restore({ clear: finished?.clear ?? false });
     if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(1000);
   }

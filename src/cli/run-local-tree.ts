@@ -33,7 +33,7 @@ import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-term
 import type { Output } from './render.js';
 import { TerminalMirror } from '../server.js';
 import type { RunArgs } from './run-args.js';
-import { typedResultDelivery } from './typed-result.js';
+import { typedResultDelivery } from '../session/typed-result.js';
 
 /** How long a moved desk waits for the entered session's terminal UI before it gives up (a slow start on a loaded machine). */
 const TERMINAL_START_MS = 60_000;

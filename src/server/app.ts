@@ -32,6 +32,7 @@ import { SessionHub } from './session-hub.js';
 import type { SessionHost } from './session-host.js';
 import { TreeFeed } from './tree-feed.js';
 import * as treeRules from '../session/session-tree-state.js';
+import { typedResultDelivery } from '../session/typed-result.js';
 import { diagramSvg } from './diagram-svg.js';
 import { upgradeWebSocket } from '@hono/node-server';
 import type { WebSocket } from 'ws';
@@ -435,6 +436,36 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   app.post('/api/sessions/:id/tree/enter', moveFocus('enter'));
   app.post('/api/sessions/:id/tree/exit', moveFocus('exit'));
 
+  // A sub-agent the person is done with (`ase attach` leaving it: exit first, then this): it is
+  // completed in its tree with `result` or its last answer (the journal's last assistant message),
+  // which reaches the parent once, typed into the parent's terminal UI when the parent is local
+  // (typed-result.ts), else sent; then its agent is stopped. A completed one again: the tree as it is.
+  app.post('/api/sessions/:id/tree/complete', async (c) => {
+    const id = checkId(c.req.param('id'));
+    const body = await readJson(c, z.strictObject({ result: z.string().max(1_000_000).optional() }));
+    await assertKnown(id);
+    const found = host.completeTreeChild ? await host.tree?.(id) : undefined;
+    if (!found) throw new AseError('NOT_FOUND', `no session tree known here holds ${id}`);
+    treeRules.complete(found, id, ''); // refused (root, focused, suspended): nothing changes
+    const parentId = found.nodes[id]!.parentId!;
+    if (found.nodes[id]!.state !== 'completed') {
+      // The parent is opened here, with this server's hooks, so the delivery is on its stream.
+      await liveSession(parentId).catch(() => undefined);
+      const result = body.result ?? (await lastAnswer(id));
+      let done;
+      try {
+        done = await host.completeTreeChild!(id, result, typedResultDelivery());
+      } finally {
+        // Also when the answer could not be delivered: it stays in the tree, delivered at the tree's next change.
+        trees.refresh();
+        if (hubs.get(id)?.session ?? host.get(id)) await host.stop(id).catch(() => undefined);
+      }
+      if (!done) throw new AseError('NOT_FOUND', `no session tree known here holds ${id}`);
+      return c.json({ sessionId: id, ...done });
+    }
+    return c.json({ sessionId: id, ...found });
+  });
+
   // Takes over a session whose owner, on another host, stopped renewing its lease (it is listed
   // `orphaned`): only here and only when asked, since the agent resumes on this machine's disk.
   // Refused while its owner lives (409 SESSION_OWNED), and where the agent could not really resume
@@ -583,6 +614,22 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       return hub.messageSeq(localId) ?? null;
     } finally {
       stop();
+    }
+  };
+
+  /** The session's last answer: the text of its journal's last top-level assistant message ('' when none). */
+  const lastAnswer = async (id: string): Promise<string> => {
+    for (let before = Number.MAX_SAFE_INTEGER; ; ) {
+      const page = (await journal.read(id, { beforeSeq: before, limit: 500 })) as JournaledEntry[];
+      for (const entry of page.toReversed()) {
+        if (entry.type !== 'message') continue;
+        const message = entry.payload as { role?: unknown; parentCallId?: unknown; blocks?: { type?: unknown; text?: unknown }[] } | null;
+        if (message?.role !== 'assistant' || message.parentCallId !== undefined || !Array.isArray(message.blocks)) continue;
+        const text = message.blocks.flatMap((b) => (b.type === 'text' && typeof b.text === 'string' ? [b.text] : [])).join('');
+        if (text !== '') return text;
+      }
+      if (page.length < 500) return '';
+      before = page[0]!.seq;
     }
   };
 

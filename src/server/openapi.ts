@@ -90,6 +90,14 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { 200: { description: 'the tree after the move', ...json(ref('SessionTree')) }, 404: { description: 'no such session, or no session tree known here holds it', ...json(ref('Error')) }, ...errors(400, 401, 403, 409) },
         },
       },
+      '/api/sessions/{id}/tree/complete': {
+        post: {
+          summary: 'Complete this sub-agent session (not the focus: exit first; not the root): its result (the body\'s, else its last answer) reaches its parent once, typed into the parent\'s terminal UI when the parent is in local mode, else sent as a queued message; then the sub-agent is stopped. Completed already: the tree unchanged',
+          parameters: [idParam],
+          requestBody: { ...json({ type: 'object', additionalProperties: false, properties: { result: { type: 'string', maxLength: 1000000 } } }) },
+          responses: { 200: { description: 'the tree after it', ...json(ref('SessionTree')) }, 404: { description: 'no such session, or no session tree known here holds it', ...json(ref('Error')) }, ...errors(400, 401, 403, 409) },
+        },
+      },
       '/api/sessions/{id}/tree/exit': {
         post: {
           summary: 'Return the focus from this session (it must be the focus, not the root) to its parent, which resumes by the same agent session (a forked one is RESUME_FORKED, 409). Empty body',

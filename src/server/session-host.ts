@@ -14,7 +14,7 @@ import { AseError, isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
-import type { SpawnSessionOptions } from '../session/session-tree.js';
+import type { ResultDelivery, SpawnSessionOptions } from '../session/session-tree.js';
 import type { TreeRecord } from '../session/session-tree-state.js';
 import { findTreeOf, inSessionTree, spawnIntoTree, withSessionTree } from '../session/tree-spawn.js';
 import { watchSessionTrees, type SessionTreeWatch } from '../session/session-tree-watch.js';
@@ -90,6 +90,12 @@ export interface SessionHost {
    * undefined when no tree holds `id`; a move the tree's rules forbid rejects with `TREE_CONFLICT`.
    */
   moveTreeFocus?(id: string, move: 'enter' | 'exit'): Promise<TreeRecord | undefined>;
+  /**
+   * Completes the sub-agent `id` in the tree that holds it (it must not have the focus: exit first)
+   * with `result`, and delivers it to the parent once, by `deliver` (default: sent as a queued
+   * message). Resolves with the tree after it, undefined when no tree holds `id`.
+   */
+  completeTreeChild?(id: string, result: string, deliver?: ResultDelivery): Promise<TreeRecord | undefined>;
   /**
    * Calls `onChange` (debounced) when a tree the host can find may have changed, whoever changed
    * it; the caller re-reads (`tree()`) and compares. Close what it returns.
@@ -214,6 +220,16 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore, opti
       async moveTreeFocus(sessionId: string, move: 'enter' | 'exit') {
         const found = await findTree(sessionId);
         return found && moveTreeFocus(found.rootId, sessionId, move);
+      },
+      async completeTreeChild(sessionId: string, result: string, deliver?: ResultDelivery) {
+        const found = await findTree(sessionId);
+        if (!found) return undefined;
+        return inSessionTree(supervisor, found.rootId, () =>
+          withSessionTree(supervisor, dataDir, found.rootId, async (tree) => {
+            await tree.complete(sessionId, result, { ...(deliver && { deliver }) });
+            return tree.record();
+          }),
+        );
       },
       watchTrees: (onChange: () => void) => watchSessionTrees({ dataDir, onChange }),
     }),

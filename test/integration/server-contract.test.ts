@@ -162,6 +162,8 @@ describe('the OpenAPI document', () => {
     expect((await s.api('POST', `/api/sessions/${childId}/tree/exit`, {})).status).toBe(409);
     expect((await s.api('POST', `/api/sessions/${childId}/tree/enter`, {})).status).toBe(200);
     expect((await s.api('POST', `/api/sessions/${childId}/tree/exit`, {})).status).toBe(200);
+    expect((await s.api('POST', `/api/sessions/${id}/tree/complete`, {})).status).toBe(409);
+    expect((await s.api('POST', `/api/sessions/${childId}/tree/complete`, { result: 'done' })).status).toBe(200);
 
     expect((await s.api('POST', `/api/sessions/${id}/stop`, {})).status).toBe(200);
     // Unrouted: the server's 404, checked against Error.

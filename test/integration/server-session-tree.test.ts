@@ -300,6 +300,42 @@ describe('session trees over HTTP', () => {
     await reopened.close();
   });
 
+  it('a client leaves a sub-agent it entered: exit, then POST .../tree/complete: its last answer reaches the parent once, the sub-agent is stopped; refusals change nothing', async () => {
+    const { sup, server } = await serveSupervisor();
+    await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
+    const kid = (await post(server, '/api/sessions', { agent: 'fake', workDir, parentId: 'root' })).body.sessionId as string;
+    const kidStream = await stream(server, kid);
+    expect(await post(server, `/api/sessions/${kid}/tree/enter`)).toMatchObject({ status: 200, body: { focus: kid } });
+    expect(await post(server, `/api/sessions/${kid}/messages`, { text: 'first', localId: 'm1' })).toMatchObject({ status: 200 });
+    await kidStream.waitFor((f) => f.event === 'entry' && JSON.parse(f.data).type === 'turn_complete');
+    expect(await post(server, `/api/sessions/${kid}/messages`, { text: 'the answer is 42', localId: 'm2' })).toMatchObject({ status: 200 });
+    await kidStream.waitFor((f) => f.event === 'entry' && JSON.parse(f.data).type === 'turn_complete' && JSON.parse(f.data).payload.localId === 'm2');
+
+    // Refused while it has the focus, for the root, for garbage and unknown sessions: nothing changes.
+    expect(await post(server, `/api/sessions/${kid}/tree/complete`)).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT', message: expect.stringContaining('focus') } } });
+    expect(await post(server, '/api/sessions/root/tree/complete')).toMatchObject({ status: 409, body: { error: { code: 'TREE_CONFLICT' } } });
+    expect(await post(server, `/api/sessions/${kid}/tree/complete`, { result: 7 })).toMatchObject({ status: 400 });
+    expect(await post(server, `/api/sessions/${kid}/tree/complete`, { extra: true })).toMatchObject({ status: 400 });
+    expect(await post(server, '/api/sessions/nobody/tree/complete')).toMatchObject({ status: 404 });
+    expect((await get(server, `/api/sessions/${kid}/tree`)).body).toMatchObject({ focus: kid, nodes: { [kid]: { state: 'active' } } });
+
+    expect(await post(server, `/api/sessions/${kid}/tree/exit`)).toMatchObject({ status: 200, body: { focus: 'root' } });
+    const rootStream = await stream(server, 'root');
+    // Two clients at once (a double press): one completion, one delivery.
+    const [completed, twice] = await Promise.all([post(server, `/api/sessions/${kid}/tree/complete`), post(server, `/api/sessions/${kid}/tree/complete`)]);
+    expect(twice).toMatchObject({ status: 200, body: { nodes: { [kid]: { state: 'completed', result: 'echo: the answer is 42' } } } });
+    expect(completed).toMatchObject({ status: 200, body: { focus: 'root', nodes: { [kid]: { state: 'completed', result: 'echo: the answer is 42', delivered: true } } } });
+    await rootStream.waitFor((f) => f.event === 'entry' && JSON.parse(f.data).type === 'turn_complete');
+    const said = async () => ((await get(server, '/api/sessions/root/transcript?limit=500')).body.entries as { type: string; payload: { text?: string } }[]).filter((e) => e.type === 'user_message' && e.payload.text?.includes('echo: the answer is 42'));
+    expect(await said()).toHaveLength(1);
+    expect((await said())[0]!.payload.text).toBe(`[sub-agent ${kid} finished]\necho: the answer is 42`);
+    await until(() => sup.get(kid) === undefined || sup.get(kid)!.snapshot().phase === 'stopped', 10_000);
+    // Again: the tree as it is, nothing delivered twice; a completed one is not entered.
+    expect(await post(server, `/api/sessions/${kid}/tree/complete`, { result: 'other' })).toMatchObject({ status: 200, body: { nodes: { [kid]: { state: 'completed', result: 'echo: the answer is 42' } } } });
+    expect(await said()).toHaveLength(1);
+    expect(await post(server, `/api/sessions/${kid}/tree/enter`)).toMatchObject({ status: 409 });
+  });
+
   it('POST /api/sessions under a completed parent is 409 TREE_CONFLICT and nothing is created', async () => {
     const { sup, server, parts } = await serveSupervisor();
     await sup.create({ agent: 'fake', workDir, sessionId: 'root' });

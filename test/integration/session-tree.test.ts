@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSupervisor, fakeEngine, FileJournal, isAseError, openSessionTree, type Supervisor } from '../../src/index.js';
 import { writeFileDurable } from '../../src/effects/fs-durable.js';
-import { typedResultDelivery } from '../../src/cli/typed-result.js';
+import { typedResultDelivery } from '../../src/session/typed-result.js';
 
 let dir: string;
 let dataDir: string;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DeskMenu, drawMenu } from '../../src/cli/desk-menu.js';
-import { pasteSafe } from '../../src/cli/typed-result.js';
+import { pasteSafe } from '../../src/session/typed-result.js';
 
 const kids = [
   { id: 'child-a', agent: 'codex', state: 'active' },

@@ -1,6 +1,7 @@
 /**
  * A sub-agent's result typed into its parent's own terminal UI (`ase run --mode local
- * --sub-agents`): the `ResultDelivery` of a desk that shows the parent. Sending it instead
+ * --sub-agents`, and `ase serve` when `ase attach` leaves a sub-agent: `POST …/tree/complete`): the
+ * `ResultDelivery` of a desk that shows the parent. Sending it instead
  * (the tree's default) is a queued message, and a message to a session in local mode hands it to
  * remote control: the parent's UI stops, a remote engine starts on its agent session, runs the
  * message, stops, and the UI starts again (two agent starts: ~20 s on a loaded machine). Typed, the
@@ -11,7 +12,9 @@
  * a user message (its transcript has it). A parent not in local mode, or whose UI is not attached,
  * is sent the message as before (the tree's default, deduplicated by its `localId`).
  */
-import { AseError, type ResultDelivery, type Session } from '../index.js';
+import { AseError } from '../errors.js';
+import type { Session } from './session.js';
+import type { ResultDelivery } from './session-tree.js';
 
 /** How long the parent's agent may take to report the typed prompt (a busy agent queues it until its turn ends). */
 const CONFIRM_MS = 120_000;
