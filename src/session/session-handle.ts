@@ -6,7 +6,7 @@
  * an unhandled rejection. Everything the runtime reports becomes a `SessionNotice` on one bus.
  */
 import { randomUUID } from 'node:crypto';
-import { AseError, toAseError } from '../errors.js';
+import { AseError, isAseError, toAseError } from '../errors.js';
 import type { Effect } from '../events/effect.js';
 import type { ControlMode, SessionInput } from '../events/session-input.js';
 import type { AppliedInput, SessionRuntime } from '../effects/session-runtime.js';
