@@ -45,7 +45,9 @@ const lines = async (file: string) =>
 async function runAndKill(i: number, moment: Moment): Promise<string> {
   const h = await Host.start('soak', { dataDir, sessionId: 'soak', tag: `h${i}` });
   try {
-    await h.waitFor((r) => r['ready'] === true || 'fatal' in r, 'the session to open');
+    // A host is a fresh node process loading dist/: on a loaded 2-core machine that alone took
+    // longer than waitFor's default 15 s. The wait ends as soon as the host reports.
+    await h.waitFor((r) => r['ready'] === true || 'fatal' in r, 'the session to open', 60_000);
     const fatal = h.reports.find((r) => 'fatal' in r);
     if (fatal) throw new Error(`host ${i} failed to open the session: ${String(fatal['fatal'])}`);
     let landed: string = moment;
@@ -70,7 +72,7 @@ async function runAndKill(i: number, moment: Moment): Promise<string> {
 }
 
 describe('SIGKILL soak', () => {
-  it(`${KILLS} hosts killed at random moments: 0 lost, 0 duplicated, every turn closed`, { timeout: Math.max(120_000, KILLS * 5_000) }, async () => {
+  it(`${KILLS} hosts killed at random moments: 0 lost, 0 duplicated, every turn closed`, { timeout: Math.max(300_000, KILLS * 12_000) }, async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-soak-'));
     const started = Date.now();
     const moments = new Map<string, number>();
@@ -81,7 +83,7 @@ describe('SIGKILL soak', () => {
 
     // The last host: sends nothing, lets the queue and any unconfirmed message go out, stops.
     const last = await Host.start('soak', { dataDir, sessionId: 'soak', tag: 'final', final: true });
-    const done = await last.waitFor((r) => r['done'] === true || r['stuck'] !== undefined || 'fatal' in r, 'the last host to finish', 30_000);
+    const done = await last.waitFor((r) => r['done'] === true || r['stuck'] !== undefined || 'fatal' in r, 'the last host to finish', 120_000);
     expect(done, JSON.stringify(last.reports.slice(-5))).toMatchObject({ done: true, phase: 'stopped', queue: 0, requests: 0 });
     expect(last.reports.filter((r) => r['error'] !== undefined && !REFUSALS.has(String(r['error'])))).toEqual([]);
     await last.exited;

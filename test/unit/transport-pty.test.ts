@@ -22,8 +22,11 @@ async function sh(script: string, extra: Partial<SpawnPtyOptions> = {}): Promise
   return p;
 }
 
-/** Resolves with everything the terminal printed once `pattern` appears in it. */
-function output(p: PtyProcess, pattern: RegExp, timeoutMs = 5_000): Promise<string> {
+/**
+ * Resolves with everything the terminal printed once `pattern` appears in it. The deadline is
+ * generous (a `sh` starting on a loaded 2-core CI machine took seconds); it only bounds a failure.
+ */
+function output(p: PtyProcess, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
   let seen = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -90,7 +93,10 @@ describe('spawnPty', () => {
   });
 
   it('stops a child that exits on hang-up at the first rung', async () => {
-    const p = await sh("trap 'exit 3' HUP; echo up; while :; do sleep 0.05; done");
+    // A long grace: the trap runs only after the current `sleep` and a fork, which under load can
+    // take longer than the suite's 300 ms, and the rung then reads 'terminate'. It costs nothing
+    // when the child exits at once.
+    const p = await sh("trap 'exit 3' HUP; echo up; while :; do sleep 0.05; done", { shutdown: { stdinGraceMs: 60_000, termGraceMs: 300 } });
     await output(p, /up/);
     const result = await p.stop();
     expect(result.rung).toBe('hangup');
@@ -112,8 +118,8 @@ describe('spawnPty', () => {
     const text = await output(p, /escaped:(\d+)/);
     const escaped = Number(/escaped:(\d+)/.exec(text)![1]);
     expect(alive(escaped)).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // one poll at least
-    expect(p.descendants()).toContain(escaped);
+    // The supervisor's poll (every 20 ms, later under load) finds it: wait for that, not a fixed time.
+    await expect.poll(() => p.descendants(), { timeout: 30_000, interval: 20 }).toContain(escaped);
     const result = await p.stop();
     expect(result.survivors).toEqual([]);
     expect(alive(escaped)).toBe(false);
@@ -123,6 +129,7 @@ describe('spawnPty', () => {
     const calls: string[] = [];
     let spawned: SpawnedProcessInfo | undefined;
     let tree: readonly DescendantInfo[] = [];
+    let sawTree = false;
     let marker = '';
     const observer: ProcessObserver = {
       spawning: (file) => {
@@ -135,19 +142,20 @@ describe('spawnPty', () => {
           },
           descendants: (list) => {
             tree = list;
+            sawTree ||= list.length > 0;
           },
           reaped: () => void calls.push('reaped'),
         };
       },
     };
-    const p = await sh('echo "mark=$ASE_TEST_PTY_MARK"; sleep 0.3 & wait', { observer, descendantPollMs: 20 });
+    // The descendant lives until the stop (a short-lived one could end unseen when polls run late under load).
+    const p = await sh('echo "mark=$ASE_TEST_PTY_MARK"; sleep 60 & wait', { observer, descendantPollMs: 20 });
     marker = await output(p, /mark=mark-1/);
     expect(marker).toContain('mark=mark-1');
     expect(spawned).toMatchObject({ pid: p.pid, pgid: p.pid });
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(tree.length).toBeGreaterThan(0);
-    await p.exited;
+    await expect.poll(() => sawTree, { timeout: 30_000, interval: 20 }).toBe(true);
     await p.stop();
+    await p.exited;
     expect(calls).toEqual(['spawning sh', 'spawned', 'reaped']);
   });
 
