@@ -1,7 +1,8 @@
 /**
  * The acp engine with the REAL pinned zed codex-acp 0.16.0 (native binary embedding Codex) against
  * our OpenAI Responses mock on 127.0.0.1, with a temp CODEX_HOME (config.toml: mock provider,
- * approval_policy "untrusted" so shell commands ask first).
+ * approval_policy "untrusted" so shell commands ask first; Codex's own sandbox off, because the
+ * codex-acp package carries no bubblewrap: see CODEX_ACP_DEFAULT_SANDBOX_MODE).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

@@ -33,6 +33,20 @@ export const CODEX_ACP_VERSION = '0.16.0';
 export const CODEX_DEFAULT_MODEL = 'gpt-5.5';
 export const CODEX_ACP_DEFAULT_MODEL = 'gpt-5.4';
 
+/**
+ * codex-acp's default sandbox mode here: "danger-full-access", not "workspace-write". Its embedded
+ * Linux sandbox (codex 0.137's codex-linux-sandbox) needs bubblewrap: a `bwrap` on PATH or a bundled
+ * `codex-resources/bwrap` next to the executable. The native @openai/codex packages ship that
+ * bundle; @zed-industries/codex-acp 0.16.0 ships only the binary, and this host (and CI) has no
+ * system bwrap. So every sandboxed command panics in launcher.rs ("bubblewrap is unavailable: no
+ * system bwrap was found on PATH and no bundled codex-resources/bwrap binary was found next to the
+ * Codex executable") and exits 101 before running: the tool "completes" as failed and nothing is
+ * written. The codex-acp tests are about the ACP protocol (permission prompts come from
+ * approval_policy, which still applies), not Codex's sandbox; the sandbox is tested through the
+ * native binaries (codex-exec / app-server tests). Pass `sandboxMode` to opt back in.
+ */
+export const CODEX_ACP_DEFAULT_SANDBOX_MODE: CodexSandboxMode = 'danger-full-access';
+
 /** The env var holding the mock's API key (the provider's `env_key`). */
 export const MOCK_API_KEY_VAR = 'MOCK_API_KEY';
 
@@ -95,7 +109,7 @@ export interface CodexConfigOptions {
   model?: string;
   /** default "never" (no approvals asked); codex 0.153.4 mcp `codex` tool accepts only never|on-request */
   approvalPolicy?: CodexApprovalPolicy;
-  /** default "workspace-write" */
+  /** default "workspace-write" (hermeticCodex with target 'codex-acp': {@link CODEX_ACP_DEFAULT_SANDBOX_MODE}) */
   sandboxMode?: CodexSandboxMode;
   /** directories written as `[projects."<dir>"] trust_level = "trusted"` */
   trustedDirs?: string[];
@@ -236,6 +250,7 @@ export function hermeticCodex(options: HermeticCodexOptions): HermeticCodex {
   const configPath = writeCodexHome(codexHome, {
     ...config,
     model: config.model ?? (target === 'codex-acp' ? CODEX_ACP_DEFAULT_MODEL : CODEX_DEFAULT_MODEL),
+    sandboxMode: config.sandboxMode ?? (target === 'codex-acp' ? CODEX_ACP_DEFAULT_SANDBOX_MODE : 'workspace-write'),
     trustedDirs: [workDir, ...trustedDirs],
   });
   const env = hermeticCodexEnv({
