@@ -69,7 +69,11 @@ describe.runIf(hasTmux)('sub-agents entered from the terminal (ase run --mode lo
       const text = lastUserText(request.body);
       if (text === PARENT_PROMPT) return { kind: 'tool_use' as const, id: 'toolu_spawn', name: 'mcp__host__spawn_session', input: { agent: 'claude', prompt: CHILD_TASK } };
       if (text === '' && answersTool(request, 'toolu_spawn')) return { kind: 'text' as const, text: 'Spawned the child.' };
-      if (text === CHILD_TASK) return { kind: 'text' as const, text: 'child still counting', chunks: 120, delayMs: 500 };
+      // The child's task must still stream when the person enters it (several screens and typed
+      // lines after the spawn: ~20 s on a loaded 2-core machine, more on a worse one). 480 chunks
+      // = 240 s of window; it costs nothing, as entering the child ends its headless process and
+      // the mock stops writing to a closed stream.
+      if (text === CHILD_TASK) return { kind: 'text' as const, text: 'child still counting', chunks: 480, delayMs: 500 };
       return { kind: 'text' as const, text: `Echo: ${text}` };
     };
     for (let i = 0; i < 40; i++) mock.enqueue(route);
