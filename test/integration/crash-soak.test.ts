@@ -12,7 +12,9 @@
  * all three must be 0. The agent is the fake engine with a durable log of what it was handed (what
  * a resume token gives a real agent), so "reached the agent" is a fact, not a guess.
  *
- * SOAK_KILLS sets the number of kills (default 24, about 15 s); `npm run soak` runs 300.
+ * SOAK_KILLS sets the number of kills (default 24, about 15 s); `npm run soak` runs 300. Under
+ * load it is far slower: 24 kills took 182 s at load 15 and 230 s at load 38 on 2 cores, hence
+ * the budget of 20 s a kill (a bound on a failure, not a wait).
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -72,7 +74,7 @@ async function runAndKill(i: number, moment: Moment): Promise<string> {
 }
 
 describe('SIGKILL soak', () => {
-  it(`${KILLS} hosts killed at random moments: 0 lost, 0 duplicated, every turn closed`, { timeout: Math.max(300_000, KILLS * 12_000) }, async () => {
+  it(`${KILLS} hosts killed at random moments: 0 lost, 0 duplicated, every turn closed`, { timeout: Math.max(480_000, KILLS * 20_000) }, async () => {
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-soak-'));
     const started = Date.now();
     const moments = new Map<string, number>();
