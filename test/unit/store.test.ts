@@ -301,8 +301,8 @@ describe('FileStore', () => {
       time += 200;
       expect((await b.acquire('s1', { ttlMs: 1_000 })).fence).toBe(lease.fence + 1);
       expect(isAseError(await rejection(a.renew(renewed)), 'LEASE_LOST')).toBe(true);
-      // Its last lease gone, the process's heartbeat file goes too.
-      await expect.poll(() => fs.stat(heartbeatFile()).then(() => true, () => false), { timeout: 10_000 }).toBe(false);
+      // Its last lease gone, the process's heartbeat file goes too (and the folder, empty now).
+      await expect.poll(() => fs.stat(path.dirname(heartbeatFile())).then(() => true, () => false), { timeout: 10_000 }).toBe(false);
     });
 
     it('a lease that expired before its renewal is renewed in its own file, under the lock', async () => {

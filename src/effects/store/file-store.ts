@@ -17,6 +17,18 @@
  *   Holders never remove another's file unless its process is dead, so breaking a dead lock cannot
  *   break a live one.
  * Network filesystems without coherent directory listings are not supported for several writers.
+ *
+ * Liveness of a lease: the lease file's `expiresAt` is written by acquire and by a renewal of an
+ * already expired lease. A renewal of a live lease writes nothing per session: it checks the fence in
+ * the lease file (read without the lock: files are only ever replaced whole) and records the new
+ * expiry in its process's heartbeat, `<dir>/.owners/<owner>.json` (named like the owner's lock files;
+ * one write, batched over a thirtieth of the ttl, for every lease the process renewed meanwhile: see
+ * owner-heartbeat.ts). A lease's expiry, wherever it is judged (acquire), is the later of the lease
+ * file's `expiresAt` and its owner's heartbeat entry for the same fence, on the store's clock, the
+ * same rule for every host sharing the dir. So a stalled process (SIGSTOP) writes no heartbeat and
+ * loses its leases after the ttl; a dead one on this host loses them at once (pid liveness, as
+ * before); and a renewal that lands only after its lease had expired is redone under the lock in the
+ * lease file, so it never succeeds after another host took the session.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs, { type FileHandle } from 'node:fs/promises';

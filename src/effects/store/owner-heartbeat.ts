@@ -117,18 +117,23 @@ export class OwnerHeartbeat {
 
   async #write(leases: Map<string, Extension>): Promise<void> {
     if (leases.size === 0) {
+      // The folder too when no other process has a heartbeat in it (a data dir left as it was found).
       await fs.rm(this.file, { force: true }).catch(() => undefined);
+      await fs.rmdir(path.dirname(this.file)).catch(() => undefined);
       return;
     }
     const body = JSON.stringify({ leases: Object.fromEntries(leases) });
     const tmp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
     try {
-      try {
-        await fs.writeFile(tmp, body, { flag: 'wx' });
-      } catch (error) {
-        if (errno(error) !== 'ENOENT') throw error;
-        await fs.mkdir(path.dirname(this.file), { recursive: true });
-        await fs.writeFile(tmp, body, { flag: 'wx' });
+      for (let tries = 0; ; tries++) {
+        try {
+          await fs.writeFile(tmp, body, { flag: 'wx' });
+          break;
+        } catch (error) {
+          // No folder yet, or another process's last lease just removed it: create it and try again.
+          if (errno(error) !== 'ENOENT' || tries === 3) throw error;
+          await fs.mkdir(path.dirname(this.file), { recursive: true });
+        }
       }
       await fs.rename(tmp, this.file);
     } catch (error) {
