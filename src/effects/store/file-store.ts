@@ -252,7 +252,7 @@ export class FileStore implements SessionStore {
       const liveUntil = Math.max(current.expiresAt, this.#heartbeat.writtenExpiry(sessionId, fence));
       if (liveUntil > now) {
         const expiresAt = now + current.ttlMs;
-        await this.#heartbeat.extend(sessionId, fence, expiresAt, heartbeatBatchMs(current.ttlMs));
+        await this.#heartbeat.extend(sessionId, fence, expiresAt, now, heartbeatBatchMs(current.ttlMs));
         // Still live when the heartbeat landed: nobody could have taken the lease in between.
         if (this.#now() < liveUntil) return toLease(sessionId, { ...current, expiresAt });
       }

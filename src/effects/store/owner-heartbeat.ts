@@ -63,6 +63,8 @@ export class OwnerHeartbeat {
   /** What the last completed write holds. */
   #written = new Map<string, Extension>();
   #next: Batch | undefined;
+  /** The store clock as of the last renewal, to drop entries that expired (a lease its holder stopped renewing without a release). */
+  #now = 0;
   #writing: Promise<void> = Promise.resolve();
 
   constructor(file: string) {
@@ -75,8 +77,9 @@ export class OwnerHeartbeat {
     return entry && entry.fence === fence ? entry.expiresAt : 0;
   }
 
-  /** Records a new expiry and resolves once a heartbeat holding it is on disk. */
-  extend(sessionId: string, fence: number, expiresAt: number, batchMs: number): Promise<void> {
+  /** Records a new expiry (asked at `now` on the store's clock) and resolves once a heartbeat holding it is on disk. */
+  extend(sessionId: string, fence: number, expiresAt: number, now: number, batchMs: number): Promise<void> {
+    this.#now = Math.max(this.#now, now);
     const entry = this.#wanted.get(sessionId);
     if (!entry || entry.fence !== fence || entry.expiresAt < expiresAt) this.#wanted.set(sessionId, { fence, expiresAt });
     return this.#schedule(batchMs);
@@ -102,6 +105,7 @@ export class OwnerHeartbeat {
       // One write at a time: a batch starts after the previous write finished, with what is wanted then.
       this.#writing = this.#writing.then(async () => {
         this.#next = undefined;
+        for (const [id, entry] of this.#wanted) if (entry.expiresAt <= this.#now) this.#wanted.delete(id);
         const snapshot = new Map(this.#wanted);
         try {
           await this.#write(snapshot);
