@@ -109,7 +109,8 @@ describe('FileStore', () => {
     await store.renew(lease);
     await store.save('s2', session({ sessionId: 's2' }), 0);
     await store.delete('s2');
-    expect((await fs.readdir(dir())).sort()).toEqual(['.locks', 's1.json', 's1.lease']);
+    expect((await fs.readdir(dir())).sort()).toEqual(['.locks', '.owners', 's1.json', 's1.lease']);
+    expect(await fs.readdir(path.join(dir(), '.owners'))).toEqual([`${lockHolderPrefix(me)}json`]); // the heartbeat, no temp file
     expect(await fs.readdir(lockDir('s1'))).toEqual([]);
     expect(await fs.readdir(path.join(dir(), '.locks'))).toEqual(['s1']); // s2's went with it
   });
@@ -268,6 +269,63 @@ describe('FileStore', () => {
       // Another host's process cannot be checked from here: only its lease's expiry frees the session.
       const later = new FileStore({ dir: dir(), now: () => Date.now() + 61_000 });
       expect((await later.acquire('s2', { ttlMs: 1_000 })).fence).toBe(5);
+    });
+  });
+
+  describe('the owner heartbeat (renewals of a live lease write one file per process, not per session)', () => {
+    const heartbeatFile = (): string => path.join(dir(), '.owners', `${lockHolderPrefix(me)}json`);
+
+    it('a renewal leaves the lease file alone, and another host judges expiry by the heartbeat', async () => {
+      let time = 1_700_000_000_000;
+      const now = (): number => time;
+      const a = new FileStore({ dir: dir(), now });
+      const b = new FileStore({ dir: dir(), hostId: 'host-b', now });
+      const lease = await a.acquire('s1', { ttlMs: 1_000 });
+      await a.acquire('s2', { ttlMs: 1_000 });
+      const leaseFile = path.join(dir(), 's1.lease');
+      const before = { text: await fs.readFile(leaseFile, 'utf8'), mtime: (await fs.stat(leaseFile)).mtimeMs };
+      time += 900;
+      const renewed = await a.renew(lease);
+      expect(renewed).toMatchObject({ fence: lease.fence, expiresAt: time + 1_000 });
+      expect({ text: await fs.readFile(leaseFile, 'utf8'), mtime: (await fs.stat(leaseFile)).mtimeMs }).toEqual(before);
+      expect(JSON.parse(await fs.readFile(heartbeatFile(), 'utf8'))).toEqual({ leases: { s1: { fence: lease.fence, expiresAt: renewed.expiresAt } } });
+
+      // Past the lease file's own expiry: the heartbeat still holds s1; s2 (never renewed) is free.
+      time += 900;
+      const owned = await rejection(b.acquire('s1', { ttlMs: 1_000 }));
+      expect(isAseError(owned, 'SESSION_OWNED')).toBe(true);
+      expect((owned as { details?: unknown }).details).toMatchObject({ owner: { pid: process.pid }, expiresAt: renewed.expiresAt });
+      expect((await b.acquire('s2', { ttlMs: 1_000 })).fence).toBe(2);
+
+      // Past the heartbeat's expiry too: taken with the next fence; the old holder's renewal is refused.
+      time += 200;
+      expect((await b.acquire('s1', { ttlMs: 1_000 })).fence).toBe(lease.fence + 1);
+      expect(isAseError(await rejection(a.renew(renewed)), 'LEASE_LOST')).toBe(true);
+      // Its last lease gone, the process's heartbeat file goes too (and the folder, empty now).
+      await expect.poll(() => fs.stat(path.dirname(heartbeatFile())).then(() => true, () => false), { timeout: 10_000 }).toBe(false);
+    });
+
+    it('a lease that expired before its renewal is renewed in its own file, under the lock', async () => {
+      let time = 1_700_000_000_000;
+      const store = new FileStore({ dir: dir(), now: () => time });
+      const lease = await store.acquire('s1', { ttlMs: 1_000 });
+      time += 5_000;
+      expect(await store.renew(lease)).toMatchObject({ fence: lease.fence, expiresAt: time + 1_000 });
+      expect(JSON.parse(await fs.readFile(path.join(dir(), 's1.lease'), 'utf8'))).toMatchObject({ fence: lease.fence, expiresAt: time + 1_000 });
+    });
+
+    it('a heartbeat torn by a crash, or naming another fence, extends nothing', async () => {
+      let time = 1_700_000_000_000;
+      const now = (): number => time;
+      const lease = await new FileStore({ dir: dir(), now }).acquire('s1', { ttlMs: 1_000 });
+      await fs.mkdir(path.dirname(heartbeatFile()), { recursive: true });
+      const b = new FileStore({ dir: dir(), hostId: 'host-b', now });
+      time += 1_500;
+      await fs.writeFile(heartbeatFile(), JSON.stringify({ leases: { s1: { fence: lease.fence + 7, expiresAt: time + 60_000 } } }));
+      expect((await b.acquire('s1', { ttlMs: 1_000 })).fence).toBe(lease.fence + 1);
+      await fs.writeFile(path.join(dir(), 's1.lease'), JSON.stringify({ fence: 9, owner: lease.owner, expiresAt: time - 1, ttlMs: 1_000 }));
+      await fs.writeFile(heartbeatFile(), '{"leases": {"s1": {"fen');
+      expect((await b.acquire('s1', { ttlMs: 1_000 })).fence).toBe(10);
     });
   });
 

@@ -17,6 +17,18 @@
  *   Holders never remove another's file unless its process is dead, so breaking a dead lock cannot
  *   break a live one.
  * Network filesystems without coherent directory listings are not supported for several writers.
+ *
+ * Liveness of a lease: the lease file's `expiresAt` is written by acquire and by a renewal of an
+ * already expired lease. A renewal of a live lease writes nothing per session: it checks the fence in
+ * the lease file (read without the lock: files are only ever replaced whole) and records the new
+ * expiry in its process's heartbeat, `<dir>/.owners/<owner>.json` (named like the owner's lock files;
+ * one write, batched over a thirtieth of the ttl, for every lease the process renewed meanwhile: see
+ * owner-heartbeat.ts). A lease's expiry, wherever it is judged (acquire), is the later of the lease
+ * file's `expiresAt` and its owner's heartbeat entry for the same fence, on the store's clock, the
+ * same rule for every host sharing the dir. So a stalled process (SIGSTOP) writes no heartbeat and
+ * loses its leases after the ttl; a dead one on this host loses them at once (pid liveness, as
+ * before); and a renewal that lands only after its lease had expired is redone under the lock in the
+ * lease file, so it never succeeds after another host took the session.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import fs, { type FileHandle } from 'node:fs/promises';
@@ -26,6 +38,7 @@ import { PersistedSessionSchema, type PersistedSession, type VersionedSession } 
 import { AseError } from '../../errors.js';
 import { assertExpectedVersion, assertStateOf } from './memory-store.js';
 import { assertAcquireOptions, assertCurrentLease, assertLease, takeLease, toLease, type LeaseRecord } from './lease.js';
+import { heartbeatDir, ownerHeartbeat, readHeartbeatExpiry, type OwnerHeartbeat } from './owner-heartbeat.js';
 import { currentProcess, liveness, type ProcessIdentity } from './process-identity.js';
 import type { AcquireOptions, Lease, LeaseOwner, SaveResult, SessionStore } from './session-store.js';
 import { errno, syncDir } from '../fs-durable.js';
@@ -105,6 +118,8 @@ export class FileStore implements SessionStore {
   readonly #me: ProcessIdentity;
   /** Lock file names start with `<host hash>.<boot hash>.<pid>.<start time>.`, so a holder is judged by its name. */
   readonly #lockPrefix: string;
+  /** This process's lease heartbeat in this dir (`owner-heartbeat.ts`). */
+  readonly #heartbeat: OwnerHeartbeat;
 
   constructor(options: FileStoreOptions) {
     if (!options || typeof options.dir !== 'string' || options.dir === '') {
@@ -119,6 +134,7 @@ export class FileStore implements SessionStore {
     this.#now = options.now ?? Date.now;
     this.#me = currentProcess(options.hostId ?? os.hostname());
     this.#lockPrefix = lockHolderPrefix(this.#me);
+    this.#heartbeat = ownerHeartbeat(this.#heartbeatFile(this.#me));
   }
 
   async load(sessionId: string): Promise<VersionedSession | undefined> {
@@ -185,6 +201,7 @@ export class FileStore implements SessionStore {
       const lease = await this.#readLease(sessionId);
       // The lease file stays (released) so the fence counter never starts over.
       if (lease?.owner) await this.#writeLease(sessionId, { ...lease, owner: null });
+      this.#heartbeat.forget(sessionId);
       await this.#io(`deleting ${this.#file(sessionId)}`, () => fs.rm(this.#file(sessionId), { force: true }));
       await syncDir(this.dir);
     });
@@ -205,24 +222,60 @@ export class FileStore implements SessionStore {
     };
     return this.#locked(sessionId, async () => {
       await this.#removeLeftoverTemps(sessionId);
-      const record = takeLease(sessionId, await this.#readLease(sessionId), owner, options, this.#now(), (o) => liveness(o, this.#me));
+      const current = await this.#readLease(sessionId);
+      const now = this.#now();
+      // The holder's heartbeat matters only when the lease file alone says it expired.
+      const extendedUntil =
+        current?.owner && !options.force && current.expiresAt <= now
+          ? await readHeartbeatExpiry(this.#heartbeatFile(current.owner), sessionId, current.fence)
+          : undefined;
+      const record = takeLease(sessionId, current, owner, options, now, (o) => liveness(o, this.#me), extendedUntil);
       await this.#writeLease(sessionId, record);
       return toLease(sessionId, { ...record, owner });
     });
   }
 
+  /**
+   * A live lease of this process is extended through the owner heartbeat: the lease file is read
+   * (no lock: it is only ever replaced whole) to check the fence, and nothing is written per session.
+   * A lease that already expired, or whose heartbeat could not land before it would have, is renewed
+   * under the session's lock in its own file, so a renewal never succeeds after another host took it.
+   */
   async renew(lease: Lease): Promise<Lease> {
     assertLease(lease);
     assertSessionId(lease.sessionId);
-    return this.#locked(lease.sessionId, async () => {
-      const current = await this.#readLease(lease.sessionId);
-      assertCurrentLease(lease.sessionId, current, lease.fence);
-      const record = { ...current, expiresAt: this.#now() + current.ttlMs };
+    const { sessionId, fence } = lease;
+    const current = await this.#readLease(sessionId);
+    this.#assertCurrent(sessionId, current, fence);
+    if (this.#heartbeatFile(current.owner) === this.#heartbeat.file) {
+      const now = this.#now();
+      const liveUntil = Math.max(current.expiresAt, this.#heartbeat.writtenExpiry(sessionId, fence));
+      if (liveUntil > now) {
+        const expiresAt = now + current.ttlMs;
+        await this.#heartbeat.extend(sessionId, fence, expiresAt, now, heartbeatBatchMs(current.ttlMs));
+        // Still live when the heartbeat landed: nobody could have taken the lease in between.
+        if (this.#now() < liveUntil) return toLease(sessionId, { ...current, expiresAt });
+      }
+    }
+    return this.#locked(sessionId, async () => {
+      const locked = await this.#readLease(sessionId);
+      this.#assertCurrent(sessionId, locked, fence);
+      const record = { ...locked, expiresAt: this.#now() + locked.ttlMs };
       // No directory fsync: a renewal changes only the expiry. A rename lost to a machine crash leaves
       // the old record (same fence, an earlier expiry), and its owner died with the machine anyway.
-      await this.#writeLease(lease.sessionId, record, { syncDir: false });
-      return toLease(lease.sessionId, record);
+      await this.#writeLease(sessionId, record, { syncDir: false });
+      return toLease(sessionId, record);
     });
+  }
+
+  /** `assertCurrentLease`, and a lost lease leaves this process's heartbeat. */
+  #assertCurrent(sessionId: string, current: LeaseRecord | undefined, fence: number): asserts current is LeaseRecord & { owner: LeaseOwner } {
+    try {
+      assertCurrentLease(sessionId, current, fence);
+    } catch (error) {
+      this.#heartbeat.forget(sessionId);
+      throw error;
+    }
   }
 
   async release(lease: Lease): Promise<void> {
@@ -230,12 +283,21 @@ export class FileStore implements SessionStore {
     assertSessionId(lease.sessionId);
     await this.#locked(lease.sessionId, async () => {
       const current = await this.#readLease(lease.sessionId);
-      if (current && current.owner !== null && current.fence === lease.fence) await this.#writeLease(lease.sessionId, { ...current, owner: null });
+      if (current && current.owner !== null && current.fence === lease.fence) {
+        await this.#writeLease(lease.sessionId, { ...current, owner: null });
+        this.#heartbeat.forget(lease.sessionId);
+      }
     });
   }
 
   #file(sessionId: string): string {
     return path.join(this.dir, `${sessionId}.json`);
+  }
+
+  /** Where the process `owner` names keeps its heartbeat in this dir: named like its lock files. */
+  #heartbeatFile(owner: LeaseOwner | ProcessIdentity): string {
+    const identity = { host: owner.host, pid: owner.pid, startTime: owner.startTime ?? '', bootId: owner.bootId ?? '' };
+    return path.join(heartbeatDir(this.dir), `${lockHolderPrefix(identity)}json`);
   }
 
   #leaseFile(sessionId: string): string {
@@ -415,6 +477,15 @@ export class FileStore implements SessionStore {
       throw new AseError('STORE_IO', `${what} failed: ${message(error)}`, { cause: error });
     }
   }
+}
+
+/**
+ * How long a renewal waits for others to share its heartbeat write: a thirtieth of the ttl (a
+ * second at the default 30 s), so the heartbeat lands long before the two thirds of the ttl a
+ * renewal every third of it leaves.
+ */
+function heartbeatBatchMs(ttlMs: number): number {
+  return Math.min(1000, Math.floor(ttlMs / 30));
 }
 
 function sleep(ms: number): Promise<void> {

@@ -23,7 +23,8 @@ export function assertAcquireOptions(options: AcquireOptions): void {
 
 /**
  * The record after `owner` takes the session, or `SESSION_OWNED` while a live owner holds it: an
- * unexpired lease whose owner is not known to be dead (a dead one is taken at once).
+ * unexpired lease whose owner is not known to be dead (a dead one is taken at once). `extendedUntil`
+ * is a later expiry the store knows of besides the record's own (the FileStore's owner heartbeat).
  */
 export function takeLease(
   sessionId: string,
@@ -32,11 +33,13 @@ export function takeLease(
   options: AcquireOptions,
   now: number,
   ownerLiveness: (owner: LeaseOwner) => Liveness,
+  extendedUntil = 0,
 ): LeaseRecord {
   const holder = current?.owner;
-  if (holder && !options.force && current.expiresAt > now && ownerLiveness(holder) !== 'dead') {
-    throw new AseError('SESSION_OWNED', `session "${sessionId}" is owned by ${describeOwner(holder)} (lease valid until ${new Date(current.expiresAt).toISOString()})`, {
-      details: { sessionId, owner: holder, expiresAt: current.expiresAt },
+  const expiresAt = Math.max(current?.expiresAt ?? 0, extendedUntil);
+  if (holder && !options.force && expiresAt > now && ownerLiveness(holder) !== 'dead') {
+    throw new AseError('SESSION_OWNED', `session "${sessionId}" is owned by ${describeOwner(holder)} (lease valid until ${new Date(expiresAt).toISOString()})`, {
+      details: { sessionId, owner: holder, expiresAt },
     });
   }
   return { fence: (current?.fence ?? 0) + 1, owner, expiresAt: now + options.ttlMs, ttlMs: options.ttlMs };
