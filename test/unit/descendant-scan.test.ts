@@ -129,3 +129,34 @@ describe.runIf(linux)('host-wide descendant tick', () => {
     }
   });
 });
+
+describe.runIf(linux)('a tree joining while another is supervised', () => {
+  it('reads nothing at once when no tick ran since its spawn read the cursor (the next tick covers it)', async () => {
+    const other = { pollMs: 60_000, scanned: () => undefined };
+    hostScan.add(other, hostScan.cursor());
+    try {
+      hostScan.tick();
+      // Pids handed out after that tick, before the spawn's reading: the reading is ahead of the cursor.
+      const before = spawn('true', [], { stdio: 'ignore' });
+      await new Promise((resolve) => before.once('exit', resolve));
+      const coveredUpTo = hostScan.cursor();
+      const ticksAt = hostScan.counts.ticks;
+      // Pids handed out after the reading (a spawn's own child among them): the cursor is now behind.
+      const child = spawn('true', [], { stdio: 'ignore' });
+      await new Promise((resolve) => child.once('exit', resolve));
+      await until(() => lastPid()! !== coveredUpTo, 'a pid handed out after the reading');
+      if (hostScan.counts.ticks !== ticksAt) return; // a tick of the other tree ran meanwhile: nothing to check
+      const full = hostScan.counts.full;
+      const reads = hostScan.counts.statReads;
+      const updates: ScanUpdate[] = [];
+      const joining = { pollMs: 60_000, scanned: (update: ScanUpdate) => void updates.push(update) };
+      hostScan.add(joining, coveredUpTo, ticksAt);
+      hostScan.remove(joining);
+      expect(updates).toEqual([]);
+      expect(hostScan.counts.full - full).toBe(0);
+      expect(hostScan.counts.statReads - reads).toBe(0);
+    } finally {
+      hostScan.remove(other);
+    }
+  });
+});

@@ -95,14 +95,17 @@ class HostScan {
    * Adds a tree. `coveredUpTo`: the last pid handed out before anything of the tree could start
    * (read before its spawn, or before its own first whole-table snapshot), so the tick covers
    * everything started after it. When the tick has already moved past that pid (it ran while the
-   * spawn was under way), the pids in between are read now for this tree alone.
+   * spawn was under way), the pids in between are read now for this tree alone. `ticksAt`: the
+   * tick count read with `coveredUpTo`; when no tick ran since, the next one covers the tree and
+   * nothing is read now (without it, a cursor behind `coveredUpTo` would look like a wrap past
+   * pid_max and cost a whole-table read on every spawn while another tree is supervised).
    */
-  add(subscriber: ScanSubscriber, coveredUpTo: number | undefined): void {
+  add(subscriber: ScanSubscriber, coveredUpTo: number | undefined, ticksAt?: number): void {
     if (this.#subscribers.size === 0) {
       this.#cursor = FAST_PATH ? coveredUpTo : undefined;
       this.#retry = [];
       this.#lastFull = Date.now();
-    } else if (FAST_PATH && coveredUpTo !== undefined && this.#cursor !== undefined && coveredUpTo !== this.#cursor) {
+    } else if (FAST_PATH && coveredUpTo !== undefined && this.#cursor !== undefined && coveredUpTo !== this.#cursor && ticksAt !== this.counts.ticks) {
       const range = this.#range(coveredUpTo, this.#cursor);
       const catchUp: ScanUpdate = range ? { full: false, stats: this.#readPids(range).stats } : { full: true, stats: scanProc() };
       try {

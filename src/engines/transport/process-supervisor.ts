@@ -366,13 +366,15 @@ export interface TreeSpawn {
   tag: string | undefined;
   /** `hostScan.cursor()` read right before the spawn. */
   coveredUpTo: number | undefined;
+  /** `hostScan.counts.ticks` read with it (no tick since: nothing to catch up on). */
+  ticksAt?: number;
 }
 
 /** Before a spawn: the tree's mark, added to `env`, and the host tick's position. */
 export function prepareTreeSpawn(env: Readonly<Record<string, string>>): { env: Record<string, string>; spawned: TreeSpawn } {
   if (!IS_LINUX) return { env: { ...env }, spawned: { tag: undefined, coveredUpTo: undefined } };
   const tag = newTreeTag();
-  return { env: withTreeTag(env, tag), spawned: { tag, coveredUpTo: hostScan.cursor() } };
+  return { env: withTreeTag(env, tag), spawned: { tag, coveredUpTo: hostScan.cursor(), ticksAt: hostScan.counts.ticks } };
 }
 
 /** How a supervised root asks its process to finish before any signal (the ladder's first rung). */
@@ -426,8 +428,10 @@ export class ProcessTree {
     // whole tree (no table read: that cost ~170 ms of CPU per spawn on a machine of 1,000 processes);
     // otherwise a whole-table snapshot covers what came before this reading.
     let coveredUpTo = spawned.coveredUpTo;
+    let ticksAt = spawned.ticksAt;
     if (coveredUpTo === undefined) {
       coveredUpTo = hostScan.cursor();
+      ticksAt = hostScan.counts.ticks;
       this.tracker.snapshot();
     }
     this.subscriber = { pollMs: options.descendantPollMs ?? 250, scanned: (update) => this.pollTick(update) };
@@ -435,7 +439,7 @@ export class ProcessTree {
     installExitHook();
     syncHostSignals();
     this.tell((w) => w.spawned({ pid: this.pid, pgid: this.pid, startTime: startTime === undefined ? undefined : String(startTime) }));
-    hostScan.add(this.subscriber, coveredUpTo);
+    hostScan.add(this.subscriber, coveredUpTo, ticksAt);
     this.reportDescendants();
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
