@@ -314,6 +314,20 @@ describe('FileStore', () => {
       expect(JSON.parse(await fs.readFile(path.join(dir(), 's1.lease'), 'utf8'))).toMatchObject({ fence: lease.fence, expiresAt: time + 1_000 });
     });
 
+    it('a heartbeat that cannot be written: the renewal goes to the lease file instead, and succeeds', async () => {
+      let time = 1_700_000_000_000;
+      const now = (): number => time;
+      const a = new FileStore({ dir: dir(), now });
+      const lease = await a.acquire('s1', { ttlMs: 1_000 });
+      // A file where the heartbeat folder should be: no heartbeat can be written.
+      await fs.writeFile(path.dirname(heartbeatFile()), 'in the way');
+      time += 500;
+      const renewed = await a.renew(lease);
+      expect(renewed).toMatchObject({ fence: lease.fence, expiresAt: time + 1_000 });
+      expect(JSON.parse(await fs.readFile(path.join(dir(), 's1.lease'), 'utf8'))).toMatchObject({ fence: lease.fence, expiresAt: time + 1_000 });
+      await fs.rm(path.dirname(heartbeatFile()));
+    });
+
     it('a heartbeat torn by a crash, or naming another fence, extends nothing', async () => {
       let time = 1_700_000_000_000;
       const now = (): number => time;

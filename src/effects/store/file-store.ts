@@ -252,9 +252,14 @@ export class FileStore implements SessionStore {
       const liveUntil = Math.max(current.expiresAt, this.#heartbeat.writtenExpiry(sessionId, fence));
       if (liveUntil > now) {
         const expiresAt = now + current.ttlMs;
-        await this.#heartbeat.extend(sessionId, fence, expiresAt, now, heartbeatBatchMs(current.ttlMs));
+        // A heartbeat that could not be written (its folder unwritable, the disk full) extends
+        // nothing: the renewal is then done in the lease file, under the lock, as below.
+        const landed = await this.#heartbeat.extend(sessionId, fence, expiresAt, now, heartbeatBatchMs(current.ttlMs)).then(
+          () => true,
+          () => false,
+        );
         // Still live when the heartbeat landed: nobody could have taken the lease in between.
-        if (this.#now() < liveUntil) return toLease(sessionId, { ...current, expiresAt });
+        if (landed && this.#now() < liveUntil) return toLease(sessionId, { ...current, expiresAt });
       }
     }
     return this.#locked(sessionId, async () => {
