@@ -33,25 +33,33 @@ export function typedResultDelivery(options: { confirmMs?: number } = {}): Resul
   const confirmMs = options.confirmMs ?? CONFIRM_MS;
   return async (parent: Session, message) => {
     const { mode } = parent.snapshot();
-    if (mode !== 'local' || !parent.terminal.attached) {
+    const text = pasteSafe(message.text);
+    const firstLine = text.split('\n', 1)[0] ?? '';
+    // Typed only where the parent's UI runs here, and with a first line to recognise it by (an empty
+    // one would take any prompt of the person's for it).
+    if (mode !== 'local' || !parent.terminal.attached || firstLine.trim() === '') {
       await parent.send(message.text, { localId: message.localId });
       return;
     }
-    const text = pasteSafe(message.text);
-    const firstLine = text.split('\n', 1)[0] ?? '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      let settled = false;
+      const settle = (error?: AseError): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
         off();
-        reject(new AseError('TIMEOUT', `${parent.id} did not take the sub-agent's result typed into its terminal UI within ${confirmMs / 1000} s; it stays undelivered`));
-      }, confirmMs);
+        if (error) reject(error);
+        else resolve();
+      };
+      const timer = setTimeout(() => settle(new AseError('TIMEOUT', `${parent.id} did not take the sub-agent's result typed into its terminal UI within ${confirmMs / 1000} s; it stays undelivered`)), confirmMs);
       const off = parent.on('agent', ({ event }) => {
         if (event.type !== 'message' || event.role !== 'user') return;
         const said = event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-        if (!said.includes(firstLine)) return;
-        clearTimeout(timer);
-        off();
-        resolve();
+        if (said.includes(firstLine)) settle();
       });
+      // A parent that ends first will never take it: undelivered at once, not after the whole wait.
+      const ended = (): void => settle(new AseError('SESSION_STOPPED', `${parent.id} ended before it took the sub-agent's result typed into its terminal UI; it stays undelivered`));
+      void parent.done.then(ended, ended);
       parent.terminal.write(`\x1b[200~${text}\x1b[201~`);
       setTimeout(() => parent.terminal.write('\r'), SUBMIT_DELAY_MS);
     });

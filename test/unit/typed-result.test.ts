@@ -1,0 +1,59 @@
+/**
+ * The typed delivery of a sub-agent's result (src/session/typed-result.ts) against the parts of the
+ * Session contract it uses: it settles when the parent's agent reports the prompt, and at once when
+ * the parent ends first (not after its whole wait); an empty first line is sent, never typed.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Session } from '../../src/index.js';
+import { typedResultDelivery } from '../../src/session/typed-result.js';
+
+function parentSession() {
+  let endSession!: () => void;
+  const listeners = new Set<(notice: { event: unknown }) => void>();
+  const typed: string[] = [];
+  const sent: string[] = [];
+  const parent = {
+    id: 'parent',
+    snapshot: () => ({ mode: 'local' }),
+    terminal: { attached: true, write: (data: string) => void typed.push(data) },
+    on: (_type: string, listener: (notice: { event: unknown }) => void) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    send: async (text: string) => void sent.push(text),
+    done: new Promise<void>((resolve) => (endSession = resolve)),
+  } as unknown as Session;
+  const report = (text: string) => {
+    for (const listener of [...listeners]) listener({ event: { type: 'message', role: 'user', id: 'u', blocks: [{ type: 'text', text }] } });
+  };
+  return { parent, typed, sent, report, end: () => endSession(), listeners };
+}
+
+describe('typedResultDelivery', () => {
+  it('types the result and settles when the parent reports it as a user message', async () => {
+    const p = parentSession();
+    const delivered = typedResultDelivery({ confirmMs: 60_000 })(p.parent, { localId: 'l', text: '[sub-agent a finished]\nthe answer' });
+    expect(p.typed[0]).toBe('\x1b[200~[sub-agent a finished]\nthe answer\x1b[201~');
+    p.report('something else the person typed');
+    p.report('[sub-agent a finished]\nthe answer');
+    await expect(delivered).resolves.toBeUndefined();
+    expect(p.listeners.size).toBe(0);
+  });
+
+  it('rejects at once with SESSION_STOPPED when the parent ends before it took the result', async () => {
+    const p = parentSession();
+    const delivered = typedResultDelivery({ confirmMs: 60_000 })(p.parent, { localId: 'l', text: '[sub-agent a finished]\nx' });
+    const started = Date.now();
+    p.end();
+    await expect(delivered).rejects.toMatchObject({ code: 'SESSION_STOPPED' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(p.listeners.size).toBe(0);
+  });
+
+  it('sends (never types) a result whose first line is empty: any prompt would match it', async () => {
+    const p = parentSession();
+    await typedResultDelivery()(p.parent, { localId: 'l', text: '\nonly a body' });
+    expect(p.typed).toEqual([]);
+    expect(p.sent).toEqual(['\nonly a body']);
+  });
+});
