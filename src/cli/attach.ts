@@ -182,6 +182,8 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   let heldBytes = 0;
   /** An enter or exit under way: keys are dropped until it is done. */
   let moving = false;
+  /** Counts moves begun and ended: a writer connection opened for a move that is over is closed, not shown. */
+  let moveCount = 0;
   /** What the desk shows, but the menu: closing the menu repaints the screen as the terminal UI left it. */
   let mirror: TerminalMirror | undefined;
   /** Completions still being delivered when the desk ends are not waited for: the server finishes them. */
@@ -276,7 +278,14 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
 
   /** The desk now shows `id`'s terminal: a new writer connection (its first frame repaints the screen), the old one closed. */
   const show = async (id: string) => {
+    const moveAtStart = moveCount;
     const next = await connectWriter(target, id);
+    // The move timed out, or the desk ended, while this connection was opening: it must not become
+    // the desk's writer (nothing would close it, and the server would refuse the next desk).
+    if (finished || moveAtStart !== moveCount) {
+      next.close(1000);
+      return;
+    }
     const old = socket;
     socket = next;
     shown = id;
@@ -357,6 +366,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   /** Runs a move; keys wait for it; a failure is a line on the terminal (the session shown stays). */
   const move = (line: string, work: () => Promise<void>) => {
     moving = true;
+    moveCount++;
     toDesk(`${CLEAR_SCREEN}[ase] ${line}\u2026\r\n`);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
@@ -376,6 +386,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
       .finally(() => {
         clearTimeout(timer);
         moving = false;
+        moveCount++; // what this move still has under way is stale now (see show)
       });
   };
 
