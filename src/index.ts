@@ -42,6 +42,7 @@ export {
 export { openSessionTree, type ResultDelivery, type SessionTree, type SessionTreeOptions, type SpawnSessionOptions, type TreeNode, type TreeNodeState, type TreeRecord } from './session/session-tree.js';
 export { findSessionTree, sessionTreeFile } from './session/session-tree-file.js';
 export { subAgentTools, type SubAgentToolsOptions } from './session/sub-agent-tools.js';
+export { typedResultDelivery, pasteSafe } from './session/typed-result.js';
 export { changeTreeOf } from './session/tree-spawn.js';
 export { watchSessionTrees, type SessionTreeWatch, type SessionTreeWatchOptions } from './session/session-tree-watch.js';
 

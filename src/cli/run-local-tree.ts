@@ -27,13 +27,12 @@
  * the only one drawn. Quitting the root's UI ends everything. Every session this process opened is
  * stopped on the way out.
  */
-import { AseError, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, type Session, type Supervisor } from '../index.js';
+import { AseError, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
 import { DeskMenu, drawMenu } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
 import { TerminalMirror } from '../server.js';
 import type { RunArgs } from './run-args.js';
-import { typedResultDelivery } from '../session/typed-result.js';
 
 /** How long a moved desk waits for the entered session's terminal UI before it gives up (a slow start on a loaded machine). */
 const TERMINAL_START_MS = 60_000;
