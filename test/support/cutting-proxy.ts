@@ -68,9 +68,7 @@ export async function startCuttingProxy(target: { host: string; port: number }, 
       const part = chunk.subarray(0, budget - forwarded);
       forwarded += part.length;
       text += part.toString('latin1');
-      // Inside a frame: its `data:` line began and the blank line that ends it did not come.
-      const lastData = text.lastIndexOf('\ndata:');
-      cuts.push({ lastEventId, forwarded, midFrame: lastData >= 0 && !text.slice(lastData).includes('\n\n') });
+      cuts.push({ lastEventId, forwarded, midFrame: endsInsideFrame(text) });
       budget = undefined; // recorded once
       client.end(part, () => client.destroy());
       upstream.destroy();
@@ -91,4 +89,18 @@ export async function startCuttingProxy(target: { host: string; port: number }, 
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Whether the forwarded answer stops inside an SSE frame: past the HTTP head, some bytes of a frame
+ * (its `id:`, `event:` or `data:` lines) came after the last blank line. The body is chunked, so the
+ * framing of the next chunk (`\r\n<size>\r\n`) after a blank line is not a frame yet.
+ */
+function endsInsideFrame(answer: string): boolean {
+  const head = answer.indexOf('\r\n\r\n');
+  if (head < 0) return false;
+  const body = answer.slice(head + 4);
+  const blank = body.lastIndexOf('\n\n');
+  const rest = blank < 0 ? body : body.slice(blank + 2);
+  return rest.replace(/^(\r\n?)?([0-9a-fA-F]+(\r\n?)?)?/, '').length > 0;
 }
