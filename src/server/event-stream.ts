@@ -145,47 +145,63 @@ export class EventStream {
       }
     });
     try {
-      const bounds = (await journal.bounds?.(sessionId)) ?? { firstSeq: 0, lastSeq: Number.POSITIVE_INFINITY };
-      if (this.#lastSeq > bounds.lastSeq) {
-        // A cursor from the future: this journal was reset (the session deleted and recreated, or another store).
-        this.ephemeral('gap', { reason: 'ahead', afterSeq: this.#lastSeq, firstSeq: bounds.firstSeq, lastSeq: bounds.lastSeq });
-        this.#lastSeq = 0;
-      } else if (bounds.firstSeq > this.#lastSeq + 1) {
-        this.ephemeral('gap', { reason: 'trimmed', afterSeq: this.#lastSeq, firstSeq: bounds.firstSeq, lastSeq: bounds.lastSeq });
-      }
-      do {
-        this.#overflowed = false;
-        let limit = REPLAY_PAGE;
-        for (;;) {
-          await replayBudget.pause();
-          if (this.#closed) return;
-          const afterSeq = this.#lastSeq;
-          const page = await replayBudget.reading(() => readJsonEntries(journal, sessionId, { afterSeq, limit }));
-          await replayBudget.pause(); // framing the page is a step of its own
-          if (this.#closed) return;
-          let pageBytes = 0;
-          for (const chunk of entryFrameChunks(page, this.#chunkBytes)) {
-            await this.#room();
-            if (this.#closed) return;
-            this.#write(chunk.bytes);
-            this.#lastSeq = chunk.lastSeq;
-            pageBytes += chunk.bytes.byteLength;
-          }
-          if (page.length < limit || this.#closed) break;
-          limit = Math.max(1, Math.min(REPLAY_PAGE, Math.floor(REPLAY_PAGE_BYTES / Math.max(1, pageBytes / page.length))));
-        }
-      } while (this.#overflowed && !this.#closed);
+      await this.#replay();
     } catch (error) {
       this.ephemeral('error', { code: 'JOURNAL_IO', message: `replaying the journal failed: ${error instanceof Error ? error.message : String(error)}` });
       this.close();
       return;
     }
+  }
+
+  /**
+   * Sends everything after the cursor: pages from the journal, then the live entries held meanwhile,
+   * both waiting for room in the queue (a client slow to take the replay's last pages still has them
+   * queued at the hand-over, so the held entries must wait too rather than cut it off). Held entries
+   * that overflowed are read from the journal again. Returns live, with nothing held (or closed).
+   */
+  async #replay(): Promise<void> {
+    const { journal, sessionId } = this.opts;
+    const bounds = (await journal.bounds?.(sessionId)) ?? { firstSeq: 0, lastSeq: Number.POSITIVE_INFINITY };
+    if (this.#lastSeq > bounds.lastSeq) {
+      // A cursor from the future: this journal was reset (the session deleted and recreated, or another store).
+      this.ephemeral('gap', { reason: 'ahead', afterSeq: this.#lastSeq, firstSeq: bounds.firstSeq, lastSeq: bounds.lastSeq });
+      this.#lastSeq = 0;
+    } else if (bounds.firstSeq > this.#lastSeq + 1) {
+      this.ephemeral('gap', { reason: 'trimmed', afterSeq: this.#lastSeq, firstSeq: bounds.firstSeq, lastSeq: bounds.lastSeq });
+    }
+    do {
+      this.#overflowed = false;
+      let limit = REPLAY_PAGE;
+      for (;;) {
+        await replayBudget.pause();
+        if (this.#closed) return;
+        const afterSeq = this.#lastSeq;
+        const page = await replayBudget.reading(() => readJsonEntries(journal, sessionId, { afterSeq, limit }));
+        await replayBudget.pause(); // framing the page is a step of its own
+        if (this.#closed) return;
+        let pageBytes = 0;
+        for (const chunk of entryFrameChunks(page, this.#chunkBytes)) {
+          await this.#room();
+          if (this.#closed) return;
+          this.#write(chunk.bytes);
+          this.#lastSeq = chunk.lastSeq;
+          pageBytes += chunk.bytes.byteLength;
+        }
+        if (page.length < limit || this.#closed) break;
+        limit = Math.max(1, Math.min(REPLAY_PAGE, Math.floor(REPLAY_PAGE_BYTES / Math.max(1, pageBytes / page.length))));
+      }
+      // The hand-over: what was held, oldest first, as room allows (more may be held meanwhile).
+      while (!this.#overflowed && this.#held.length > 0) {
+        await this.#room();
+        if (this.#closed) return;
+        const [entry, frame] = this.#held.shift()!;
+        this.#heldBytes -= frame.byteLength;
+        this.#durable(entry, frame);
+      }
+    } while (this.#overflowed && !this.#closed);
     if (this.#closed) return;
+    // Synchronously after the last hand-over step: an entry heard from here on goes out live, after this frame.
     this.#replaying = false;
-    const held = this.#held;
-    this.#held = [];
-    this.#heldBytes = 0;
-    for (const [entry, frame] of held) this.#durable(entry, frame);
     this.ephemeral('live', { lastSeq: this.#lastSeq });
   }
 
