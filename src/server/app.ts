@@ -130,6 +130,8 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   const hostNames = allowedHostNames(undefined, options.allowedHosts);
   const logError = options.logError ?? ((line: string) => process.stderr.write(`${line}\n`));
   const trees = new TreeFeed(host, hubs);
+  // One for the server: it remembers what it typed into a parent's UI, so a retry never types it twice (typed-result.ts).
+  const typedResults = typedResultDelivery();
   const app = new Hono();
   /** Per session id: its terminal's clients (terminal-room.ts), following the live Session object. */
   const rooms = new Map<string, TerminalRoom>();
@@ -454,7 +456,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       const result = body.result ?? (await lastAnswer(id));
       let done;
       try {
-        done = await host.completeTreeChild!(id, result, typedResultDelivery());
+        done = await host.completeTreeChild!(id, result, typedResults);
       } finally {
         // Also when the answer could not be delivered: it stays in the tree, delivered at the tree's next change.
         trees.refresh();

@@ -10,7 +10,9 @@
  *
  * Once: the tree notes the result delivered only after the parent's agent reported the prompt as
  * a user message (its transcript has it). A parent not in local mode, or whose UI is not attached,
- * is sent the message as before (the tree's default, deduplicated by its `localId`).
+ * is sent the message as before (the tree's default, deduplicated by its `localId`). What one delivery
+ * typed it never types again: a retry after a timeout waits for the prompt already typed. (A host
+ * that dies between the agent taking the prompt and the tree noting it would still deliver it twice.)
  */
 import { AseError } from '../errors.js';
 import type { Session } from './session.js';
@@ -29,39 +31,80 @@ export function pasteSafe(text: string): string {
   return text.replace(/\r\n?/g, '\n').replace(/[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]/g, '');
 }
 
+/** A result typed into a parent's UI and not yet reported back by its agent. */
+interface TypedPending {
+  /** Settles once the parent's agent reported the prompt (true), or the parent ended first (false). */
+  readonly taken: Promise<boolean>;
+}
+
+/**
+ * One delivery per desk or server: it remembers what it typed. A result typed once is never typed
+ * (or sent) again by it: a parent busy past `confirmMs` still has the prompt in its input queue, so
+ * the timeout leaves the result undelivered in the tree but keeps listening, and the tree's next
+ * attempt waits for that same prompt instead of typing a second copy.
+ */
 export function typedResultDelivery(options: { confirmMs?: number } = {}): ResultDelivery {
   const confirmMs = options.confirmMs ?? CONFIRM_MS;
+  const typed = new Map<string, TypedPending>();
   return async (parent: Session, message) => {
-    const { mode } = parent.snapshot();
-    const text = pasteSafe(message.text);
-    const firstLine = text.split('\n', 1)[0] ?? '';
-    // Typed only where the parent's UI runs here, and with a first line to recognise it by (an empty
-    // one would take any prompt of the person's for it).
-    if (mode !== 'local' || !parent.terminal.attached || firstLine.trim() === '') {
-      await parent.send(message.text, { localId: message.localId });
-      return;
-    }
-    await new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const settle = (error?: AseError): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        off();
-        if (error) reject(error);
-        else resolve();
-      };
-      const timer = setTimeout(() => settle(new AseError('TIMEOUT', `${parent.id} did not take the sub-agent's result typed into its terminal UI within ${confirmMs / 1000} s; it stays undelivered`)), confirmMs);
-      const off = parent.on('agent', ({ event }) => {
-        if (event.type !== 'message' || event.role !== 'user') return;
-        const said = event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-        if (said.includes(firstLine)) settle();
+    const key = `${parent.id}\n${message.localId}`;
+    let pending = typed.get(key);
+    if (!pending) {
+      const { mode } = parent.snapshot();
+      const text = pasteSafe(message.text);
+      const firstLine = text.split('\n', 1)[0] ?? '';
+      // Typed only where the parent's UI runs here, and with a first line to recognise it by (an empty
+      // one would take any prompt of the person's for it).
+      if (mode !== 'local' || !parent.terminal.attached || firstLine.trim() === '') {
+        await parent.send(message.text, { localId: message.localId });
+        return;
+      }
+      pending = { taken: typeAndWatch(parent, text, firstLine) };
+      typed.set(key, pending);
+      // Kept once taken (a retry after a timeout resolves at once); forgotten if the parent ended
+      // first (its UI is gone with the prompt: the tree's next attempt may type or send it anew).
+      void pending.taken.then((taken) => {
+        if (!taken) typed.delete(key);
       });
-      // A parent that ends first will never take it: undelivered at once, not after the whole wait.
-      const ended = (): void => settle(new AseError('SESSION_STOPPED', `${parent.id} ended before it took the sub-agent's result typed into its terminal UI; it stays undelivered`));
-      void parent.done.then(ended, ended);
-      parent.terminal.write(`\x1b[200~${text}\x1b[201~`);
-      setTimeout(() => parent.terminal.write('\r'), SUBMIT_DELAY_MS);
-    });
+    }
+    const taken = await settleWithin(pending.taken, confirmMs);
+    if (taken === undefined) throw new AseError('TIMEOUT', `${parent.id} did not take the sub-agent's result typed into its terminal UI within ${confirmMs / 1000} s; it stays undelivered (still typed: not typed again)`);
+    if (!taken) throw new AseError('SESSION_STOPPED', `${parent.id} ended before it took the sub-agent's result typed into its terminal UI; it stays undelivered`);
   };
+}
+
+/** Types `text` into the parent's UI and resolves true once its agent reports it as a user message, false if the parent ends first. */
+function typeAndWatch(parent: Session, text: string, firstLine: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    let settled = false;
+    const settle = (taken: boolean): void => {
+      if (settled) return;
+      settled = true;
+      off();
+      resolve(taken);
+    };
+    const off = parent.on('agent', ({ event }) => {
+      if (event.type !== 'message' || event.role !== 'user') return;
+      const said = event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      if (said.includes(firstLine)) settle(true);
+    });
+    // A parent that ends first will never take it: undelivered at once, not after the whole wait.
+    const ended = (): void => settle(false);
+    void parent.done.then(ended, ended);
+    parent.terminal.write(`\x1b[200~${text}\x1b[201~`);
+    setTimeout(() => parent.terminal.write('\r'), SUBMIT_DELAY_MS);
+  });
+}
+
+/** `promise`'s value, or undefined if it has not settled within `ms`. */
+async function settleWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

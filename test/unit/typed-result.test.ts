@@ -56,4 +56,30 @@ describe('typedResultDelivery', () => {
     expect(p.typed).toEqual([]);
     expect(p.sent).toEqual(['\nonly a body']);
   });
+
+  it('a result typed once is never typed again: after a timeout the retry waits for the same prompt, and settles when the parent takes it', async () => {
+    const p = parentSession();
+    const deliver = typedResultDelivery({ confirmMs: 50 });
+    const message = { localId: 'l', text: '[sub-agent a finished]\nthe answer' };
+    // The parent is busy: its agent does not report the prompt within the wait.
+    await expect(deliver(p.parent, message)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    const pastes = () => p.typed.filter((t) => t.startsWith('\x1b[200~')).length;
+    expect(pastes()).toBe(1);
+    // The tree tries again (its next change): nothing typed or sent a second time.
+    const retry = deliver(p.parent, message);
+    expect(pastes()).toBe(1);
+    p.report('[sub-agent a finished]\nthe answer');
+    await expect(retry).resolves.toBeUndefined();
+    expect(pastes()).toBe(1);
+    expect(p.sent).toEqual([]);
+    expect(p.listeners.size).toBe(0);
+    // Taken even before a retry asks: the retry resolves at once.
+    const q = parentSession();
+    const other = typedResultDelivery({ confirmMs: 50 });
+    await expect(other(q.parent, message)).rejects.toMatchObject({ code: 'TIMEOUT' });
+    q.report('[sub-agent a finished]\nthe answer');
+    await expect(other(q.parent, message)).resolves.toBeUndefined();
+    expect(q.typed.filter((t) => t.startsWith('\x1b[200~')).length).toBe(1);
+    expect(q.sent).toEqual([]);
+  });
 });
