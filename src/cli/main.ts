@@ -47,8 +47,9 @@ const USAGE = `Usage:
                  the SessionActor statechart, generated from the machine (default Mermaid)
   ase serve [--host 127.0.0.1] [--port 8787] [--token-file F] [--data-dir D]
             [--allow-origin URL]... [--allow-host NAME]... [--script FILE] [--bin AGENT=PATH]...
-            [--store postgres://...] [--lease-ttl-ms N]
-                 the remote-control server and web page (docs/server.md); prints the URL to open
+            [--store postgres://...] [--lease-ttl-ms N] [--sub-agents]
+                 the remote-control server and web page (docs/server.md); prints the URL to open;
+                 --sub-agents: every session's agent may spawn sub-agents (spawn_session/session_status)
   ase inspect ID [--at-seq N] [--svg|--json] [--data-dir D]
                  replay a session's durable log through the statechart
   ase --version
@@ -203,6 +204,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
         store: { type: 'string' },
         'lease-ttl-ms': { type: 'string' },
         bin: { type: 'string', multiple: true, default: [] },
+        'sub-agents': { type: 'boolean', default: false },
       },
     }));
   } catch (error) {
@@ -239,6 +241,7 @@ async function serveCommand(argv: string[], output: Output): Promise<number> {
       ...(values.store !== undefined && { store: values.store }),
       ...(leaseTtl !== undefined && { leaseTtlMs: Number(leaseTtl) }),
       ...(Object.keys(bins).length > 0 && { bins }),
+      ...(values['sub-agents'] && { subAgents: true }),
     },
     output,
   );

@@ -25,6 +25,8 @@ export interface ServeArgs {
   leaseTtlMs?: number;
   /** `--bin agent=PATH`: the executable new sessions of that engine run (stored with each session). */
   bins?: Record<string, string>;
+  /** `--sub-agents`: every session's agent may start sub-agents itself (`spawn_session`, `session_status`). */
+  subAgents?: boolean;
 }
 
 export async function runServe(args: ServeArgs, output: Output, signal?: AbortSignal): Promise<number> {
@@ -56,6 +58,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
     ...(args.allowHosts !== undefined && args.allowHosts.length > 0 && { allowedHosts: args.allowHosts }),
     ...(args.bins && Object.keys(args.bins).length > 0 && { bins: args.bins }),
     ...(args.leaseTtlMs !== undefined && { leaseTtlMs: args.leaseTtlMs }),
+    ...(args.subAgents && { subAgents: true }),
   });
   output.out(`ase serve: open ${server.pageUrl}\n`);
   if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);

@@ -46,6 +46,8 @@ export interface ServerOptions extends Partial<Omit<ServerAppOptions, 'host' | '
   bins?: Readonly<Record<string, string>>;
   /** The default host's supervisor: each session's ownership lease, in ms (createSession's `leaseTtlMs`). */
   leaseTtlMs?: number;
+  /** The default host: offer every session `spawn_session` / `session_status` (`ase serve --sub-agents`; SessionHostOptions.subAgents). */
+  subAgents?: boolean;
 }
 
 export interface RunningServer {
@@ -88,8 +90,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...(options.hibernateAfterMs !== undefined && { hibernateAfterMs: options.hibernateAfterMs }),
       ...(options.bins && { bins: options.bins }),
       ...(options.leaseTtlMs !== undefined && { leaseTtlMs: options.leaseTtlMs }),
+      ...(options.subAgents && { subAgents: true }),
     });
-  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, recoverSessions: _r, bins: _bins, leaseTtlMs: _ttl, ...appOptions } = options;
+  const { hostname: _h, port: _p, token: _t, dataDir: _d, host: _host, journal: _j, store: _s, engines: _e, maxSessions: _m, hibernateAfterMs: _hib, recoverSessions: _r, bins: _bins, leaseTtlMs: _ttl, subAgents: _sub, ...appOptions } = options;
   const app = createServerApp({ ...appOptions, allowedHosts: [hostname, ...(options.allowedHosts ?? [])], host, journal, auth, agents: registry.names() });
 
   const server = await new Promise<ServerType>((resolve, reject) => {

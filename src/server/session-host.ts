@@ -12,6 +12,8 @@ import { FileStore } from '../effects/store/file-store.js';
 import type { SessionOwnerInfo, SessionStore } from '../effects/store/session-store.js';
 import { AseError, isAseError } from '../errors.js';
 import { createSupervisor, type Supervisor } from '../session/supervisor.js';
+import { subAgentTools } from '../session/sub-agent-tools.js';
+import { typedResultDelivery } from '../session/typed-result.js';
 import type { Session } from '../session/session.js';
 import type { SessionNotice } from '../session/notices.js';
 import type { ResultDelivery, SpawnSessionOptions } from '../session/session-tree.js';
@@ -118,6 +120,12 @@ export interface SessionHostOptions {
   bins?: Readonly<Record<string, string>>;
   /** Each session's ownership lease, in ms (the supervisor's `leaseTtlMs`). */
   leaseTtlMs?: number;
+  /**
+   * Offer every session `spawn_session` and `session_status` (`subAgentTools`): the agent starts
+   * sub-agents itself, in its session tree; a child's answer reaches its parent once, typed into the
+   * parent's terminal UI when a desk has it attached in local mode, else sent (`ase serve --sub-agents`).
+   */
+  subAgents?: boolean;
 }
 
 /** `POST /api/sessions`'s options as `SessionTree.spawn` takes them (the parent is spawn's own argument). */
@@ -140,7 +148,17 @@ function spawnOptions(o: Omit<HostCreateOptions, 'parentId'>): SpawnSessionOptio
  */
 export function createSessionHost(options: SessionHostOptions): SessionHost {
   const store = options.store ?? new FileStore({ dir: path.join(options.dataDir, 'sessions') });
-  const supervisor = createSupervisor({
+  let supervisor!: Supervisor;
+  const tools = options.subAgents
+    ? subAgentTools({
+        get supervisor() {
+          return supervisor;
+        },
+        deliverResult: typedResultDelivery(),
+      })
+    : undefined;
+  supervisor = createSupervisor({
+    ...(tools && { defaults: { tools } }),
     dataDir: options.dataDir,
     store,
     journal: options.journal,

@@ -45,13 +45,14 @@ const StatusInput = z.object({ id: z.string().min(1).describe('The id spawn_sess
 
 /** The `spawn_session` and `session_status` host tools on `supervisor`. */
 export function subAgentTools(options: SubAgentToolsOptions): HostTool<never>[] {
-  const { supervisor } = options;
-  const place = () => ({ dataDir: supervisor.dataDir, store: supervisor.store });
+  // Read at each use, not here: a host may make these tools before the supervisor that offers them (its `defaults.tools`).
+  const place = () => ({ dataDir: options.supervisor.dataDir, store: options.supervisor.store });
   const warn =
     options.onError ?? ((error: AseError, childId: string) => process.emitWarning(`agent-session-engine: sub-agent ${childId}: ${error.code}: ${error.message}`));
 
   /** When the child's turn ends: completed in its tree, so its answer reaches the parent once. */
   const follow = async (childId: string, prompt: string, localId: string): Promise<void> => {
+    const { supervisor } = options;
     const child = supervisor.get(childId);
     if (!child) return;
     const turn = await child.run(prompt, { localId });
@@ -72,6 +73,7 @@ export function subAgentTools(options: SubAgentToolsOptions): HostTool<never>[] 
       "when the sub-agent finishes, its answer arrives as a new message in this conversation. Use session_status to check on it.",
     inputSchema: SpawnInput,
     handler: async ({ agent, prompt, workDir }, ctx: HostToolContext) => {
+      const { supervisor } = options;
       if (options.agents && !options.agents.includes(agent)) {
         return { content: [{ type: 'text', text: `agent "${agent}" is not offered here (offered: ${options.agents.join(', ')})` }], isError: true };
       }
@@ -97,6 +99,7 @@ export function subAgentTools(options: SubAgentToolsOptions): HostTool<never>[] 
     description: 'Where a sub-agent this session started stands: its phase, and its result once it finished.',
     inputSchema: StatusInput,
     handler: async ({ id }, ctx: HostToolContext) => {
+      const { supervisor } = options;
       const live = supervisor.get(id)?.snapshot();
       const stored = live ? undefined : (await supervisor.store.load(id).catch(() => undefined))?.state;
       const parentId = live?.parentId ?? stored?.parentId;

@@ -415,3 +415,53 @@ describe('session trees over HTTP', () => {
     expect(doc.components.schemas.CreateSession.properties).toMatchObject({ parentId: { type: 'string' }, parentCallId: { type: 'string' } });
   });
 });
+
+describe('ase serve --sub-agents (ServerOptions.subAgents)', () => {
+  it('the agent spawns a child itself; the child runs its task, its answer reaches the parent once, and the tree shows it completed', async () => {
+    const parts = files();
+    const server = await startServer({ port: 0, dataDir, ...parts, engines: [fakeEngine({ startDelayMs: 0 })], subAgents: true });
+    cleanups.push(() => server.close());
+    // The parent's agent calls spawn_session in its first turn; the child (the engine's default script) echoes its task.
+    const script = { turns: [[{ callTool: { name: 'spawn_session', input: { agent: 'fake', prompt: 'child task' } } }, { text: 'spawned' }], [{ text: 'parent read it' }]] };
+    const created = await post(server, '/api/sessions', { agent: 'fake', workDir, engineOptions: { script } });
+    expect(created.status).toBe(201);
+    const parentId = created.body.sessionId as string;
+    expect((await post(server, `/api/sessions/${parentId}/messages`, { text: 'go', localId: 'go-1' })).status).toBe(200);
+
+    const userTexts = async () =>
+      (await parts.journal.read(parentId)).filter((e) => e.type === 'user_message').map((e) => (e.payload as { text: string }).text);
+    const end = Date.now() + 20_000;
+    while (!(await userTexts()).some((t) => t.startsWith('[sub-agent '))) {
+      if (Date.now() > end) throw new Error(`the child's answer never reached the parent: ${JSON.stringify(await userTexts())}`);
+      await settle(50);
+    }
+    const results = (await userTexts()).filter((t) => t.startsWith('[sub-agent '));
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatch(/^\[sub-agent (\S+) \(call [^)]+\) finished\]\necho: child task$/);
+    const childId = /^\[sub-agent (\S+)/.exec(results[0]!)![1]!;
+    const tree = await get(server, `/api/sessions/${parentId}/tree`);
+    expect(tree.body).toMatchObject({ rootId: parentId, focus: parentId, nodes: { [childId]: { parentId, state: 'completed' } } });
+    expect((await get(server, `/api/sessions/${childId}`)).body).toMatchObject({ parentId });
+    // Once: a later tree change does not deliver it again.
+    await settle(300);
+    expect((await userTexts()).filter((t) => t.startsWith('[sub-agent '))).toHaveLength(1);
+  });
+
+  it('without it, sessions are offered no sub-agent tools', async () => {
+    const parts = files();
+    const server = await startServer({ port: 0, dataDir, ...parts, engines: [fakeEngine({ startDelayMs: 0 })] });
+    cleanups.push(() => server.close());
+    const script = { turns: [[{ callTool: { name: 'spawn_session', input: { agent: 'fake', prompt: 'child task' } } }]] };
+    const parentId = (await post(server, '/api/sessions', { agent: 'fake', workDir, engineOptions: { script } })).body.sessionId as string;
+    await post(server, `/api/sessions/${parentId}/messages`, { text: 'go', localId: 'go-1' });
+    const end = Date.now() + 20_000;
+    let result: { isError?: boolean } | undefined;
+    while (!result) {
+      if (Date.now() > end) throw new Error('no tool_result');
+      result = (await parts.journal.read(parentId)).find((e) => e.type === 'tool_result')?.payload as { isError?: boolean } | undefined;
+      await settle(50);
+    }
+    expect(JSON.stringify(result)).toMatch(/no host tools|not offered|unknown tool/i);
+    expect((await get(server, '/api/sessions')).body.sessions).toHaveLength(1);
+  });
+});
