@@ -56,7 +56,7 @@ export interface ServerAppOptions {
   presenceGraceMs?: number;
   /** Bytes of frames a client may leave untaken before it is cut off (its queue dropped at once). Default 4 MiB. */
   maxQueuedBytes?: number;
-  /** How long a client may take nothing while frames wait for it before it is cut off. Default 30000. */
+  /** How long an event-stream or terminal client may take nothing while bytes wait for it before it is cut off. Default 30000. */
   writeTimeoutMs?: number;
   /** How long `POST messages` waits for the message's journal entry before answering `seq: null`. Default 1000. */
   messageSeqWaitMs?: number;
@@ -141,6 +141,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       room = new TerminalRoom({
         sessionId: session.id,
         maxBufferedBytes: options.maxTerminalBufferedBytes ?? 4 * 1024 * 1024,
+        writeTimeoutMs: options.writeTimeoutMs ?? 30_000,
         onClosed: (closed) => {
           if (rooms.get(closed.sessionId) === closed) rooms.delete(closed.sessionId);
         },

@@ -8,7 +8,9 @@
  * is first shown the current screen, then exactly the output after it. Status frames (JSON text)
  * tell every client the mode, whether a writer is attached, the size and whether a terminal UI runs,
  * on connect and on every change. A client that does not read its output is cut (close 1008) once
- * its unsent bytes pass the bound, instead of the server buffering without limit for it.
+ * its unsent bytes pass the bound, or once it has taken none of them for `writeTimeoutMs` (a
+ * stalled client under the bound would otherwise hold its connection and bytes forever), instead of
+ * the server buffering without limit for it.
  */
 import { StringDecoder } from 'node:string_decoder';
 import type { ControlMode } from '../events/session-input.js';
@@ -65,12 +67,19 @@ interface Client {
   pending: Uint8Array[] | undefined;
   pendingBytes: number;
   decoder: StringDecoder;
+  /** Unsent bytes at the last stall check, and since when none of them were taken (undefined: progressing). */
+  lastBuffered: number;
+  stalledSince: number | undefined;
 }
 
 export interface TerminalRoomOptions {
   sessionId: string;
   /** Unsent bytes a client may have before it is cut. */
   maxBufferedBytes: number;
+  /** How long a client may have unsent bytes and take none of them before it is cut. Default 30000. */
+  writeTimeoutMs?: number;
+  /** The clock (tests). Default `Date.now`. */
+  now?: () => number;
   /** Told once the room is closed (the session ended): the server forgets it. */
   onClosed(room: TerminalRoom): void;
 }
@@ -84,6 +93,8 @@ export class TerminalRoom {
   #mode: ControlMode = 'remote';
   #unsubscribe: (() => void)[] = [];
   #closed = false;
+  /** Checks for stalled clients while any client is connected. */
+  #stallCheck: ReturnType<typeof setInterval> | undefined;
 
   constructor(opts: TerminalRoomOptions) {
     this.sessionId = opts.sessionId;
@@ -143,8 +154,9 @@ export class TerminalRoom {
       socket.close(TERMINAL_CLOSE.writerTaken, 'a desk is already attached');
       return;
     }
-    const client: Client = { socket, role, pending: undefined, pendingBytes: 0, decoder: new StringDecoder('utf8') };
+    const client: Client = { socket, role, pending: undefined, pendingBytes: 0, decoder: new StringDecoder('utf8'), lastBuffered: 0, stalledSince: undefined };
     this.#clients.set(socket, client);
+    this.#watchStalls();
     // Everyone hears that a writer came; the newcomer gets its own status first either way.
     if (role === 'writer') this.#broadcastStatus();
     else this.#sendStatus(client);
@@ -165,6 +177,7 @@ export class TerminalRoom {
     const client = this.#clients.get(socket);
     if (!client) return;
     this.#clients.delete(socket);
+    this.#watchStalls();
     if (client.role === 'writer') this.#broadcastStatus();
   }
 
@@ -221,6 +234,7 @@ export class TerminalRoom {
       setTimeout(() => client.socket.terminate(), CUT_GRACE_MS).unref();
     }
     this.#clients.clear();
+    this.#watchStalls();
     this.#mirror?.dispose();
     this.#mirror = undefined;
     this.#opts.onClosed(this);
@@ -295,8 +309,36 @@ export class TerminalRoom {
     }
   }
 
+  /** Runs the stall check while clients are connected, and only then. */
+  #watchStalls(): void {
+    const timeoutMs = this.#opts.writeTimeoutMs ?? 30_000;
+    if (this.#clients.size > 0 && !this.#stallCheck) {
+      this.#stallCheck = setInterval(() => this.#checkStalls(timeoutMs), Math.min(1000, timeoutMs));
+      this.#stallCheck.unref?.();
+    } else if (this.#clients.size === 0 && this.#stallCheck) {
+      clearInterval(this.#stallCheck);
+      this.#stallCheck = undefined;
+    }
+  }
+
+  /** Cuts a client whose unsent bytes neither emptied nor shrank for `timeoutMs`. */
+  #checkStalls(timeoutMs: number): void {
+    const now = (this.#opts.now ?? Date.now)();
+    for (const client of [...this.#clients.values()]) {
+      const buffered = client.socket.bufferedAmount;
+      if (buffered === 0 || buffered < client.lastBuffered) client.stalledSince = undefined;
+      else if (client.stalledSince === undefined) client.stalledSince = now;
+      else if (now - client.stalledSince >= timeoutMs) {
+        this.#cut(client);
+        continue;
+      }
+      client.lastBuffered = buffered;
+    }
+  }
+
   #cut(client: Client): void {
     this.#clients.delete(client.socket);
+    this.#watchStalls();
     client.socket.close(TERMINAL_CLOSE.tooSlow, 'too slow: terminal output not read');
     // The close frame waits behind the unread output: give it a moment, then drop the connection.
     setTimeout(() => client.socket.terminate(), CUT_GRACE_MS).unref();
