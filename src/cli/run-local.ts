@@ -7,7 +7,9 @@
  * in that server instead and this terminal attaches to it as its desk (attach.ts), so the page sees
  * it at once; `--no-server` keeps it in this process.
  *
- * `--sub-agents`: hosted in this process with sub-agent sessions the person can enter (run-local-tree.ts).
+ * `--sub-agents`: with sub-agent sessions the person can enter: through a live `ase serve --sub-agents`
+ * (attach.ts has the same Ctrl-] menu), else hosted in this process (run-local-tree.ts). A live
+ * server without `--sub-agents` is a refusal, not a session split from the phone.
  *
  * Keys: Ctrl-] hands the session to remote control (it stays stored; `ase run --session-id` or a
  * host continues it) and gives the terminal back. Quitting the agent's UI ends the session.
@@ -31,9 +33,17 @@ export async function runLocal(args: RunArgs, output: Output): Promise<number> {
   if (args.agent === undefined && args.sessionId === undefined) throw new AseError('INVALID_OPTIONS', '--agent is required');
   const workDir = path.resolve(args.cwd ?? process.cwd());
   await assertDirectory(workDir, '--cwd');
-  if (args.subAgents) return runLocalTree(args, workDir, output);
   const server = args.noServer ? undefined : await findLiveServer(args.dataDir);
+  if (server && args.subAgents && !server.subAgents) {
+    // Hosted here instead, the session would be stored on the server's data dir but out of its
+    // reach: the phone could not see its terminal nor drive it. Said, not silently split.
+    throw new AseError(
+      'INVALID_OPTIONS',
+      `--sub-agents: the ase serve on ${args.dataDir} (pid ${server.pid}, ${server.url}) does not offer sub-agents: restart it with --sub-agents, or run this with --no-server`,
+    );
+  }
   if (server) return runLocalThroughServer(args, workDir, server, output);
+  if (args.subAgents) return runLocalTree(args, workDir, output);
 
   const session: Session = await createSession({
     agent: args.agent ?? '',

@@ -17,6 +17,8 @@ const ServeFileSchema = z.object({
   /** The process's start time as the OS counts it (Linux: /proc/<pid>/stat field 22); null where unknown. */
   startTime: z.string().nullable(),
   tokenFile: z.string().min(1),
+  /** The server offers its sessions sub-agent tools (`ase serve --sub-agents`). */
+  subAgents: z.boolean().optional(),
 });
 export type ServeFile = z.infer<typeof ServeFileSchema>;
 
@@ -25,6 +27,8 @@ export interface LiveServer {
   url: string;
   token: string;
   pid: number;
+  /** Started with `--sub-agents`. */
+  subAgents: boolean;
 }
 
 export function serveFilePath(dataDir: string): string {
@@ -58,9 +62,15 @@ function alive(pid: number): boolean {
 }
 
 /** Writes this process's serve.json (mode 0600, atomically: a reader never sees half of it). */
-export async function writeServeFile(dataDir: string, entry: { url: string; tokenFile: string }): Promise<void> {
+export async function writeServeFile(dataDir: string, entry: { url: string; tokenFile: string; subAgents?: boolean }): Promise<void> {
   const file = serveFilePath(dataDir);
-  const body: ServeFile = { url: entry.url, pid: process.pid, startTime: processStartTime(process.pid), tokenFile: path.resolve(entry.tokenFile) };
+  const body: ServeFile = {
+    url: entry.url,
+    pid: process.pid,
+    startTime: processStartTime(process.pid),
+    tokenFile: path.resolve(entry.tokenFile),
+    ...(entry.subAgents && { subAgents: true }),
+  };
   const temp = `${file}.${randomUUID()}.tmp`;
   await writeFile(temp, JSON.stringify(body, null, 2) + '\n', { mode: 0o600 });
   await rename(temp, file);
@@ -98,5 +108,5 @@ export async function findLiveServer(dataDir: string): Promise<LiveServer | unde
   if (entry.startTime !== null && processStartTime(entry.pid) !== entry.startTime) return undefined;
   const token = (await readFile(entry.tokenFile, 'utf8').catch(() => '')).trim();
   if (token === '') return undefined;
-  return { url: entry.url, token, pid: entry.pid };
+  return { url: entry.url, token, pid: entry.pid, subAgents: entry.subAgents === true };
 }

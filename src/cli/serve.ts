@@ -74,7 +74,7 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
   const tokenFile = args.tokenFile ?? generatedTokenPath(args.dataDir);
   try {
     if (args.tokenFile === undefined) await writeFile(tokenFile, server.token + '\n', { mode: 0o600 });
-    await writeServeFile(args.dataDir, { url: reachableUrl(server.url, args.host), tokenFile });
+    await writeServeFile(args.dataDir, { url: reachableUrl(server.url, args.host), tokenFile, ...(args.subAgents && { subAgents: true }) });
     await new Promise<void>((resolve) => {
       const done = () => resolve();
       process.once('SIGINT', done);

@@ -13,6 +13,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnPty } from '../../src/engines/transport/pty-process.js';
 import { startAseServe, type AseServeProcess } from '../support/ase-serve-process.js';
 import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
 
@@ -93,4 +94,25 @@ describe('ase run --session-id with a live ase serve on the data dir', () => {
     expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toMatch(/INVALID_OPTIONS: --session-id 00000000-0000-4000-8000-000000000000: no such session/);
   }, 120_000);
+});
+
+describe('ase run --mode local --sub-agents with a live ase serve on the data dir', () => {
+  it('refuses when the server does not offer sub-agents (the session would be out of the phone`s reach), naming the ways on; nothing is created', async () => {
+    // In a terminal (local mode needs one); refused before any agent starts.
+    const pty = await spawnPty({
+      file: process.execPath,
+      args: [ASE_BIN, 'run', '--mode', 'local', '--sub-agents', '--agent', 'claude', '--data-dir', dataDir, '--cwd', tmp],
+      cwd: tmp,
+      env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
+      cols: 200,
+      rows: 20,
+    });
+    let screen = '';
+    pty.onData((data) => (screen += data));
+    const exit = await pty.exited;
+    expect(exit.code, screen).not.toBe(0);
+    expect(screen.replace(/\s+/g, ' ')).toMatch(/--sub-agents: the ase serve on .* does not offer sub-agents: restart it with --sub-agents, or run this with --no-server/);
+    const sessions = (await server.api('GET', '/api/sessions')).body.sessions as { agent: string }[];
+    expect(sessions.filter((s) => s.agent === 'claude')).toEqual([]);
+  });
 });

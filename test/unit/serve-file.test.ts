@@ -28,7 +28,11 @@ describe('serve.json', () => {
     expect(statSync(serveFilePath(dir)).mode & 0o777).toBe(0o600);
     const entry = await readServeFile(dir);
     expect(entry).toMatchObject({ url: 'http://127.0.0.1:9', pid: process.pid, startTime: processStartTime(process.pid) });
-    expect(await findLiveServer(dir)).toEqual({ url: 'http://127.0.0.1:9', token: 'a-token-of-enough-length', pid: process.pid });
+    expect(await findLiveServer(dir)).toEqual({ url: 'http://127.0.0.1:9', token: 'a-token-of-enough-length', pid: process.pid, subAgents: false });
+    // `ase serve --sub-agents` says so: `ase run --mode local --sub-agents` goes through it only then.
+    await writeServeFile(dir, { url: 'http://127.0.0.1:9', tokenFile: tokenFile(), subAgents: true });
+    expect(await findLiveServer(dir)).toMatchObject({ subAgents: true });
+    await writeServeFile(dir, { url: 'http://127.0.0.1:9', tokenFile: tokenFile() });
 
     // Another process's file is not ours to remove.
     writeFileSync(serveFilePath(dir), JSON.stringify({ ...entry, pid: 1 }));
