@@ -17,6 +17,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSupervisor, fakeEngine, FileJournal, FileStore, openSessionTree, sessionTreeFile, type Supervisor } from '../../src/index.js';
 import { startServer as startBareServer, supervisorHost, type RunningServer, type ServerOptions } from '../../src/server.js';
+import { main } from '../../src/cli/main.js';
 import { watchContract } from '../support/response-contract.js';
 import { openSse, type SseConnection, type SseFrame } from '../support/sse-client.js';
 
@@ -442,6 +443,16 @@ describe('ase serve --sub-agents (ServerOptions.subAgents)', () => {
     const tree = await get(server, `/api/sessions/${parentId}/tree`);
     expect(tree.body).toMatchObject({ rootId: parentId, focus: parentId, nodes: { [childId]: { parentId, state: 'completed' } } });
     expect((await get(server, `/api/sessions/${childId}`)).body).toMatchObject({ parentId });
+    // `ase sessions` on the data dir lists the child under its parent, like a child a host spawned.
+    let listed = '';
+    expect(await main(['sessions', '--json', '--data-dir', dataDir], { out: (t) => void (listed += t), err: () => {} })).toBe(0);
+    const rows = listed.trim().split('\n').map((line) => JSON.parse(line) as { sessionId: string; parentId?: string; parentCallId?: string });
+    expect(rows.find((r) => r.sessionId === childId)).toMatchObject({ parentId, parentCallId: expect.any(String) });
+    let table = '';
+    await main(['sessions', '--data-dir', dataDir], { out: (t) => void (table += t), err: () => {} });
+    const lines = table.split('\n');
+    const parentLine = lines.findIndex((l) => l.includes(parentId.slice(0, 8)));
+    expect(lines[parentLine + 1]).toMatch(new RegExp(`^\\s*└ ${childId.slice(0, 8)}`)); // indented under it (long ids are cut in the table)
     // Once: a later tree change does not deliver it again.
     await settle(300);
     expect((await userTexts()).filter((t) => t.startsWith('[sub-agent '))).toHaveLength(1);
