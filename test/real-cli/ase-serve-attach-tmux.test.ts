@@ -209,7 +209,8 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     await expect.poll(async () => (await entries()).filter((e) => e.type === 'turn_ended' && e.payload?.status === 'interrupted' && e.payload?.local === true).length, { timeout: 30_000 }).toBe(1);
 
     // The desk re-attaches: the banner, a key takes it back, a turn runs in the same session.
-    const fourth = desk.window('fourth', attachScript('fourth'));
+    // This time the way a desk on another machine would: the server's URL and a token file, no data dir.
+    const fourth = desk.window('fourth', writeDeskScript(join(root, 'fourth.sh'), { cwd: work, argv: [process.execPath, ASE_BIN, 'attach', id, '--server', server.url, '--token-file', server.tokenFile], label: 'attach' }));
     await desk.waitScreen(/controlled remotely — press any key to take it back/, { target: fourth, timeoutMs: 30_000 });
     desk.type('z', fourth);
     await desk.waitScreen(/a long answer please[\s\S]*❯/, { target: fourth, timeoutMs: 90_000 });
@@ -221,12 +222,24 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     // One session, each message once.
     expect((await server.api('GET', '/api/sessions')).body.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual([id]);
     // Sent from the page or `ase run`: `user_message`; typed at the desk: the agent's `message` of role user.
-    const said = (await entries()).flatMap((e) =>
-      e.type === 'user_message' ? [String(e.payload?.text)] : e.type === 'message' && e.payload?.role === 'user' ? [(e.payload.blocks as { type: string; text?: string }[]).filter((b) => b.type === 'text').map((b) => b.text).join('')] : [],
-    );
+    const saidNow = async () =>
+      (await entries()).flatMap((e) =>
+        e.type === 'user_message' ? [String(e.payload?.text)] : e.type === 'message' && e.payload?.role === 'user' ? [(e.payload.blocks as { type: string; text?: string }[]).filter((b) => b.type === 'text').map((b) => b.text).join('')] : [],
+      );
+    // The desk's last prompt reaches the journal through the transcript tail (Claude Code's own file, read a moment later).
+    await expect.poll(async () => (await saidNow()).includes('back after the crash'), { timeout: 30_000 }).toBe(true);
+    const said = await saidNow();
     for (const text of ['hello from the desk', 'write the desk file please', 'hello from the phone, write the phone file', 'hello from ase run', 'a long answer please', 'back after the crash']) {
       expect(said.filter((t) => t === text), `${text} in ${JSON.stringify(said)}`).toHaveLength(1);
     }
+    // One Claude session throughout, no fork: every agent start (desk, phone, ase run, desk again,
+    // the recovery) names the same one, and Claude Code keeps one session file for it.
+    const claudeSessions = (await entries()).filter((e) => e.type === 'session_identified').map((e) => e.payload.resumeToken as string);
+    expect(claudeSessions.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(claudeSessions)).toEqual(new Set([claudeSessions[0]]));
+    const projects = join(env.CLAUDE_CONFIG_DIR!, 'projects');
+    const sessionFiles = readdirSync(projects, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl') && !f.includes('subagents'));
+    expect(sessionFiles.map((f) => f.split('/').at(-1))).toEqual([`${claudeSessions[0]}.jsonl`]);
 
     // The server stops cleanly: no serve.json, no agent, no hook directory (the killed server's too).
     expect(await server.stop('SIGTERM')).toBe(0);
