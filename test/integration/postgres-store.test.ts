@@ -4,6 +4,7 @@
  * what only a shared database is for: two hosts (two pools) racing to acquire, an owner fenced while
  * it keeps appending, migrations started by many hosts at once, and a session run on it end to end.
  */
+import { spawn } from 'node:child_process';
 import os from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSession } from '../../src/index.js';
@@ -263,6 +264,32 @@ describePostgres('PostgresCommandRouter', () => {
       await owner.close();
       await caller.close();
       await ownerStore.close();
+    }
+  });
+
+  it('an owner of this host that dies before taking a command: the command is withdrawn and route says so at once, not after the timeout', { timeout: 60_000 }, async () => {
+    const schema = db!.schema('cmddead');
+    const caller = new PostgresCommandRouter({ connectionString: PG_URL!, schema, hostId: 'host-b', maxConnections: 3, pollMs: 100, timeoutMs: 20_000 });
+    // The owner: a live process of the caller's host (a server that will be SIGKILLed), not serving.
+    const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await caller.refuseOrphaned('s1'); // the schema exists
+      await db!.pool.query(`INSERT INTO "${schema}".ase_lease (session_id, fence, owner, host_id, expires_at, ttl_ms) VALUES ('s1', 1, $1, 'host-b', clock_timestamp() + interval '1 hour', 3600000)`, [
+        JSON.stringify({ host: 'host-b', pid: child.pid }),
+      ]);
+      const routed = caller.route('s1', { kind: 'send', text: 'hi', localId: 'm1' });
+      for (let rows = 0; rows === 0; ) rows = (await db!.pool.query(`SELECT 1 FROM "${schema}".ase_command`)).rowCount ?? 0;
+      const killedAt = Date.now();
+      child.kill('SIGKILL');
+      await exited; // reaped: its pid reads dead
+      await expect(routed).resolves.toBeUndefined();
+      expect(Date.now() - killedAt, 'answered within a few polls, not at the 20 s timeout').toBeLessThan(10_000);
+      // Withdrawn: a retry by the host that takes the session over is a new row, applied once there.
+      expect((await db!.pool.query(`SELECT 1 FROM "${schema}".ase_command`)).rows).toEqual([]);
+    } finally {
+      child.kill('SIGKILL');
+      await caller.close();
     }
   });
 });
