@@ -17,8 +17,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it, onTestFailed } from 'vitest';
+import { isAseError } from '../../src/errors.js';
+import { PostgresJournal } from '../../src/postgres.js';
 import { startAseServe, type AseServeProcess } from '../support/ase-serve-process.js';
+import { rejection } from '../support/async.js';
 import { ensureBuiltCli } from '../support/built-cli.js';
+import { journalEntry } from '../support/journal-conformance.js';
 import { describePostgres, PG_URL, testDatabase } from '../support/postgres.js';
 import { openSse, type SseConnection, type SseFrame } from '../support/sse-client.js';
 
@@ -247,6 +251,16 @@ describePostgres('B drives and watches sessions A owns (one PostgreSQL)', () => 
       // B's stream of it: no gap, no repeat, across the kill and the takeover.
       const seqs = entriesOf(w.frames).map((e) => e.seq);
       expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    }
+    // What a late write of the killed A would meet (it has none: SIGKILL): its fence is stale, refused, nothing written.
+    const late = new PostgresJournal({ pool: db!.pool, schema });
+    try {
+      const before = (await journalRows(s1)).length;
+      const refused = await rejection(late.append(journalEntry(1, { sessionId: s1, eventId: 'late-1' }), { fence: fences.s1 }));
+      expect(isAseError(refused, 'LEASE_LOST'), String(refused)).toBe(true);
+      expect((await journalRows(s1)).length).toBe(before);
+    } finally {
+      await late.close();
     }
     expect(Number(done1.id)).toBeGreaterThan(0);
     watch1.cut();
