@@ -116,6 +116,8 @@ describePostgres('B drives and watches sessions A owns (one PostgreSQL)', () => 
     expect((await a.api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: true, mode: 'local' });
     expect(await ownerPid(b, id)).toBe(a.child.pid);
     await onB.waitFor((f) => f.event === 'entry' && f.data.includes('"mode_changed"') && f.data.includes('"local"'), 30_000);
+    // A's live status (not journaled) reaches B's page too: the agent restarted in local mode there.
+    await onB.waitFor((f) => f.event === 'status' && (JSON.parse(f.data) as { phase: string }).phase === 'local', 30_000);
     const remote = await b.api('POST', `/api/sessions/${id}/mode`, { to: 'remote' });
     expect(remote).toMatchObject({ status: 200, body: { mode: 'remote' } });
     await onB.waitFor((f) => f.event === 'entry' && f.data.includes('"mode_changed"') && f.data.includes('"remote"'), 30_000);
@@ -130,8 +132,10 @@ describePostgres('B drives and watches sessions A owns (one PostgreSQL)', () => 
     expect((await a.api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: false, phase: 'stopped' });
     const { rows } = await db!.pool.query<{ owner: unknown; fence: string }>(`SELECT owner, fence FROM "${schema}".ase_lease WHERE session_id = $1`, [id]);
     expect(rows).toEqual([{ owner: null, fence: String(fence) }]);
-    // B's stream shows the stop (the stream is told the session's status).
-    await onB.waitFor((f) => f.data.includes('"stopped"'), 30_000);
+    // B's stream shows the stop: A's status, then the stream's last word (`done`, the final snapshot).
+    await onB.waitFor((f) => f.event === 'status' && (JSON.parse(f.data) as { phase: string }).phase === 'stopped', 30_000);
+    const done = await onB.waitFor((f) => f.event === 'done', 30_000);
+    expect(JSON.parse(done.data)).toMatchObject({ sessionId: id, phase: 'stopped', mode: 'remote' });
     const modes = entriesOf(onB.frames).filter((e) => e.type === 'mode_changed').map((e) => e.payload?.['to']);
     expect(modes, 'each switch once, in order').toEqual(['local', 'remote']);
     // Stopped again on B: nothing is live anywhere, the answer says so.
