@@ -23,7 +23,9 @@ export type CommandOutcome =
 export interface SessionCommandRouter {
   /**
    * Carries `command` to the live host that owns `sessionId` and resolves with its answer;
-   * `undefined` when no host holds the session (the caller may drive it itself). A session whose
+   * `undefined` when no host holds the session (the caller may drive it itself), also when the
+   * owner dies (or loses the session) while the command waits for it untaken: the command is
+   * withdrawn, and the caller applies it or routes it again. A session whose
    * owner stopped renewing its lease is refused at once (`SESSION_OWNED`, `details.orphaned`); an
    * owner that does not answer in time is `TIMEOUT`.
    */

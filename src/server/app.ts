@@ -568,12 +568,16 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     if (router && command.kind === 'stop' && !(hubs.get(id)?.session ?? host.get(id))) {
       return unwrap((await router.route(id, command)) ?? { ok: true, value: { stopped: true, live: false } });
     }
-    try {
-      return await applyHere(id, command);
-    } catch (error) {
-      if (!router || !isAseError(error, 'SESSION_OWNED')) throw error;
-      const outcome = await router.route(id, command);
-      return outcome ? unwrap(outcome) : applyHere(id, command);
+    // Here, else routed to the owner; again when the owner died before it took the command (the
+    // router withdrew it): then this host takes the session over, or routes it to whoever did.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await applyHere(id, command);
+      } catch (error) {
+        if (!router || !isAseError(error, 'SESSION_OWNED') || attempt === 3) throw error;
+        const outcome = await router.route(id, command);
+        if (outcome) return unwrap(outcome);
+      }
     }
   };
   options.router?.serve(async (id, command) => {

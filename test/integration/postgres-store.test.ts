@@ -4,6 +4,7 @@
  * what only a shared database is for: two hosts (two pools) racing to acquire, an owner fenced while
  * it keeps appending, migrations started by many hosts at once, and a session run on it end to end.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createSession } from '../../src/index.js';
@@ -263,6 +264,73 @@ describePostgres('PostgresCommandRouter', () => {
       await owner.close();
       await caller.close();
       await ownerStore.close();
+    }
+  });
+
+  it('an owner that dies (on this host) or loses the lease before answering: the command is withdrawn at once, not after the timeout; a live owner that took it is waited for', { timeout: 90_000 }, async () => {
+    const schema = db!.schema('cmddead');
+    const caller = new PostgresCommandRouter({ connectionString: PG_URL!, schema, hostId: 'host-b', maxConnections: 3, pollMs: 100, timeoutMs: 20_000 });
+    const impatient = new PostgresCommandRouter({ connectionString: PG_URL!, schema, hostId: 'host-b', maxConnections: 2, pollMs: 100, timeoutMs: 1_500 });
+    const children: ChildProcess[] = [];
+    /** A live process of the caller's host (a server that will be SIGKILLed), which serves nothing. */
+    const process_ = () => {
+      const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+      children.push(child);
+      return { pid: child.pid!, kill: async () => (child.kill('SIGKILL'), await new Promise((r) => child.once('exit', r))) }; // reaped: its pid reads dead
+    };
+    const lease = (owner: object) => db!.pool.query(`UPDATE "${schema}".ase_lease SET owner = $1 WHERE session_id = 's1'`, [JSON.stringify(owner)]);
+    const rows = async () => (await db!.pool.query<{ local_id: string }>(`SELECT local_id FROM "${schema}".ase_command ORDER BY id`)).rows.map((r) => r.local_id);
+    const queued = async (localId: string) => {
+      while (!(await rows()).includes(localId)) await new Promise((r) => setTimeout(r, 20));
+    };
+    try {
+      await caller.refuseOrphaned('s1'); // the schema exists
+      await db!.pool.query(`INSERT INTO "${schema}".ase_lease (session_id, fence, owner, host_id, expires_at, ttl_ms) VALUES ('s1', 1, NULL, 'host-b', clock_timestamp() + interval '1 hour', 3600000)`);
+
+      // Dies before it takes the command.
+      const first = process_();
+      await lease({ host: 'host-b', pid: first.pid });
+      let routed = caller.route('s1', { kind: 'send', text: 'hi', localId: 'm1' });
+      await queued('m1');
+      let killedAt = Date.now();
+      await first.kill();
+      await expect(routed).resolves.toBeUndefined();
+      expect(Date.now() - killedAt, 'answered within a few polls, not at the 20 s timeout').toBeLessThan(10_000);
+      expect(await rows(), 'withdrawn: a retry by the host that takes over is a new row').toEqual([]);
+
+      // Dies after it took the command, before answering: withdrawn too (a message it had accepted
+      // is known by its localId to whoever takes the session over).
+      const second = process_();
+      await lease({ host: 'host-b', pid: second.pid });
+      routed = caller.route('s1', { kind: 'send', text: 'hi', localId: 'm2' });
+      await queued('m2');
+      await db!.pool.query(`UPDATE "${schema}".ase_command SET claimed_at = clock_timestamp() WHERE local_id = 'm2'`);
+      killedAt = Date.now();
+      await second.kill();
+      await expect(routed).resolves.toBeUndefined();
+      expect(Date.now() - killedAt).toBeLessThan(10_000);
+      expect(await rows()).toEqual([]);
+
+      // Another host's owner (its liveness unknown here) loses the lease before taking the command: withdrawn.
+      await lease({ host: 'host-c', pid: 11 });
+      routed = caller.route('s1', { kind: 'abort' });
+      while ((await rows()).length === 0) await new Promise((r) => setTimeout(r, 20)); // its row (an abort has no localId)
+      await lease({ host: 'host-c', pid: 12 });
+      await expect(routed).resolves.toBeUndefined();
+      expect(await rows()).toEqual([]);
+
+      // ... but once that owner took it, it is still applying it: the caller waits for its answer.
+      await lease({ host: 'host-c', pid: 13 });
+      const waited = impatient.route('s1', { kind: 'send', text: 'hi', localId: 'm3' });
+      await queued('m3');
+      await db!.pool.query(`UPDATE "${schema}".ase_command SET claimed_at = clock_timestamp() WHERE local_id = 'm3'`);
+      await lease({ host: 'host-c', pid: 14 });
+      expect(isAseError(await rejection(waited), 'TIMEOUT')).toBe(true);
+      expect(await rows()).toEqual(['m3']);
+    } finally {
+      for (const child of children) child.kill('SIGKILL');
+      await caller.close();
+      await impatient.close();
     }
   });
 });

@@ -85,9 +85,11 @@ export class PostgresCommandRouter implements SessionCommandRouter {
     );
     const id = row?.id ?? (await this.#db.query<{ id: string }>(`SELECT id FROM ${this.#s}.ase_command WHERE session_id = $1 AND local_id = $2`, [sessionId, localId]))[0]!.id;
     await this.#listen();
-    const answered = this.#answer(id);
+    const answered = this.#answer(id, () => this.#abandoned(id, sessionId, key));
     await this.#db.query('SELECT pg_notify($1, $2)', [channelName('ase_cmd', this.#db.schema, key), id]);
     const outcome = await answered;
+    // The owner died (or lost the session) before it took the command: not routed after all.
+    if (outcome === undefined) return undefined;
     // A command without a localId is answered once and never retried as the same row: drop it now.
     if (localId === null) await this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE id = $1`, [id]).catch(() => {});
     return outcome;
@@ -121,13 +123,35 @@ export class PostgresCommandRouter implements SessionCommandRouter {
     return owner;
   }
 
-  /** Waits for the row's outcome: woken by the reply channel, checked at every poll, until the timeout. */
-  async #answer(id: string): Promise<CommandOutcome> {
+  /**
+   * Whether the command `id`, addressed to the process `key`, will never be answered by it, and
+   * so is withdrawn (its row deleted): that process is dead on this host (a SIGKILLed server, whose
+   * inbox nobody reads: without this its caller waited for the TIMEOUT, told the command "stays
+   * queued" for nobody), or the lease has moved on (released, or another process holds it) before
+   * the process claimed the command. A command a live process has claimed is left to it: it answers.
+   * The caller then applies the command itself (its own host takes the dead owner's lease) or routes
+   * it to the new owner; a message the dead process had already accepted is known by its `localId`.
+   */
+  async #abandoned(id: string, sessionId: string, key: string): Promise<boolean> {
+    const [lease] = await this.#db.query<{ owner: string | null }>(`SELECT owner FROM ${this.#s}.ase_lease WHERE session_id = $1`, [sessionId]);
+    const owner = lease?.owner ? (JSON.parse(lease.owner) as LeaseOwner) : undefined;
+    const dead = owner !== undefined && ownerKey(owner) === key && liveness(owner, this.#process) === 'dead';
+    if (owner !== undefined && ownerKey(owner) === key && !dead) return false;
+    const withdrawn = await this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE id = $1 AND done_at IS NULL AND (claimed_at IS NULL OR $2::boolean) RETURNING id`, [id, dead]);
+    return withdrawn.length > 0;
+  }
+
+  /**
+   * Waits for the row's outcome: woken by the reply channel, checked at every poll, until the
+   * timeout; undefined when `abandoned` (asked at each poll without an answer) withdrew it.
+   */
+  async #answer(id: string, abandoned: () => Promise<boolean>): Promise<CommandOutcome | undefined> {
     const deadline = Date.now() + this.#timeoutMs;
     try {
-      for (;;) {
+      for (let look = 0; ; look++) {
         const [row] = await this.#db.query<{ result: string | null }>(`SELECT result FROM ${this.#s}.ase_command WHERE id = $1`, [id]);
         if (row?.result) return JSON.parse(row.result) as CommandOutcome;
+        if (look > 0 && (await abandoned())) return undefined;
         const left = deadline - Date.now();
         if (left <= 0) {
           throw new AseError('TIMEOUT', `the host that owns this session did not answer within ${this.#timeoutMs} ms; the command stays queued for it (a retry with the same localId is the same command)`, {
