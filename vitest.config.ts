@@ -15,7 +15,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['./test/support/orphan-check.ts', './test/support/pinned-agents-setup.ts', './test/support/postgres-setup.ts'],
+    globalSetup: ['./test/support/orphan-check.ts', './test/support/pinned-agents-setup.ts', './test/support/postgres-setup.ts', './test/support/consumer-install-teardown.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Vitest's default is one worker fewer than the cores: ONE on a 2-core CI machine, which then
