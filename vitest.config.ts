@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import SlowestFirstSequencer from './test/support/slowest-first-sequencer.js';
 
 export default defineConfig({
   resolve: {
@@ -14,7 +15,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['./test/support/orphan-check.ts', './test/support/pinned-agents-setup.ts', './test/support/postgres-setup.ts'],
+    globalSetup: ['./test/support/orphan-check.ts', './test/support/pinned-agents-setup.ts', './test/support/postgres-setup.ts', './test/support/consumer-install-teardown.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Vitest's default is one worker fewer than the cores: ONE on a 2-core CI machine, which then
@@ -22,5 +23,8 @@ export default defineConfig({
     // a time there; as many as the default elsewhere. `--maxWorkers=1` restores the serial run.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: ['default', './test/support/summary-reporter.ts'],
+    // Slowest files first (vitest's fallback without its cache, as on CI, is largest file first,
+    // which started the two slowest files last): the two workers then end together.
+    sequence: { sequencer: SlowestFirstSequencer },
   },
 });

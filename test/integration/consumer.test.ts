@@ -14,7 +14,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentEventSchema, type AgentDiagnosis } from '../../src/index.js';
 import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
-import { installOffline, packDirs, runtimeDependencyDirs } from '../support/consumer-install.js';
+import { installedConsumerProject } from '../support/consumer-install.js';
 import { testRunEnv } from '../support/orphan-check.js';
 
 const KEY = 'sk-ant-consumer-test-not-a-real-key';
@@ -42,10 +42,8 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'ase-consumer-'));
   app = join(root, 'app');
   standInDir = join(root, 'bin');
-  for (const dir of [app, standInDir, join(root, 'tgz'), join(root, 'home')]) mkdirSync(dir, { recursive: true });
-  const tarballs = await packDirs([REPO_ROOT, ...runtimeDependencyDirs()], join(root, 'tgz'));
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }));
-  await installOffline(app, tarballs, join(root, 'npm-cache'));
+  for (const dir of [app, standInDir, join(root, 'home')]) mkdirSync(dir, { recursive: true });
+  await installedConsumerProject(app, { name: 'consumer', version: '1.0.0', private: true, type: 'module' }, root);
   // The stand-in `claude`; `node` on PATH is this Node (the machine's may be too old for the library).
   copyFileSync(join(REPO_ROOT, 'test', 'support', 'consumer-claude-stand-in.mjs'), join(standInDir, 'claude'));
   chmodSync(join(standInDir, 'claude'), 0o755);

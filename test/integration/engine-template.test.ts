@@ -6,14 +6,14 @@
  * with `node --test` (no vitest, no file of this repository): every conformance check of the kit
  * passes and the model-based harness walks the SessionActor over the engine and reports coverage.
  */
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFORMANCE_CHECKS } from '../../src/testing.js';
-import { ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
-import { installOffline, packDirs, runtimeDependencyDirs } from '../support/consumer-install.js';
+import { ensureBuiltCli } from '../support/built-cli.js';
+import { installedConsumerProject } from '../support/consumer-install.js';
 import { testRunEnv } from '../support/orphan-check.js';
 
 let root: string;
@@ -23,10 +23,8 @@ beforeAll(async () => {
   await ensureBuiltCli();
   root = mkdtempSync(join(tmpdir(), 'ase-template-'));
   app = join(root, 'app');
-  for (const dir of [app, join(root, 'tgz'), join(root, 'home')]) mkdirSync(dir, { recursive: true });
-  const tarballs = await packDirs([REPO_ROOT, ...runtimeDependencyDirs()], join(root, 'tgz'));
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-engine', version: '1.0.0', private: true, type: 'module' }));
-  await installOffline(app, tarballs, join(root, 'npm-cache'));
+  for (const dir of [app, join(root, 'home')]) mkdirSync(dir, { recursive: true });
+  await installedConsumerProject(app, { name: 'my-engine', version: '1.0.0', private: true, type: 'module' }, root);
   // What a user does: copy the template out of the installed package and start from it.
   cpSync(join(app, 'node_modules', 'agent-session-engine', 'examples', 'engine-template'), join(app, 'engine'), { recursive: true });
 }, 300_000);
