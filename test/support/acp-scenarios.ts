@@ -13,8 +13,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
+import { isAseError } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import type { PermissionDecision } from '../../src/events/engine-input.js';
+import { eventOrderingViolations } from '../../src/testing.js';
 import { EventLog } from './acp-hermetic.js';
 import { waitNoProcessesUnder } from './processes.js';
 import { toTrafficEntry, type TrafficEntry } from './acp-traffic.js';
@@ -48,6 +50,15 @@ export interface AgentQuirks {
   rejectEndsTurn?: boolean;
   /** The agent streams reasoning as `agent_thought_chunk`. */
   thinking: boolean;
+  /**
+   * Also assert, on this one engine, everything the conformance kit's `start`, `permission_allow`,
+   * `permission_deny` and `stop` checks assert (no turn event before `ready`, the session
+   * identified once, each turn's usage, each permission request reported once, the event-ordering
+   * rules over the whole run, a second `stop` harmless, `exited` once, `send` after stop refused
+   * with ENGINE_NOT_RUNNING), so a file can skip those checks: each costs a fresh agent start, and
+   * opencode's alone is 12-17 s of CPU.
+   */
+  contract?: boolean;
 }
 
 
@@ -153,13 +164,24 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   await ready;
   timings.spawnToReadyMs = ms();
   expect(log.of('session_identified')).toHaveLength(1);
+  if (quirks.contract) {
+    expect(log.of('exited')).toEqual([]);
+    const beforeReady = log.events.slice(0, log.events.findIndex((e) => e.type === 'ready'));
+    expect(beforeReady.filter((e) => e.type === 'turn_complete' || e.type === 'permission_request')).toEqual([]);
+  }
   let send = 0;
   const turn = async (text: string) => {
     const from = log.events.length;
     const done = log.next('turn_complete', `turn "${text}"`);
     await host.send(`l${++send}`, text);
     const end = await done;
+    // The kit's per-turn usage rule: every count a number, none negative.
+    if (quirks.contract) for (const [key, n] of Object.entries(end.usage)) expect(n, `usage.${key}`).toBeGreaterThanOrEqual(0);
     return { end, events: since(log.events, from) };
+  };
+  /** The kit's rule: a permission request is reported once. */
+  const reportedOnce = (requestId: string) => {
+    if (quirks.contract) expect(log.of('permission_request').filter((e) => e.requestId === requestId)).toHaveLength(1);
   };
   const textOf = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join('');
 
@@ -203,6 +225,7 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   expect(events.find((e) => e.type === 'tool_call')).toMatchObject({ callId: ask.callId });
   expect(events.filter((e) => e.type === 'tool_result' && e.callId === ask.callId)).toEqual([expect.objectContaining({ status: 'completed', isError: false })]);
   expect(events.findIndex((e) => e.type === 'tool_call')).toBeLessThan(events.findIndex((e) => e.type === 'tool_result'));
+  reportedOnce(ask.requestId);
 
   // 4. tool call, permission rejected
   t = performance.now();
@@ -219,6 +242,7 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   expect(existsSync(join(work, 'rejected.txt'))).toBe(false);
   events = since(log.events, from);
   expect(events.filter((e) => e.type === 'tool_result' && e.callId === ask.callId)).toEqual([expect.objectContaining({ status: 'denied', isError: true })]);
+  reportedOnce(ask.requestId);
 
   // 5. cancel mid-stream
   t = performance.now();
@@ -264,6 +288,19 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   await host.stop();
   timings.stopMs = ms();
   expect(log.events.at(-1)?.type).toBe('exited');
+  if (quirks.contract) {
+    // The kit's stop check: a second stop is harmless, `exited` came once, a late send is refused.
+    await engine.stop();
+    expect(log.of('exited')).toHaveLength(1);
+    const late = await (async () => engine.send({ localId: 'late', text: 'too late' }))().then(
+      () => 'accepted',
+      (error: unknown) => (isAseError(error) ? error.code : String(error)),
+    );
+    expect(late).toBe('ENGINE_NOT_RUNNING');
+    // The kit's ordering rules over the whole run: 7 turns (the cancelled ones included).
+    expect(eventOrderingViolations(log.events, { gen: 1, turns: send })).toEqual([]);
+    expect(log.of('session_identified')).toHaveLength(1);
+  }
   expect(log.of('error')).toEqual([]);
   expect(engine.invalidEvents).toEqual([]);
   expect(await waitNoProcessesUnder(root)).toEqual([]);
