@@ -76,7 +76,8 @@ export function describePresetAgent<M extends AgentMock>(agent: PresetAgent<M>):
     // each of their assertions on its one agent (`contract: true`), and each check would start a
     // fresh agent (opencode: 12-17 s of CPU per start; these four were ~45% of the file's time).
     // text_turn (two like turns: usage per turn, not cumulative), abort (a turn stalled before its
-    // first token, unlike the scenario's cancel mid-stream) and resume (a second agent) stay.
+    // first token, unlike the scenario's cancel mid-stream) and resume (a second agent) stay, and
+    // tool_turn and failure where the agent's file gives the hooks (quietTool, failure).
     registerWithVitest(
       engineConformance(acpEngine({ preset: agent.preset }), {
         name: `acp preset ${agent.preset}`,
