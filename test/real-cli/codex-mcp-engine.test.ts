@@ -249,8 +249,10 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
   // test's bench (whose teardown also asserts that nothing of its root is left). `resume` skips
   // itself (threads die with the mcp-server process: the engine does not claim it); `bad_output`
   // has no hook (docs/testing.md: the agent's own stdout cannot honestly be made garbage).
-  // permission_allow/deny (escalated commands ask; on-request approvals) and abort are run too,
-  // though the tests above cover them: each check is 4-7 s at load 17-19, and they are the contract.
+  // permission_allow/deny and abort are skipped to keep the file lean (each check is a fresh codex,
+  // 5-12 s at load 20): the shell-approval and interrupt tests above prove them on this binary with
+  // stricter assertions (all three passed through the kit here too: 6.5 s, 5.0 s, 5.3 s). The
+  // `permission` hook stays, for running them: escalated commands ask under on-request approvals.
   // `failure` is skipped: it FAILS on 0.153.4, a defect of mcp-server the engine cannot repair
   // (docs/engines/codex.md, quirk 9): the failed turn's task_complete stays queued and answers the
   // next codex-reply at once, empty ("After the failure." never reaches that turn), and every later
@@ -273,7 +275,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
         },
       }),
       leftovers: () => processesUnder(root),
-      skip: ['failure'],
+      skip: ['failure', 'permission_allow', 'permission_deny', 'abort'],
     }),
     { describe, it },
   );
