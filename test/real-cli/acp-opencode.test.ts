@@ -24,4 +24,7 @@ describePresetAgent<AnthropicMock>({
   }),
   turnRequests: (mock) => mock.requests.filter(isMainOpencodeRequest).length,
   stall: (mock) => mock.enqueue({ kind: 'text', text: 'a very slow answer that is aborted long before it ends', chunks: 60, delayMs: 500 }),
+  // glob runs without asking (only bash and edits ask); a 400 fails the turn (a 5xx or 429 the SDK retries).
+  quietTool: (mock, then) => mock.enqueue({ kind: 'tool_use', name: 'glob', input: { pattern: '*' } }, { kind: 'text', text: then }),
+  failure: (mock) => mock.enqueue({ kind: 'error', status: 400, message: 'conformance: the model refused the request' }),
 });

@@ -26,6 +26,16 @@ export interface PresetAgent<M extends AgentMock> {
   turnRequests(mock: M): number;
   /** Scripts an answer that does not end before the check aborts it. */
   stall(mock: M): void;
+  /**
+   * Scripts a turn that runs a tool the agent runs without asking (a read-only one: the shell
+   * asks), then answers `then`. The kit's `tool_turn` check; without it the check is skipped.
+   */
+  quietTool?(mock: M, then: string): void;
+  /**
+   * Scripts a model request that fails in a way the agent gives up on (not a status it retries),
+   * so the turn fails. The kit's `failure` check; without it the check is skipped.
+   */
+  failure?(mock: M): void;
   /** The engine reports per-turn token usage (default true). */
   reportsUsage?: boolean;
   /** Prints what helps explain a failed scenario run (which request took which answer). */
@@ -66,7 +76,8 @@ export function describePresetAgent<M extends AgentMock>(agent: PresetAgent<M>):
     // each of their assertions on its one agent (`contract: true`), and each check would start a
     // fresh agent (opencode: 12-17 s of CPU per start; these four were ~45% of the file's time).
     // text_turn (two like turns: usage per turn, not cumulative), abort (a turn stalled before its
-    // first token, unlike the scenario's cancel mid-stream) and resume (a second agent) stay.
+    // first token, unlike the scenario's cancel mid-stream) and resume (a second agent) stay, and
+    // tool_turn and failure where the agent's file gives the hooks (quietTool, failure).
     registerWithVitest(
       engineConformance(acpEngine({ preset: agent.preset }), {
         name: `acp preset ${agent.preset}`,
@@ -76,6 +87,12 @@ export function describePresetAgent<M extends AgentMock>(agent: PresetAgent<M>):
           const model = agent.model(bench.mock);
           return {
             text: (answer) => model.text(answer),
+            // No `badOutput`: the real agent never prints garbage, and injecting some (a wrapper
+            // between it and the engine) would test our line reader, which the ACP stand-in run
+            // (test/kit/acp-stand-in.test.ts) already proves with the same kit check; here it would
+            // only add an agent start (docs/testing.md).
+            ...(agent.quietTool && { tool: (_command: string, then: string) => agent.quietTool!(bench.mock, then) }),
+            ...(agent.failure && { failure: () => agent.failure!(bench.mock) }),
             permission: (command, then) => {
               model.shell(command);
               model.text(then);

@@ -311,6 +311,32 @@ describe('acp helpers', () => {
     expect(turnUsage({ usage: { inputTokens: -1, outputTokens: 'x' } })).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
   });
 
+  it('sums the turn\'s chunk `_meta.usage` (Qwen Code) once; the prompt result\'s own usage wins; nothing counted twice', () => {
+    const t = new AcpTranslator({ idPrefix: 'acp-1' });
+    const usageChunk = (usage: Record<string, unknown>, kind = 'agent_message_chunk') => ({ sessionUpdate: kind, content: { type: 'text', text: '' }, _meta: { usage, durationMs: 5 } });
+    run(t, [usageChunk({ inputTokens: 50, outputTokens: 1 })]); // replayed history / before any turn
+    t.beginTurn();
+    expect(t.takeChunkUsage()).toBeUndefined(); // what came before the turn is not its usage
+    // Two model requests (a tool call, then the answer). Cached tokens are inside inputTokens;
+    // thoughtTokens are inside outputTokens (OpenAI completion_tokens), never added on top.
+    const out = run(t, [usageChunk({ inputTokens: 120, outputTokens: 9, totalTokens: 129, thoughtTokens: 4, cachedReadTokens: 20 }), { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hi' } }, usageChunk({ inputTokens: 140, outputTokens: 6, cachedReadTokens: 100 }, 'agent_thought_chunk')]);
+    expect(out.filter((e) => e.type === 'text_delta')).toHaveLength(1); // the usage chunks are no text
+    const reported = t.takeChunkUsage();
+    expect(reported).toEqual({ inputTokens: 140, outputTokens: 15, cacheReadTokens: 120, cacheWriteTokens: 0 });
+    expect(t.takeChunkUsage()).toBeUndefined(); // taken once
+    expect(turnUsage({ stopReason: 'end_turn' }, reported)).toEqual(reported);
+    // An agent that also puts usage in its prompt result is counted from the result alone.
+    expect(turnUsage({ stopReason: 'end_turn', usage: { inputTokens: 3, outputTokens: 4 } }, reported)).toEqual({ inputTokens: 3, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    expect(turnUsage({ _meta: { quota: { token_count: { input_tokens: 7, output_tokens: 1 } } } }, reported)).toEqual({ inputTokens: 7, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    // Late usage after the turn was taken belongs to no later turn.
+    run(t, [usageChunk({ inputTokens: 9, outputTokens: 9 })]);
+    t.beginTurn();
+    expect(turnUsage({ stopReason: 'end_turn' }, t.takeChunkUsage())).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+    // Bad counts read as 0; a cached count above the input never makes inputTokens negative.
+    run(t, [usageChunk({ inputTokens: 'x', outputTokens: -2, cachedReadTokens: 5 }), { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '' }, _meta: { usage: 'none' } }]);
+    expect(t.takeChunkUsage()).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 5, cacheWriteTokens: 0 });
+  });
+
   it('merges factory and per-session options (per-session wins, env merged, a new preset drops the factory command)', () => {
     expect(resolveAcpOptions({ preset: 'gemini', env: { A: '1', B: '1' } }, { env: { B: '2' }, fs: { enabled: true } })).toEqual({ preset: 'gemini', env: { A: '1', B: '2' }, fs: { enabled: true } });
     expect(resolveAcpOptions({ command: '/bin/agent', args: ['--x'], bin: '/bin/x' }, { preset: 'codex-acp' })).toEqual({ preset: 'codex-acp' });

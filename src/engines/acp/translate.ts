@@ -10,17 +10,20 @@
  * - Empty text chunks are skipped (Claude starts every message with `""`).
  * - Streamed text is also assembled into `message` events (one per text run between tool calls),
  *   because text deltas are ephemeral and the transcript keeps only messages.
+ * - Token usage an agent puts in a chunk's `_meta.usage` (Qwen Code: one per model request) is
+ *   summed per turn for the turn's end to take once (usage.ts says which source wins).
  *
  * - A call of the session's host tools is named after the tool (`add`), not as the agent names it
  *   (`mcp__host__add`, `add (host MCP Server)`, `Tool: host/add`): host-tool-names.ts.
  *
  * Never throws; input it cannot use is recorded in `skipped`.
  */
-import type { AgentCommand, AgentEventBody, ContentBlock, PlanEntry } from '../../events/agent-event.js';
+import type { AgentCommand, AgentEventBody, ContentBlock, PlanEntry, TurnUsage } from '../../events/agent-event.js';
 import { ThinkingIndicator } from '../core/thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 import { acpHostToolName } from './host-tool-names.js';
+import { addUsage, chunkUsage } from './usage.js';
 
 export type { SkippedInput } from '../core/skipped-inputs.js';
 
@@ -86,6 +89,8 @@ export class AcpTranslator {
   #segment = 0;
   #message: OpenMessage | undefined;
   readonly #thinking = new ThinkingIndicator();
+  /** `_meta.usage` of this turn's chunks not taken yet (undefined: none reported). */
+  #chunkUsage: TurnUsage | undefined;
 
   constructor(options: AcpTranslatorOptions) {
     this.#options = options;
@@ -100,7 +105,19 @@ export class AcpTranslator {
     const late = this.flush();
     this.#turn++;
     this.#segment = 0;
+    // Usage reported after the previous turn was taken (or replayed history's) is no turn's to count.
+    this.#chunkUsage = undefined;
     return late;
+  }
+
+  /**
+   * The usage this turn's chunks reported so far (undefined: none), and forgets it: the turn's end
+   * takes it once, so a second end or a later turn cannot count it again.
+   */
+  takeChunkUsage(): TurnUsage | undefined {
+    const usage = this.#chunkUsage;
+    this.#chunkUsage = undefined;
+    return usage;
   }
 
   /** Closes an open message and thinking; for late output when no turn will end it (agent exit). */
@@ -193,8 +210,10 @@ export class AcpTranslator {
     const update = u.update;
     switch (u.kind) {
       case 'agent_message_chunk':
+        this.#noteUsage(update);
         return this.#chunk('assistant', 'text', update);
       case 'agent_thought_chunk':
+        this.#noteUsage(update);
         return this.#chunk('assistant', 'thinking', update);
       case 'user_message_chunk':
         return this.#options.includeUserMessages ? this.#chunk('user', 'text', update) : [];
@@ -241,6 +260,11 @@ export class AcpTranslator {
         noteSkipped(this.skipped, { reason: `unknown session/update "${u.kind}"`, raw: update });
         return [];
     }
+  }
+
+  #noteUsage(update: Record<string, unknown>): void {
+    const usage = chunkUsage(update['_meta']);
+    if (usage) this.#chunkUsage = this.#chunkUsage ? addUsage(this.#chunkUsage, usage) : usage;
   }
 
   #skipUpdate(reason: string, update: unknown): AgentEventBody[] {

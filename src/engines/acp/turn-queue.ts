@@ -5,7 +5,6 @@
  * Kept apart from the engine so the turn rules (cancel = `session/cancel` + every open permission
  * answered, a per-turn cost delta, late output closed before the next turn) read in one place.
  */
-import { ZERO_USAGE } from '../../events/agent-event.js';
 import type { UserMessage } from '../../events/engine-input.js';
 import type { EngineContext } from '../core/engine.js';
 import type { EngineEvents } from '../core/engine-events.js';
@@ -113,9 +112,9 @@ export class TurnQueue {
       const { code, message, data } = response.error;
       const { kind, retryable } = classifyRpcError(code, message, data);
       host.events.emit({ type: 'error', kind, message: `acp agent: session/prompt failed: ${message} (JSON-RPC ${code})${data === undefined ? '' : ` ${JSON.stringify(data)}`}`, retryable });
-      host.events.emit({ type: 'turn_complete', status: 'failed', usage: turnUsage(undefined) });
+      host.events.emit({ type: 'turn_complete', status: 'failed', usage: turnUsage(undefined, host.translator.takeChunkUsage()) });
     } else {
-      const usage = turnUsage(response.result);
+      const usage = turnUsage(response.result, host.translator.takeChunkUsage());
       const cost = host.translator.info.cost;
       if (turn.costAtStart !== undefined && cost?.currency === 'USD') usage.costUsd = Math.max(0, cost.amount - turn.costAtStart);
       host.events.emit({ type: 'turn_complete', status: cancelled ? 'cancelled' : 'completed', ...(stopReason !== undefined && { stopReason }), usage });
@@ -161,7 +160,7 @@ export class TurnQueue {
     if (turn.ended || host.events.exited) return;
     host.events.emit({ type: 'error', kind: 'protocol', message: `acp agent did not end the cancelled turn within ${host.cancelTimeoutMs} ms; stopping it`, retryable: true });
     this.end(turn, true);
-    host.events.emit({ type: 'turn_complete', status: 'cancelled', usage: { ...ZERO_USAGE } });
+    host.events.emit({ type: 'turn_complete', status: 'cancelled', usage: turnUsage(undefined, host.translator.takeChunkUsage()) });
     host.kill('cancel timed out');
   }
 }
