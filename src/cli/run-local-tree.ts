@@ -27,7 +27,7 @@
  * the only one drawn. Quitting the root's UI ends everything. Every session this process opened is
  * stopped on the way out.
  */
-import { AseError, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
+import { AseError, answerText, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
 import { DeskMenu, drawMenu } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
@@ -72,8 +72,8 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
   const lastText = new Map<string, string>();
   const followText = (session: Session) =>
     session.on('agent', ({ event }) => {
-      if (event.type !== 'message' || event.role !== 'assistant' || event.parentCallId !== undefined) return;
-      const text = event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      if (event.type !== 'message') return;
+      const text = answerText(event);
       if (text !== '') lastText.set(session.id, text);
     });
 

@@ -13,6 +13,7 @@
  * is sent the message as before (the tree's default, deduplicated by its `localId`).
  */
 import { AseError } from '../errors.js';
+import { messageText } from '../events/message-text.js';
 import type { Session } from './session.js';
 import type { ResultDelivery } from './session-tree.js';
 
@@ -54,7 +55,7 @@ export function typedResultDelivery(options: { confirmMs?: number } = {}): Resul
       const timer = setTimeout(() => settle(new AseError('TIMEOUT', `${parent.id} did not take the sub-agent's result typed into its terminal UI within ${confirmMs / 1000} s; it stays undelivered`)), confirmMs);
       const off = parent.on('agent', ({ event }) => {
         if (event.type !== 'message' || event.role !== 'user') return;
-        const said = event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+        const said = messageText(event);
         if (said.includes(firstLine)) settle();
       });
       // A parent that ends first will never take it: undelivered at once, not after the whole wait.
