@@ -28,7 +28,7 @@
  * stopped on the way out.
  */
 import { AseError, answerText, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
-import { DeskMenu, drawMenu } from './desk-menu.js';
+import { DeskMenu, MenuOverlay, type MenuOutcome } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import type { Output } from './render.js';
 import { TerminalMirror } from '../server.js';
@@ -36,8 +36,6 @@ import type { RunArgs } from './run-args.js';
 
 /** How long a moved desk waits for the entered session's terminal UI before it gives up (a slow start on a loaded machine). */
 const TERMINAL_START_MS = 60_000;
-/** Output held while the menu is open, at most: more closes the menu (the UI is drawing a lot). */
-const MENU_HOLD_LIMIT = 1 << 20;
 
 export async function runLocalTree(args: RunArgs, workDir: string, output: Output): Promise<number> {
   const engineOptions = { ...args.options, ...(Object.keys(args.env).length > 0 && { env: args.env }) };
@@ -121,10 +119,8 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     desk?.write(data);
   };
 
-  /** The chord menu while it is open, and the UI's output held meanwhile. */
-  let menu: DeskMenu | undefined;
-  let held: string[] = [];
-  let heldBytes = 0;
+  /** The chord menu over the screen; the UI's output goes through it. */
+  const menu = new MenuOverlay<string>({ terminal: () => desk, show: toDesk, screen: (draw) => mirror?.screen(draw) });
 
   /** A terminal UI draws itself again on a size change (one that kept running hidden, or under the menu). */
   const repaint = (session: Session) => {
@@ -135,41 +131,20 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
 
   const show = (session: Session, redraw: boolean) => {
     offData();
-    closeMenu(false);
+    menu.close(false);
     shown = session;
     toDesk(CLEAR_SCREEN);
-    offData = session.terminal.onData((data) => {
-      if (!menu) return toDesk(data);
-      held.push(data);
-      heldBytes += data.length;
-      if (heldBytes > MENU_HOLD_LIMIT) closeMenu(true);
-    });
+    offData = session.terminal.onData((data) => menu.output(data));
     if (!desk) return;
     if (redraw) repaint(session);
     else session.terminal.resize(desk.cols, desk.rows);
   };
 
-  const drawOpenMenu = () => {
-    if (menu && desk) desk.write(drawMenu(menu.lines(), desk.cols, desk.rows));
-  };
-
-  /** Closes the menu: what the UI drew meanwhile is written, then (`redraw`) the screen is repainted without the menu. */
-  function closeMenu(redraw: boolean): void {
-    if (!menu) return;
-    menu = undefined;
-    const output = held.join('');
-    held = [];
-    heldBytes = 0;
-    if (output !== '') toDesk(output);
-    if (redraw) mirror?.screen((screen) => !menu && desk?.write(screen));
-  }
-
   const openMenu = async () => {
     const of = shown;
     const kids = await children(of).catch(() => []);
-    if (detached || shown !== of || menu) return;
-    menu = new DeskMenu(of.id, kids, of === root);
-    drawOpenMenu();
+    if (detached || shown !== of || menu.isOpen) return;
+    menu.open(new DeskMenu(of.id, kids, of === root));
   };
 
   const untilAttached = (session: Session) =>
@@ -238,14 +213,9 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     });
   };
 
-  /** What the menu decided. */
-  const onMenu = (outcome: ReturnType<DeskMenu['keys']>) => {
-    if (outcome.type === 'stay') return drawOpenMenu();
-    if (outcome.type === 'handover') {
-      closeMenu(false);
-      return handOver();
-    }
-    closeMenu(outcome.type === 'close');
+  /** What the menu decided (it has closed, but on 'stay'). */
+  const onMenu = (outcome: MenuOutcome) => {
+    if (outcome.type === 'handover') return handOver();
     if (outcome.type === 'enter') {
       const id = outcome.id;
       toDesk(`${CLEAR_SCREEN}[ase] entering sub-agent session ${id}\u2026\r\n`);
@@ -294,7 +264,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     desk = openDesk({
       onKeys: (keys) => {
         if (detached) return;
-        if (menu) return onMenu(menu.keys(keys));
+        if (menu.isOpen) return onMenu(menu.keys(keys));
         const { before, detached: chord } = splitAtDetachKey(keys);
         if (before !== '') shown.terminal.write(before);
         if (chord) void openMenu();
@@ -302,7 +272,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
       onResize: (cols, rows) => {
         mirror?.resize(cols, rows);
         shown.terminal.resize(cols, rows);
-        drawOpenMenu(); // at the new size (the UI's repaint is held until the menu closes)
+        menu.draw(); // at the new size (the UI's repaint is held until the menu closes)
       },
       onSignal: (signal) => void supervisor.shutdown().finally(() => process.kill(process.pid, signal)),
     });
