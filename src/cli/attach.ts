@@ -19,6 +19,7 @@ import { AseError, isAseError } from '../index.js';
 import { TerminalMirror } from '../server.js';
 import { DeskMenu, MenuOverlay, type MenuOutcome } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
+import { enterSubAgent } from './enter-sub-agent.js';
 import type { Output } from './render.js';
 import { findLiveServer, readServeFile } from './serve-file.js';
 import { readFile } from 'node:fs/promises';
@@ -316,12 +317,12 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   };
 
   const enter = async (childId: string) => {
-    await request('POST', `${path(childId)}/tree/enter`, {});
-    // A sub-agent still working on its task is interrupted now rather than after the switch's wait;
-    // its own UI shows where it stopped, and the person goes on from there.
-    const state = await request<{ phase?: string; mode?: string }>('GET', path(childId));
-    if (state.phase === 'running') await request('POST', `${path(childId)}/abort`, {}).catch(() => undefined);
-    if (state.mode !== 'local') await request('POST', `${path(childId)}/mode`, { to: 'local' });
+    await enterSubAgent({
+      focus: async () => void (await request('POST', `${path(childId)}/tree/enter`, {})),
+      state: () => request<{ phase?: string; mode?: string }>('GET', path(childId)),
+      interrupt: () => request('POST', `${path(childId)}/abort`, {}),
+      switchToLocal: () => request('POST', `${path(childId)}/mode`, { to: 'local' }),
+    });
     await show(childId);
   };
 

@@ -30,6 +30,7 @@
 import { AseError, answerText, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
 import { DeskMenu, MenuOverlay, type MenuOutcome } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
+import { enterSubAgent } from './enter-sub-agent.js';
 import type { Output } from './render.js';
 import { TerminalMirror } from '../server.js';
 import type { RunArgs } from './run-args.js';
@@ -177,15 +178,19 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
 
   const enter = async (childId: string): Promise<void> => {
     const parent = shown;
-    await changeTreeOf(supervisor, childId, (tree) => tree.enter(childId));
-    const child = supervisor.get(childId) ?? (await supervisor.open(childId));
-    followText(child);
-    keepLocal(child);
-    child.terminal.onCommand(onCommand);
-    // A child still working on its task: its turn is interrupted now rather than after the
-    // switch's wait (handoffWaitMs); its own UI shows where it stopped, and the person goes on from there.
-    if (child.snapshot().phase === 'running') await child.abort().catch(() => undefined);
-    if (child.snapshot().mode !== 'local') await child.switchMode('local');
+    const child = await enterSubAgent({
+      focus: async () => {
+        await changeTreeOf(supervisor, childId, (tree) => tree.enter(childId));
+        const opened = supervisor.get(childId) ?? (await supervisor.open(childId));
+        followText(opened);
+        keepLocal(opened);
+        opened.terminal.onCommand(onCommand);
+        return opened;
+      },
+      state: (session) => session.snapshot(),
+      interrupt: (session) => session.abort(),
+      switchToLocal: (session) => session.switchMode('local'),
+    });
     await untilAttached(child);
     if (shown === parent && !detached) show(child, false);
   };
