@@ -17,7 +17,7 @@
 import WebSocket from 'ws';
 import { AseError, isAseError } from '../index.js';
 import { TerminalMirror } from '../server.js';
-import { DeskMenu, MenuOverlay, type MenuOutcome } from './desk-menu.js';
+import { DeskMenu, MenuOverlay, type MenuMoves } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import { enterSubAgent } from './enter-sub-agent.js';
 import type { Output } from './render.js';
@@ -370,14 +370,11 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
       });
   };
 
-  /** What the menu decided (it has closed, but on 'stay'). */
-  const onMenu = (outcome: MenuOutcome) => {
-    if (outcome.type === 'handover') return handOver();
-    if (outcome.type === 'enter') {
-      const id = outcome.id;
-      move(`entering sub-agent session ${id}`, () => enter(id));
-    }
-    if (outcome.type === 'exit') move('back to the parent session', exit);
+  /** What the menu's choices do here. */
+  const menuMoves: MenuMoves = {
+    handover: handOver,
+    enter: (id) => move(`entering sub-agent session ${id}`, () => enter(id)),
+    exit: () => move('back to the parent session', exit),
   };
 
   wire(socket, sessionId);
@@ -394,7 +391,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
           }
           return;
         }
-        if (menu.isOpen) return onMenu(menu.keys(keys));
+        if (menu.isOpen) return void menu.keys(keys, menuMoves);
         const { before, detached } = splitAtDetachKey(keys);
         if (before !== '') send(Buffer.from(before, 'utf8'));
         if (!detached) return;

@@ -122,6 +122,16 @@ export function drawMenu(lines: readonly string[], cols: number, rows: number): 
 /** Output held while the menu is open, at most: more closes the menu (the UI is drawing a lot). */
 export const MENU_HOLD_LIMIT = 1 << 20;
 
+/** What the desk does when the menu decides (the menu has closed by then). */
+export interface MenuMoves {
+  /** Hand the session shown to remote control (h, Ctrl-] Ctrl-]). */
+  handover(): void;
+  /** Enter that sub-agent session. */
+  enter(id: string): void;
+  /** Back to the parent session. */
+  exit(): void;
+}
+
 /** What a MenuOverlay needs of its desk. */
 export interface MenuOverlayHost<Chunk extends string | Buffer> {
   /** The terminal the menu is drawn on (undefined before it is open). */
@@ -185,13 +195,16 @@ export class MenuOverlay<Chunk extends string | Buffer> {
 
   /**
    * Keys typed while the menu is open (call only then). The menu stays (drawn again, a note may
-   * have changed) or closes, repainted unless the outcome is a move or a hand-over, which the
-   * desk carries out and draws itself.
+   * have changed) or closes, repainted unless the outcome is a move or a hand-over, which `moves`
+   * of the desk then carries out and draws.
    */
-  keys(keys: string): MenuOutcome {
+  keys(keys: string, moves: MenuMoves): MenuOutcome {
     const outcome = this.#menu?.keys(keys) ?? { type: 'close' };
     if (outcome.type === 'stay') this.draw();
     else this.close(outcome.type === 'close');
+    if (outcome.type === 'handover') moves.handover();
+    else if (outcome.type === 'enter') moves.enter(outcome.id);
+    else if (outcome.type === 'exit') moves.exit();
     return outcome;
   }
 }

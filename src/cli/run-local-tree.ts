@@ -28,7 +28,7 @@
  * stopped on the way out.
  */
 import { AseError, answerText, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
-import { DeskMenu, MenuOverlay, type MenuOutcome } from './desk-menu.js';
+import { DeskMenu, MenuOverlay, type MenuMoves } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
 import { enterSubAgent } from './enter-sub-agent.js';
 import type { Output } from './render.js';
@@ -218,18 +218,17 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     });
   };
 
-  /** What the menu decided (it has closed, but on 'stay'). */
-  const onMenu = (outcome: MenuOutcome) => {
-    if (outcome.type === 'handover') return handOver();
-    if (outcome.type === 'enter') {
-      const id = outcome.id;
+  /** What the menu's choices do here (the move clears the screen and says what it does, then runs). */
+  const menuMoves: MenuMoves = {
+    handover: () => handOver(),
+    enter: (id) => {
       toDesk(`${CLEAR_SCREEN}[ase] entering sub-agent session ${id}\u2026\r\n`);
       move(() => enter(id));
-    }
-    if (outcome.type === 'exit') {
+    },
+    exit: () => {
       toDesk(`${CLEAR_SCREEN}[ase] back to the parent session\u2026\r\n`);
       move(exit);
-    }
+    },
   };
 
   const handOver = () => {
@@ -269,7 +268,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     desk = openDesk({
       onKeys: (keys) => {
         if (detached) return;
-        if (menu.isOpen) return onMenu(menu.keys(keys));
+        if (menu.isOpen) return void menu.keys(keys, menuMoves);
         const { before, detached: chord } = splitAtDetachKey(keys);
         if (before !== '') shown.terminal.write(before);
         if (chord) void openMenu();

@@ -72,7 +72,10 @@ function desk<Chunk extends string | Buffer>() {
   const shown: Chunk[] = [];
   let pending: ((screen: string) => void) | undefined;
   const overlay = new MenuOverlay<Chunk>({ terminal: () => terminal, show: (output) => void shown.push(output), screen: (draw) => (pending = draw) });
-  return { terminal, shown, overlay, repaint: (screen: string) => pending?.(screen) };
+  /** The desk's moves, as called. */
+  const moved: string[] = [];
+  const moves = { handover: () => void moved.push('handover'), enter: (id: string) => void moved.push(`enter ${id}`), exit: () => void moved.push('exit') };
+  return { terminal, shown, overlay, moved, moves, repaint: (screen: string) => pending?.(screen) };
 }
 
 describe('MenuOverlay', () => {
@@ -86,7 +89,8 @@ describe('MenuOverlay', () => {
     d.overlay.output('b');
     d.overlay.output('c');
     expect(d.shown).toEqual(['a']);
-    expect(d.overlay.keys('q')).toEqual({ type: 'close' });
+    expect(d.overlay.keys('q', d.moves)).toEqual({ type: 'close' });
+    expect(d.moved).toEqual([]);
     expect(d.overlay.isOpen).toBe(false);
     expect(d.shown).toEqual(['a', 'bc']);
     d.repaint('SCREEN');
@@ -103,17 +107,20 @@ describe('MenuOverlay', () => {
     expect(d.shown.map((b) => b.toString('utf8'))).toEqual(['€']);
   });
 
-  it("a key that stays redraws the menu (its note); a move or a hand-over closes it without a repaint (the desk draws); the repaint never covers a menu opened again", () => {
+  it("a key that stays redraws the menu (its note); a move or a hand-over closes it without a repaint and is the desk's to do; the repaint never covers a menu opened again", () => {
     const d = desk<string>();
     d.overlay.open(new DeskMenu('p', kids, false));
-    expect(d.overlay.keys('2')).toEqual({ type: 'stay' });
+    expect(d.overlay.keys('2', d.moves)).toEqual({ type: 'stay' });
     expect(d.terminal.written.at(-1)).toContain('child-b is completed');
-    expect(d.overlay.keys('1')).toEqual({ type: 'enter', id: 'child-a' });
+    expect(d.overlay.keys('1', d.moves)).toEqual({ type: 'enter', id: 'child-a' });
     expect(d.overlay.isOpen).toBe(false);
     d.repaint('SCREEN');
     expect(d.terminal.written).not.toContain('SCREEN');
     d.overlay.open(new DeskMenu('p', kids, false));
-    expect(d.overlay.keys('h')).toEqual({ type: 'handover' });
+    expect(d.overlay.keys('h', d.moves)).toEqual({ type: 'handover' });
+    d.overlay.open(new DeskMenu('c', [], false));
+    expect(d.overlay.keys('x', d.moves)).toEqual({ type: 'exit' });
+    expect(d.moved).toEqual(['enter child-a', 'handover', 'exit']);
     d.overlay.open(new DeskMenu('p', kids, false));
     d.overlay.close(true);
     d.overlay.open(new DeskMenu('p', kids, false));
