@@ -132,6 +132,7 @@ export { EffectSchema, type Effect, type EffectType, type EffectOf } from './eve
 export { EphemeralSchema, type Ephemeral } from './events/ephemeral.js';
 export { EngineSettingsSchema, PermissionDecisionSchema, UserMessageSchema, type EngineSettings, type PermissionDecision, type UserMessage } from './events/engine-input.js';
 export { TranscriptEntrySchema, type TranscriptEntry } from './events/transcript-entry.js';
+export { messageText, answerText, type MessageWithText } from './events/message-text.js';
 
 // The SessionActor
 export { sessionMachine, type SessionEvent, type SessionMachine, type Stamped } from './actors/session.js';

@@ -17,8 +17,9 @@
 import WebSocket from 'ws';
 import { AseError, isAseError } from '../index.js';
 import { TerminalMirror } from '../server.js';
-import { DeskMenu, drawMenu, type MenuOutcome } from './desk-menu.js';
+import { DeskMenu, MenuOverlay, type MenuMoves } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
+import { enterSubAgent } from './enter-sub-agent.js';
 import type { Output } from './render.js';
 import { findLiveServer, readServeFile } from './serve-file.js';
 import { readFile } from 'node:fs/promises';
@@ -145,8 +146,6 @@ interface TreeBody {
 
 /** How long a move (enter, exit) may take before the desk gives up on it (a slow agent start on a loaded machine). */
 const MOVE_MS = 90_000;
-/** Output held while the menu is open, at most: more closes the menu (the UI is drawing a lot). */
-const MENU_HOLD_LIMIT = 1 << 20;
 
 /**
  * This terminal as the desk of a session the server hosts, until the person hands it over
@@ -175,11 +174,8 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   let banner = false;
   /** A key on the banner asked for local control; waiting for the terminal UI. */
   let reclaiming = false;
-  /** The chord menu while it is open, and the UI's output held meanwhile; `opening`: its tree is being read. */
-  let menu: DeskMenu | undefined;
+  /** The tree of the session shown is being read for the chord menu. */
   let opening = false;
-  let held: Buffer[] = [];
-  let heldBytes = 0;
   /** An enter or exit under way: keys are dropped until it is done. */
   let moving = false;
   /** Counts moves begun and ended: a writer connection opened for a move that is over is closed, not shown. */
@@ -209,19 +205,8 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   };
   const note = (line: string) => toDesk(`\r\n[ase] ${line}\r\n`);
 
-  const drawOpenMenu = () => {
-    if (menu && desk) desk.write(drawMenu(menu.lines(), desk.cols, desk.rows));
-  };
-  /** Closes the menu: what the UI drew meanwhile is written, then (`redraw`) the screen without the menu. */
-  const closeMenu = (redraw: boolean) => {
-    if (!menu) return;
-    menu = undefined;
-    const heldOutput = Buffer.concat(held);
-    held = [];
-    heldBytes = 0;
-    if (heldOutput.length > 0) toDesk(heldOutput);
-    if (redraw) mirror?.screen((screen) => !menu && desk?.write(screen));
-  };
+  /** The chord menu over the screen; the UI's output goes through it. */
+  const menu = new MenuOverlay<Buffer>({ terminal: () => desk, show: toDesk, screen: (draw) => mirror?.screen(draw) });
 
   /** Wires a writer socket: only the one the desk uses now is heard (an old one closed on purpose is not an end). */
   const wire = (ws: WebSocket, id: string) => {
@@ -231,11 +216,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
         const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data as ArrayBuffer);
         // The old terminal UI's last words after the switch would be drawn over the banner.
         if (banner) return;
-        if (!menu) return toDesk(bytes);
-        held.push(bytes);
-        heldBytes += bytes.length;
-        if (heldBytes > MENU_HOLD_LIMIT) closeMenu(true);
-        return;
+        return menu.output(bytes);
       }
       let frame: StatusFrame | { type: 'error'; message: string };
       try {
@@ -258,7 +239,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
         return;
       }
       if (mode !== 'local' && !reclaiming && !banner) {
-        closeMenu(false);
+        menu.close(false);
         showBanner(REMOTE_BANNER);
       } else if (running && banner) {
         // The terminal UI is back: it draws the whole conversation from here.
@@ -326,8 +307,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
     const kids = Object.values(tree.nodes)
       .filter((n) => n.parentId === shown)
       .map((n) => ({ id: n.sessionId, state: n.state, agent: agents.get(n.sessionId) ?? '?' }));
-    menu = new DeskMenu(shown, kids, tree.nodes[shown]?.parentId === undefined);
-    drawOpenMenu();
+    menu.open(new DeskMenu(shown, kids, tree.nodes[shown]?.parentId === undefined));
   };
 
   const handOver = () => {
@@ -337,12 +317,12 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
   };
 
   const enter = async (childId: string) => {
-    await request('POST', `${path(childId)}/tree/enter`, {});
-    // A sub-agent still working on its task is interrupted now rather than after the switch's wait;
-    // its own UI shows where it stopped, and the person goes on from there.
-    const state = await request<{ phase?: string; mode?: string }>('GET', path(childId));
-    if (state.phase === 'running') await request('POST', `${path(childId)}/abort`, {}).catch(() => undefined);
-    if (state.mode !== 'local') await request('POST', `${path(childId)}/mode`, { to: 'local' });
+    await enterSubAgent({
+      focus: async () => void (await request('POST', `${path(childId)}/tree/enter`, {})),
+      state: () => request<{ phase?: string; mode?: string }>('GET', path(childId)),
+      interrupt: () => request('POST', `${path(childId)}/abort`, {}),
+      switchToLocal: () => request('POST', `${path(childId)}/mode`, { to: 'local' }),
+    });
     await show(childId);
   };
 
@@ -390,18 +370,11 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
       });
   };
 
-  const onMenu = (outcome: MenuOutcome) => {
-    if (outcome.type === 'stay') return drawOpenMenu();
-    if (outcome.type === 'handover') {
-      closeMenu(false);
-      return handOver();
-    }
-    closeMenu(outcome.type === 'close');
-    if (outcome.type === 'enter') {
-      const id = outcome.id;
-      move(`entering sub-agent session ${id}`, () => enter(id));
-    }
-    if (outcome.type === 'exit') move('back to the parent session', exit);
+  /** What the menu's choices do here. */
+  const menuMoves: MenuMoves = {
+    handover: handOver,
+    enter: (id) => move(`entering sub-agent session ${id}`, () => enter(id)),
+    exit: () => move('back to the parent session', exit),
   };
 
   wire(socket, sessionId);
@@ -418,7 +391,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
           }
           return;
         }
-        if (menu) return onMenu(menu.keys(keys));
+        if (menu.isOpen) return void menu.keys(keys, menuMoves);
         const { before, detached } = splitAtDetachKey(keys);
         if (before !== '') send(Buffer.from(before, 'utf8'));
         if (!detached) return;
@@ -428,7 +401,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
       onResize: (cols, rows) => {
         mirror?.resize(cols, rows);
         send(JSON.stringify({ type: 'resize', cols, rows }));
-        drawOpenMenu(); // at the new size (the UI's repaint is held until the menu closes)
+        menu.draw(); // at the new size (the UI's repaint is held until the menu closes)
       },
       onSignal: (signal) => {
         socket.close(1000);

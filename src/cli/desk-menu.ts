@@ -10,8 +10,11 @@
  *   h, Ctrl-] hand the session shown to remote control and end the desk (Ctrl-] Ctrl-])
  *   anything else (Esc, q, Enter) closes the menu
  *
- * Pure: keys in, an outcome out, the lines to draw; run-local-tree.ts draws them at the bottom of
- * the screen (`drawMenu`) and has the terminal UI repaint itself when the menu closes.
+ * `DeskMenu` is pure: keys in, an outcome out, the lines to draw. `MenuOverlay` puts it over a
+ * desk's screen, the same for both desks (`ase run --sub-agents`, run-local-tree.ts, and
+ * `ase attach`, attach.ts): it draws the menu at the bottom (`drawMenu`), holds the terminal UI's
+ * output while the menu is open, and on close writes what was held and repaints the screen as the
+ * UI left it. What an enter, an exit or a hand-over does is the desk's own.
  */
 import { DETACH_KEY } from './desk-terminal.js';
 
@@ -114,4 +117,94 @@ export function drawMenu(lines: readonly string[], cols: number, rows: number): 
     out += `\x1b[${row};1H\x1b[0m\x1b[7m${text}${' '.repeat(Math.max(0, width - [...text].length))}\x1b[0m`;
   });
   return `${out}\x1b8`;
+}
+
+/** Output held while the menu is open, at most: more closes the menu (the UI is drawing a lot). */
+export const MENU_HOLD_LIMIT = 1 << 20;
+
+/** What the desk does when the menu decides (the menu has closed by then). */
+export interface MenuMoves {
+  /** Hand the session shown to remote control (h, Ctrl-] Ctrl-]). */
+  handover(): void;
+  /** Enter that sub-agent session. */
+  enter(id: string): void;
+  /** Back to the parent session. */
+  exit(): void;
+}
+
+/** What a MenuOverlay needs of its desk. */
+export interface MenuOverlayHost<Chunk extends string | Buffer> {
+  /** The terminal the menu is drawn on (undefined before it is open). */
+  terminal(): { readonly cols: number; readonly rows: number; write(data: string): void } | undefined;
+  /** Writes the terminal UI's output to the desk (through its mirror, which the repaint reads). */
+  show(output: Chunk): void;
+  /** Hands `draw` the screen as the terminal UI left it (the desk's mirror), now or once it is up to date. */
+  screen(draw: (screen: string) => void): void;
+}
+
+/**
+ * The chord menu over a desk's screen. The terminal UI's output goes through `output()`: straight
+ * to the desk, or held while the menu is open (at most MENU_HOLD_LIMIT; more closes the menu).
+ * Closing writes what was held and, unless the desk redraws the screen itself, repaints it as the
+ * UI left it, so nothing of the menu stays on the screen.
+ */
+export class MenuOverlay<Chunk extends string | Buffer> {
+  #menu: DeskMenu | undefined;
+  #held: Chunk[] = [];
+  /** The size of what is held: characters for text, bytes for bytes (the unit the desk reads in). */
+  #heldSize = 0;
+
+  constructor(readonly host: MenuOverlayHost<Chunk>) {}
+
+  get isOpen(): boolean {
+    return this.#menu !== undefined;
+  }
+
+  /** Opens `menu` over the screen (a menu already open is replaced). */
+  open(menu: DeskMenu): void {
+    this.#menu = menu;
+    this.draw();
+  }
+
+  /** Draws the open menu again (after a resize: the UI's own repaint is held until it closes). */
+  draw(): void {
+    const terminal = this.host.terminal();
+    if (this.#menu && terminal) terminal.write(drawMenu(this.#menu.lines(), terminal.cols, terminal.rows));
+  }
+
+  /** The terminal UI's output: shown, or held while the menu is open. */
+  output(data: Chunk): void {
+    if (!this.#menu) return this.host.show(data);
+    this.#held.push(data);
+    this.#heldSize += data.length;
+    if (this.#heldSize > MENU_HOLD_LIMIT) this.close(true);
+  }
+
+  /** Closes the menu: what the UI drew meanwhile is written, then (`repaint`) the screen without the menu. */
+  close(repaint: boolean): void {
+    if (!this.#menu) return;
+    this.#menu = undefined;
+    const held = this.#held;
+    this.#held = [];
+    this.#heldSize = 0;
+    // One write of the whole (bytes joined as bytes: a character split between chunks stays whole).
+    const output = (held.every((c) => typeof c === 'string') ? held.join('') : Buffer.concat(held as Buffer[])) as Chunk;
+    if (output.length > 0) this.host.show(output);
+    if (repaint) this.host.screen((screen) => !this.#menu && this.host.terminal()?.write(screen));
+  }
+
+  /**
+   * Keys typed while the menu is open (call only then). The menu stays (drawn again, a note may
+   * have changed) or closes, repainted unless the outcome is a move or a hand-over, which `moves`
+   * of the desk then carries out and draws.
+   */
+  keys(keys: string, moves: MenuMoves): MenuOutcome {
+    const outcome = this.#menu?.keys(keys) ?? { type: 'close' };
+    if (outcome.type === 'stay') this.draw();
+    else this.close(outcome.type === 'close');
+    if (outcome.type === 'handover') moves.handover();
+    else if (outcome.type === 'enter') moves.enter(outcome.id);
+    else if (outcome.type === 'exit') moves.exit();
+    return outcome;
+  }
 }

@@ -27,17 +27,16 @@
  * the only one drawn. Quitting the root's UI ends everything. Every session this process opened is
  * stopped on the way out.
  */
-import { AseError, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
-import { DeskMenu, drawMenu } from './desk-menu.js';
+import { AseError, answerText, changeTreeOf, createSupervisor, defaultRegistry, findSessionTree, subAgentTools, typedResultDelivery, type Session, type Supervisor } from '../index.js';
+import { DeskMenu, MenuOverlay, type MenuMoves } from './desk-menu.js';
 import { CLEAR_SCREEN, openDesk, splitAtDetachKey, type Desk } from './desk-terminal.js';
+import { enterSubAgent } from './enter-sub-agent.js';
 import type { Output } from './render.js';
 import { TerminalMirror } from '../server.js';
 import type { RunArgs } from './run-args.js';
 
 /** How long a moved desk waits for the entered session's terminal UI before it gives up (a slow start on a loaded machine). */
 const TERMINAL_START_MS = 60_000;
-/** Output held while the menu is open, at most: more closes the menu (the UI is drawing a lot). */
-const MENU_HOLD_LIMIT = 1 << 20;
 
 export async function runLocalTree(args: RunArgs, workDir: string, output: Output): Promise<number> {
   const engineOptions = { ...args.options, ...(Object.keys(args.env).length > 0 && { env: args.env }) };
@@ -72,8 +71,8 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
   const lastText = new Map<string, string>();
   const followText = (session: Session) =>
     session.on('agent', ({ event }) => {
-      if (event.type !== 'message' || event.role !== 'assistant' || event.parentCallId !== undefined) return;
-      const text = event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      if (event.type !== 'message') return;
+      const text = answerText(event);
       if (text !== '') lastText.set(session.id, text);
     });
 
@@ -121,10 +120,8 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     desk?.write(data);
   };
 
-  /** The chord menu while it is open, and the UI's output held meanwhile. */
-  let menu: DeskMenu | undefined;
-  let held: string[] = [];
-  let heldBytes = 0;
+  /** The chord menu over the screen; the UI's output goes through it. */
+  const menu = new MenuOverlay<string>({ terminal: () => desk, show: toDesk, screen: (draw) => mirror?.screen(draw) });
 
   /** A terminal UI draws itself again on a size change (one that kept running hidden, or under the menu). */
   const repaint = (session: Session) => {
@@ -135,41 +132,20 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
 
   const show = (session: Session, redraw: boolean) => {
     offData();
-    closeMenu(false);
+    menu.close(false);
     shown = session;
     toDesk(CLEAR_SCREEN);
-    offData = session.terminal.onData((data) => {
-      if (!menu) return toDesk(data);
-      held.push(data);
-      heldBytes += data.length;
-      if (heldBytes > MENU_HOLD_LIMIT) closeMenu(true);
-    });
+    offData = session.terminal.onData((data) => menu.output(data));
     if (!desk) return;
     if (redraw) repaint(session);
     else session.terminal.resize(desk.cols, desk.rows);
   };
 
-  const drawOpenMenu = () => {
-    if (menu && desk) desk.write(drawMenu(menu.lines(), desk.cols, desk.rows));
-  };
-
-  /** Closes the menu: what the UI drew meanwhile is written, then (`redraw`) the screen is repainted without the menu. */
-  function closeMenu(redraw: boolean): void {
-    if (!menu) return;
-    menu = undefined;
-    const output = held.join('');
-    held = [];
-    heldBytes = 0;
-    if (output !== '') toDesk(output);
-    if (redraw) mirror?.screen((screen) => !menu && desk?.write(screen));
-  }
-
   const openMenu = async () => {
     const of = shown;
     const kids = await children(of).catch(() => []);
-    if (detached || shown !== of || menu) return;
-    menu = new DeskMenu(of.id, kids, of === root);
-    drawOpenMenu();
+    if (detached || shown !== of || menu.isOpen) return;
+    menu.open(new DeskMenu(of.id, kids, of === root));
   };
 
   const untilAttached = (session: Session) =>
@@ -202,15 +178,19 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
 
   const enter = async (childId: string): Promise<void> => {
     const parent = shown;
-    await changeTreeOf(supervisor, childId, (tree) => tree.enter(childId));
-    const child = supervisor.get(childId) ?? (await supervisor.open(childId));
-    followText(child);
-    keepLocal(child);
-    child.terminal.onCommand(onCommand);
-    // A child still working on its task: its turn is interrupted now rather than after the
-    // switch's wait (handoffWaitMs); its own UI shows where it stopped, and the person goes on from there.
-    if (child.snapshot().phase === 'running') await child.abort().catch(() => undefined);
-    if (child.snapshot().mode !== 'local') await child.switchMode('local');
+    const child = await enterSubAgent({
+      focus: async () => {
+        await changeTreeOf(supervisor, childId, (tree) => tree.enter(childId));
+        const opened = supervisor.get(childId) ?? (await supervisor.open(childId));
+        followText(opened);
+        keepLocal(opened);
+        opened.terminal.onCommand(onCommand);
+        return opened;
+      },
+      state: (session) => session.snapshot(),
+      interrupt: (session) => session.abort(),
+      switchToLocal: (session) => session.switchMode('local'),
+    });
     await untilAttached(child);
     if (shown === parent && !detached) show(child, false);
   };
@@ -238,23 +218,17 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     });
   };
 
-  /** What the menu decided. */
-  const onMenu = (outcome: ReturnType<DeskMenu['keys']>) => {
-    if (outcome.type === 'stay') return drawOpenMenu();
-    if (outcome.type === 'handover') {
-      closeMenu(false);
-      return handOver();
-    }
-    closeMenu(outcome.type === 'close');
-    if (outcome.type === 'enter') {
-      const id = outcome.id;
+  /** What the menu's choices do here (the move clears the screen and says what it does, then runs). */
+  const menuMoves: MenuMoves = {
+    handover: () => handOver(),
+    enter: (id) => {
       toDesk(`${CLEAR_SCREEN}[ase] entering sub-agent session ${id}\u2026\r\n`);
       move(() => enter(id));
-    }
-    if (outcome.type === 'exit') {
+    },
+    exit: () => {
       toDesk(`${CLEAR_SCREEN}[ase] back to the parent session\u2026\r\n`);
       move(exit);
-    }
+    },
   };
 
   const handOver = () => {
@@ -294,7 +268,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     desk = openDesk({
       onKeys: (keys) => {
         if (detached) return;
-        if (menu) return onMenu(menu.keys(keys));
+        if (menu.isOpen) return void menu.keys(keys, menuMoves);
         const { before, detached: chord } = splitAtDetachKey(keys);
         if (before !== '') shown.terminal.write(before);
         if (chord) void openMenu();
@@ -302,7 +276,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
       onResize: (cols, rows) => {
         mirror?.resize(cols, rows);
         shown.terminal.resize(cols, rows);
-        drawOpenMenu(); // at the new size (the UI's repaint is held until the menu closes)
+        menu.draw(); // at the new size (the UI's repaint is held until the menu closes)
       },
       onSignal: (signal) => void supervisor.shutdown().finally(() => process.kill(process.pid, signal)),
     });

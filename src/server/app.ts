@@ -11,6 +11,7 @@ import { AseError, isAseError } from '../errors.js';
 import { ControlModeSchema } from '../events/session-input.js';
 import type { TranscriptJournal } from '../effects/journal/transcript-journal.js';
 import type { JournaledEntry } from '../events/transcript-entry.js';
+import { answerText, type MessageWithText } from '../events/message-text.js';
 import { SESSION_ID_PATTERN } from '../effects/store/file-store.js';
 import type { Session } from '../session/session.js';
 import { COOKIE_NAME, PAGE_TTL_MS, type ServerAuth } from './auth.js';
@@ -97,6 +98,8 @@ export interface ServerApp {
 
 const SESSION_ID = SESSION_ID_PATTERN;
 const LOCAL_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Journal entries read per page when searching a journal backwards (the last answer, a message by its localId). */
+const JOURNAL_PAGE = 500;
 
 const SessionIdParam = z.string().regex(SESSION_ID, 'a session id: 1-128 letters, digits or . _ -, not starting with .');
 const CreateBody = z
@@ -624,31 +627,31 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     }
   };
 
-  /** The session's last answer: the text of its journal's last top-level assistant message ('' when none). */
-  const lastAnswer = async (id: string): Promise<string> => {
+  /**
+   * The newest of the session's journal entries that `pick` makes something of, read back from
+   * the end a page at a time (most searches end in the last page); undefined when none does.
+   */
+  const findLastInJournal = async <T>(id: string, pick: (entry: JournaledEntry) => T | undefined): Promise<T | undefined> => {
     for (let before = Number.MAX_SAFE_INTEGER; ; ) {
-      const page = (await journal.read(id, { beforeSeq: before, limit: 500 })) as JournaledEntry[];
-      for (const entry of page.toReversed()) {
-        if (entry.type !== 'message') continue;
-        const message = entry.payload as { role?: unknown; parentCallId?: unknown; blocks?: { type?: unknown; text?: unknown }[] } | null;
-        if (message?.role !== 'assistant' || message.parentCallId !== undefined || !Array.isArray(message.blocks)) continue;
-        const text = message.blocks.flatMap((b) => (b.type === 'text' && typeof b.text === 'string' ? [b.text] : [])).join('');
-        if (text !== '') return text;
+      const page = (await journal.read(id, { beforeSeq: before, limit: JOURNAL_PAGE })) as JournaledEntry[];
+      for (let i = page.length - 1; i >= 0; i--) {
+        const found = pick(page[i]!);
+        if (found !== undefined) return found;
       }
-      if (page.length < 500) return '';
+      if (page.length < JOURNAL_PAGE) return undefined;
       before = page[0]!.seq;
     }
   };
 
-  const findMessageInJournal = async (id: string, localId: string): Promise<number | undefined> => {
-    for (let before = Number.MAX_SAFE_INTEGER; ; ) {
-      const page = (await journal.read(id, { beforeSeq: before, limit: 500 })) as JournaledEntry[];
-      const found = page.findLast((e) => e.type === 'user_message' && (e.payload as { localId?: unknown } | null)?.localId === localId);
-      if (found) return found.seq;
-      if (page.length < 500) return undefined;
-      before = page[0]!.seq;
-    }
-  };
+  /** The session's last answer: the text of its journal's last top-level assistant message ('' when none). */
+  const lastAnswer = async (id: string): Promise<string> =>
+    (await findLastInJournal(id, (entry) => {
+      if (entry.type !== 'message' || typeof entry.payload !== 'object' || entry.payload === null) return undefined;
+      return answerText(entry.payload as MessageWithText) || undefined;
+    })) ?? '';
+
+  const findMessageInJournal = (id: string, localId: string): Promise<number | undefined> =>
+    findLastInJournal(id, (entry) => (entry.type === 'user_message' && (entry.payload as { localId?: unknown } | null)?.localId === localId ? entry.seq : undefined));
 
   app.get('/api/sessions/:id/transcript', async (c) => {
     const id = checkId(c.req.param('id'));

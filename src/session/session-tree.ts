@@ -23,6 +23,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { AseError, isAseError } from '../errors.js';
 import { writeFileDurable } from '../effects/fs-durable.js';
+import { answerText } from '../events/message-text.js';
 import type { Session } from './session.js';
 import * as tree from './session-tree-state.js';
 import { readSessionTree } from './session-tree-file.js';
@@ -202,8 +203,8 @@ class SessionTreeHandle implements SessionTree {
   #watch(sessionId: string): void {
     if (this.#unsubscribe.has(sessionId)) return;
     const off = this.#options.supervisor.subscribe(sessionId, (notice) => {
-      if (notice.type !== 'agent' || notice.event.type !== 'message' || notice.event.role !== 'assistant' || notice.event.parentCallId !== undefined) return;
-      const text = notice.event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      if (notice.type !== 'agent' || notice.event.type !== 'message') return;
+      const text = answerText(notice.event);
       if (text !== '') this.#lastText.set(sessionId, text);
     });
     this.#unsubscribe.set(sessionId, off);

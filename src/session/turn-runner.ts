@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { AseError, isAseError } from '../errors.js';
 import { ZERO_USAGE, type AgentEvent, type AgentEventOf, type TurnUsage } from '../events/agent-event.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
+import { messageText } from '../events/message-text.js';
 import type { SessionNotice } from './notices.js';
 import type { CanUseTool } from './permission-policy.js';
 
@@ -212,7 +213,7 @@ function answerText(messages: readonly TurnMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== 'assistant') continue;
-    const text = m.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+    const text = messageText(m);
     if (text !== '') return text;
   }
   return '';

@@ -15,6 +15,7 @@
  * that dies between the agent taking the prompt and the tree noting it would still deliver it twice.)
  */
 import { AseError } from '../errors.js';
+import { messageText } from '../events/message-text.js';
 import type { Session } from './session.js';
 import type { ResultDelivery } from './session-tree.js';
 
@@ -85,7 +86,7 @@ function typeAndWatch(parent: Session, text: string, firstLine: string): Promise
     };
     const off = parent.on('agent', ({ event }) => {
       if (event.type !== 'message' || event.role !== 'user') return;
-      const said = event.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      const said = messageText(event);
       if (said.includes(firstLine)) settle(true);
     });
     // A parent that ends first will never take it: undelivered at once, not after the whole wait.

@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { isAseError } from '../errors.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { ERROR_KINDS } from '../events/agent-event.js';
+import { messageText } from '../events/message-text.js';
 import type { AgentEngine, EngineContext, EngineFactory, EngineStartSpec } from '../engines/core/engine.js';
 import type { ProcessObserver } from '../engines/transport/process-observer.js';
 import { RealClock } from '../effects/clock.js';
@@ -252,7 +253,7 @@ class Bench {
   /** The turn's assistant text: its messages' text blocks, or its text deltas. */
   answerOf(run: Run, from: number): string {
     const messages = run.log.of('message', from).filter((m) => m.role === 'assistant' && m.parentCallId === undefined);
-    const fromMessages = messages.flatMap((m) => m.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : []))).join('');
+    const fromMessages = messages.map(messageText).join('');
     return fromMessages !== '' ? fromMessages : run.log.of('text_delta', from).map((d) => d.text).join('');
   }
 

@@ -19,7 +19,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { DEFAULT_MAX_MESSAGE_BYTES, RequestError, type AnyMessage, type Stream } from '@agentclientprotocol/sdk';
-import { isLineTooLong, LineSplitter } from '../transport/line-splitter.js';
+import { readLines } from '../transport/line-reader.js';
 import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
 import { isRecord, type Json } from './messages.js';
 
@@ -45,7 +45,6 @@ export interface AgentStreamOptions {
 /** Connects the agent's stdout and stdin as an SDK `Stream`; reading starts at once. */
 export function agentStream(stdout: Readable, stdin: Writable, observer: AgentStreamObserver, options: AgentStreamOptions = {}): Stream {
   const writer = new NdjsonWriter(stdin);
-  const splitter = new LineSplitter({ maxLineBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES });
   let controller!: ReadableStreamDefaultController<AnyMessage>;
   /** The SDK's side is closed, errored or cancelled: nothing more is handed to it. */
   let finished = false;
@@ -84,38 +83,6 @@ export function agentStream(stdout: Readable, stdin: Writable, observer: AgentSt
     // erroring on the next macrotask lets it take the messages that came before the failure.
     setImmediate(() => controller.error(error));
   };
-  const onData = (chunk: Buffer): void => {
-    let lines: string[];
-    try {
-      lines = splitter.push(chunk);
-    } catch (error) {
-      // A line over the limit: what came before it in this chunk is read, nothing after it.
-      if (isLineTooLong(error)) for (const line of error.details.precedingLines) onLine(line);
-      fail(error);
-      stdout.destroy();
-      return;
-    }
-    for (const line of lines) onLine(line);
-  };
-  const onEnd = (): void => {
-    stop();
-    if (finished) return;
-    try {
-      const last = splitter.end();
-      if (last.line !== undefined) onLine(last.line);
-    } catch (error) {
-      fail(error);
-      return;
-    }
-    finished = true;
-    controller.close();
-  };
-  const stop = (): void => {
-    stdout.off('data', onData);
-    stdout.off('end', onEnd);
-    stdout.off('error', fail);
-  };
-
   const readable = new ReadableStream<AnyMessage>({
     start(c) {
       controller = c;
@@ -137,8 +104,24 @@ export function agentStream(stdout: Readable, stdin: Writable, observer: AgentSt
       return writer.write(message);
     },
   });
-  stdout.on('data', onData);
-  stdout.on('end', onEnd);
-  stdout.on('error', fail);
+  // Reading starts last: the controller above is set by now.
+  const stop = readLines(
+    stdout,
+    {
+      line: onLine,
+      // A line over the limit: what came before it in its chunk was read, nothing after it is.
+      tooLong: (error) => {
+        fail(error);
+        stdout.destroy();
+      },
+      end: () => {
+        if (finished) return;
+        finished = true;
+        controller.close();
+      },
+      error: fail,
+    },
+    { maxLineBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES },
+  );
   return { readable, writable };
 }

@@ -6,7 +6,7 @@
  */
 import type { AseError } from '../../errors.js';
 import { drainWithin } from './drain.js';
-import { isLineTooLong, LineSplitter, type LineTooLongError } from './line-splitter.js';
+import { readLines } from './line-reader.js';
 import { NdjsonWriter, parseLine } from './ndjson.js';
 import type { ProcessObserver } from './process-observer.js';
 import { spawnSupervised, type ProcessExit, type ShutdownOptions } from './process-supervisor.js';
@@ -65,9 +65,7 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
     ...(spec.shutdown && { shutdown: spec.shutdown }),
     ...(spec.observer && { observer: spec.observer }),
   });
-  const splitter = new LineSplitter(spec.maxLineBytes !== undefined ? { maxLineBytes: spec.maxLineBytes } : {});
   const writer = new NdjsonWriter(proc.stdin, spec.onLine && ((line) => spec.onLine?.('to_agent', line)));
-  let failed = false;
   const onLine = (line: string): void => {
     spec.onLine?.('from_agent', line);
     const parsed = parseLine(line);
@@ -75,30 +73,8 @@ export const launchNdjsonProcess: NdjsonLauncher = async (spec) => {
     if (parsed.ok) spec.onMessage(parsed.value);
     else spec.onInvalidLine(`not JSON: ${parsed.error.message}`, line);
   };
-  const fail = (error: LineTooLongError): void => {
-    for (const line of error.details.precedingLines) onLine(line);
-    failed = true;
-    spec.onProtocolFailure(error);
-  };
-  proc.stdout.on('data', (chunk: Buffer) => {
-    if (failed) return;
-    try {
-      for (const line of splitter.push(chunk)) onLine(line);
-    } catch (error) {
-      if (isLineTooLong(error)) fail(error);
-      else throw error;
-    }
-  });
-  proc.stdout.once('end', () => {
-    if (!failed) {
-      try {
-        const { line } = splitter.end();
-        if (line !== undefined) onLine(line);
-      } catch {
-        // a latched too-long line was already reported
-      }
-    }
-  });
+  // A line over the cap: the stream can no longer be trusted; the engine stops the process.
+  readLines(proc.stdout, { line: onLine, tooLong: (error) => spec.onProtocolFailure(error) }, { maxLineBytes: spec.maxLineBytes });
   if (spec.input !== undefined) {
     spec.onLine?.('to_agent', spec.input);
     proc.stdin.end(spec.input);

@@ -34,6 +34,7 @@ import { writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineSettings, PermissionDecision } from '../../../events/engine-input.js';
+import { messageText } from '../../../events/message-text.js';
 import { findAgent } from '../../core/agent-discovery.js';
 import type { EngineCapabilities, EngineContext, EngineStartSpec } from '../../core/engine.js';
 import { startHostToolsLoopback, type HostToolsLoopback } from '../../core/host-tools-loopback.js';
@@ -237,7 +238,7 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   #onTranscriptLine(value: unknown): void {
     for (const body of this.#translator.translate(value)) {
       if (body.type === 'message' && body.role === 'assistant') {
-        this.#turnTexts.add(body.blocks.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join(''));
+        this.#turnTexts.add(messageText(body));
       }
       // A tool ran while its dialog's hook still waited: the person at the terminal answered it.
       if (body.type === 'tool_result') this.withdrawPrompts('answered in the local terminal');

@@ -36,20 +36,29 @@ const SHELL_TOOL_NAMES: ReadonlySet<string> = new Set(['exec_command', 'shell', 
 /** The one name and input shape of a Codex shell call; any other tool as it is. */
 export function codexToolCall(name: string, input: unknown): { toolName: string; input: unknown } {
   if (!SHELL_TOOL_NAMES.has(name) || !isObject(input)) return { toolName: name, input };
-  const { cmd, command, workdir, cwd, ...rest } = input;
-  const line = typeof cmd === 'string' ? cmd : Array.isArray(command) && command.every((c) => typeof c === 'string') ? command.join(' ') : command;
-  if (typeof line !== 'string') return { toolName: name, input };
+  const line = commandLineOf(input);
+  if (line === undefined) return { toolName: name, input };
+  const { cmd: _cmd, command: _command, workdir, cwd, ...rest } = input;
   const dir = typeof workdir === 'string' ? workdir : cwd;
   return { toolName: 'shell', input: { command: line, ...(typeof dir === 'string' && { cwd: dir }), ...rest } };
+}
+
+/**
+ * The command line of a shell call's input, in each shape Codex has written it: `cmd` (a string),
+ * `command` as argv (joined with spaces) or as a string. It is both the title of such a call and
+ * the `command` of the one `shell` input shape, so the two never disagree.
+ */
+function commandLineOf(input: Record<string, unknown>): string | undefined {
+  const { cmd, command } = input;
+  if (typeof cmd === 'string') return cmd;
+  if (Array.isArray(command) && command.every((c) => typeof c === 'string')) return command.join(' ');
+  return typeof command === 'string' ? command : undefined;
 }
 
 /** A human title for the common tools (the command line of exec_command / shell). */
 function titleOf(name: string, input: unknown): string | undefined {
   if (!isObject(input)) return undefined;
-  if (typeof input.cmd === 'string') return input.cmd;
-  if (Array.isArray(input.command) && input.command.every((c) => typeof c === 'string')) return input.command.join(' ');
-  if (typeof input.command === 'string') return input.command;
-  return name === 'apply_patch' ? 'apply_patch' : undefined;
+  return commandLineOf(input) ?? (name === 'apply_patch' ? 'apply_patch' : undefined);
 }
 
 /** `response_item` function_call / custom_tool_call → tool_call (undefined for other payloads or without call_id). */
