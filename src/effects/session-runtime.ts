@@ -163,9 +163,11 @@ export class SessionRuntime {
     emitEffectsInBatches(this.actor);
     this.actor.on('*', (emitted) => {
       if (!isEffectBatch(emitted)) return this.#perform(emitted);
-      for (const effect of emitted.effects) {
+      const { effects } = emitted;
+      const superseded = supersededTimerEffects(effects);
+      for (let i = 0; i < effects.length; i++) {
         try {
-          this.#perform(effect);
+          this.#perform(effects[i]!, superseded?.has(i) === true);
         } catch (error) {
           reportLater(error); // As XState reports a throwing listener, the next effects still go.
         }
@@ -411,9 +413,15 @@ export class SessionRuntime {
     this.#notify('failure', new AseError(code, message, { cause }));
   }
 
-  #perform(effect: Effect): void {
+  /**
+   * Performs one effect (observers hear of it first). `superseded`: a timer effect that a later
+   * effect of the same step sets or cancels again, so arming or clearing a real timer for it would
+   * change nothing (the step turned the thinking indicator on and off many times).
+   */
+  #perform(effect: Effect, superseded = false): void {
     this.#collecting?.push(effect);
     this.#notify('effect', effect);
+    if (superseded) return;
     switch (effect.type) {
       case 'engine.start':
         return this.#startEngine(effect);
@@ -939,6 +947,25 @@ function inspectEachEffect(inspect: (event: InspectionEvent) => void): (event: I
     }
     inspect(event);
   };
+}
+
+/**
+ * The indexes of the `timer.set` / `timer.cancel` effects of one step that a later effect of that
+ * step sets or cancels again (the last one for a timer decides it: it clears what was armed before
+ * the step and arms its own deadline, at its own place among the step's effects); undefined when
+ * there are none.
+ */
+function supersededTimerEffects(effects: readonly Effect[]): Set<number> | undefined {
+  let later: Set<string> | undefined;
+  let superseded: Set<number> | undefined;
+  for (let i = effects.length - 1; i >= 0; i--) {
+    const effect = effects[i]!;
+    if (effect.type !== 'timer.set' && effect.type !== 'timer.cancel') continue;
+    later ??= new Set();
+    if (later.has(effect.id)) (superseded ??= new Set()).add(i);
+    else later.add(effect.id);
+  }
+  return superseded;
 }
 
 /** Rethrows outside the current call stack, as XState reports an error thrown by an `on()` listener. */

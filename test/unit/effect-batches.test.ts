@@ -110,6 +110,77 @@ describe('SessionActor: effects in one batch per step', () => {
   });
 });
 
+async function runningRuntime(inspect?: (e: InspectionEvent) => void) {
+  const engines: FakeEngine[] = [];
+  const factory: EngineFactory = {
+    name: 'fake',
+    capabilities: FakeEngine.capabilities,
+    create: (context) => {
+      const engine = new FakeEngine(context, { manual: true });
+      engines.push(engine);
+      return engine;
+    },
+  };
+  const clock = new SimulatedClock(T0);
+  const runtime = new SessionRuntime({
+    input: { ...input, sessionId: 's-timers' },
+    registry: new EngineRegistry().register(factory),
+    clock,
+    store: new MemoryStore(),
+    journal: new MemoryJournal(),
+    ...(inspect && { inspect }),
+  });
+  const performed: Effect[] = [];
+  runtime.observe({ effect: (effect) => void performed.push(effect) });
+  runtime.start();
+  await tick();
+  await tick();
+  const engine = engines.at(-1)!;
+  engine.inject({ type: 'ready' });
+  await tick();
+  runtime.dispatch({ type: 'send', text: 'go', localId: 'l1' });
+  for (let i = 0; i < 5; i++) await tick();
+  return { runtime, engine, clock, performed };
+}
+
+describe('SessionRuntime: timers of one step', () => {
+  it('arms only the last setting of a timer a step sets and cancels many times; observers still hear every change', async () => {
+    for (const last of [true, false]) {
+      const { runtime, engine, clock, performed } = await runningRuntime();
+      const before = performed.length;
+      let arms = 0;
+      const arm = clock.setTimeout.bind(clock);
+      clock.setTimeout = (fn, ms) => {
+        arms += 1;
+        return arm(fn, ms);
+      };
+      // One batch: the indicator on and off 20 times (a timer.set and a timer.cancel each), ending `last`.
+      for (let i = 0; i < 20; i++) {
+        engine.inject({ type: 'thinking', active: true });
+        engine.inject({ type: 'text_delta', messageId: 'm1', text: `t${i}` });
+        if (i < 19 || !last) engine.inject({ type: 'thinking', active: false });
+      }
+      await tick();
+      const timerEffects = performed.slice(before).filter((e) => e.type === 'timer.set' || e.type === 'timer.cancel');
+      expect(timerEffects.filter((e) => e.type === 'timer.set' && e.id === 'thinking')).toHaveLength(20);
+      expect(timerEffects.filter((e) => e.type === 'timer.cancel' && e.id === 'thinking')).toHaveLength(last ? 19 : 20);
+      expect(arms, 'real timers armed for the batch').toBe(last ? 1 : 0);
+      const armed = runtime.armedTimers().sort();
+      expect(armed).toEqual(Object.keys(runtime.actor.getSnapshot().context.timers).sort());
+      expect(armed.includes('thinking')).toBe(last);
+      // The real timers match: exactly one per armed id, and the thinking one fires at its deadline.
+      expect(clock.pendingCount).toBe(armed.length);
+      if (last) {
+        clock.advanceTo(runtime.actor.getSnapshot().context.timers['thinking']!);
+        await tick();
+        expect(runtime.actor.getSnapshot().context.thinking).toBe(false);
+        expect(runtime.armedTimers()).not.toContain('thinking');
+      }
+      await runtime.dispose();
+    }
+  });
+});
+
 describe('SessionRuntime: an inspector sees each effect', () => {
   it('gets one xstate.emit action per effect, exactly the effects the runtime performs, in order', async () => {
     const engines: FakeEngine[] = [];
