@@ -4,15 +4,16 @@
 // one 64 KiB stdout chunk carries), with no process and no parsing. The CPU time from `send` to
 // `turn_complete` is then the session's own per-event cost (statechart, journal, notices), which
 // a loaded machine disturbs far less than a whole spawned turn. With ASE_DIST set, another build
-// runs interleaved with this one (before/after a change).
-//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/session-layer.mjs [lines] [rounds]
+// runs interleaved with this one (before/after a change). `file` runs the default session instead
+// (FileStore + FileJournal in a temp data dir).
+//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/session-layer.mjs [lines] [rounds] [memory|file]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { claudeDenseTurn, writeScript } from '../support/agent-streams.ts';
 
-const [lines = '50000', rounds = '7'] = process.argv.slice(2);
+const [lines = '50000', rounds = '7', stores = 'memory'] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
 const STAND_IN = fileURLToPath(new URL('../support/stand-in-agent.mjs', import.meta.url));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ase-session-layer-'));
@@ -82,7 +83,8 @@ async function consumer(dist) {
   const capabilities = lib.FakeEngine.capabilities;
   const factory = cannedFactory(capabilities);
   return async () => {
-    const session = await lib.createSession({ agent: 'canned', engines: [factory], workDir, store: new lib.MemoryStore(), journal: new lib.MemoryJournal() });
+    const where = stores === 'file' ? { dataDir: fs.mkdtempSync(path.join(dir, 'data-')) } : { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() };
+    const session = await lib.createSession({ agent: 'canned', engines: [factory], workDir, ...where });
     await session.waitFor('agent', (n) => n.event.type === 'ready', { timeoutMs: 60_000 });
     let seen = 0;
     const ended = new Promise((resolve) =>
@@ -112,7 +114,7 @@ for (let round = 0; round <= Number(rounds); round++) {
   }
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-console.log(`${turn.length} AgentEvents per turn; median of ${rounds} interleaved rounds`);
+console.log(`${turn.length} AgentEvents per turn, ${stores} store and journal; median of ${rounds} interleaved rounds`);
 console.log('| build | CPU ms | µs CPU per event | wall ms |\n|---|---:|---:|---:|');
 for (const [build, runs] of Object.entries(results)) {
   const cpu = median(runs.map((r) => r.cpu));

@@ -12,6 +12,8 @@ import { toPersisted } from './session-context.js';
 export class Step {
   readonly ctx: SessionContext;
   readonly effects: Effect[] = [];
+  /** `ctx.timers` is this step's own copy (made on its first change), so later changes need no copy. */
+  #timersCopied = false;
 
   constructor(
     context: SessionContext,
@@ -31,16 +33,29 @@ export class Step {
 
   setTimer(id: string, deadline: number): void {
     // Re-arming moves the timer to the end, so key order is arming order (the runtime's tie-break).
-    const { [id]: _previous, ...others } = this.ctx.timers;
-    this.ctx.timers = { ...others, [id]: deadline };
+    const timers = this.#ownTimers();
+    delete timers[id];
+    timers[id] = deadline;
     this.emit({ type: 'timer.set', id, deadline });
   }
 
   cancelTimer(id: string): void {
     if (!(id in this.ctx.timers)) return;
-    const { [id]: _removed, ...rest } = this.ctx.timers;
-    this.ctx.timers = rest;
+    delete this.#ownTimers()[id];
     this.emit({ type: 'timer.cancel', id });
+  }
+
+  /**
+   * The timers to change in place: copied once per step (the context this step started from, and
+   * so the snapshot before it, keeps its own), not once per change: a batch of agent output turns
+   * the thinking indicator on and off many times in one step.
+   */
+  #ownTimers(): Record<string, number> {
+    if (!this.#timersCopied) {
+      this.ctx.timers = { ...this.ctx.timers };
+      this.#timersCopied = true;
+    }
+    return this.ctx.timers;
   }
 
   /** Appends a durable transcript entry for the current generation (or `gen`); returns its eventId. */

@@ -26,11 +26,32 @@ export type SessionEvent = AgentEvent | Stamped<SessionInput> | Stamped<RuntimeE
 export type SessionEventType = SessionEvent['type'];
 type EventOf<T extends SessionEventType> = Extract<SessionEvent, { type: T }>;
 
+/**
+ * A step's effects emitted as one event, in order: what an actor registered with
+ * {@link emitEffectsInBatches} (the runtime's) emits instead of one `emit` per effect. XState's
+ * machinery per emitted event (an action resolved, executed, deferred and dispatched) cost more
+ * than the policy itself on a dense agent stream (issue 24). Pure `transition()` callers and any
+ * other actor still get one `xstate.emit` action per effect.
+ */
+export type EffectBatch = { type: 'effects'; effects: Effect[] };
+
+/** Actors whose steps emit an {@link EffectBatch} (held weakly: an actor that is gone drops out). */
+const batching = new WeakSet<object>();
+
+/** Makes `actor` (a running SessionActor) emit each step's effects as one {@link EffectBatch}. */
+export function emitEffectsInBatches(actor: object): void {
+  batching.add(actor);
+}
+
+export function isEffectBatch(emitted: Effect | EffectBatch): emitted is EffectBatch {
+  return emitted.type === 'effects';
+}
+
 const base = setup({
   types: {
     context: {} as SessionContext,
     events: {} as SessionEvent,
-    emitted: {} as Effect,
+    emitted: {} as Effect | EffectBatch,
     input: {} as SessionMachineInput,
   },
   guards: {
@@ -71,7 +92,7 @@ const base = setup({
 
 /** Builds an action from a policy function: one `assign` with the new context, then the effects. */
 function act<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: EventOf<T>) => void) {
-  return base.enqueueActions(({ context, event, enqueue }) => {
+  return base.enqueueActions(({ context, event, enqueue, self }) => {
     // Every event but xstate's own init is stamped; init happens at the session's creation time.
     const step = new Step(context, 'at' in event ? event.at : context.now);
     step.ctx.now = Math.max(context.now, step.at);
@@ -86,17 +107,23 @@ function act<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: Eve
     fn(step, event as EventOf<T>);
     // The function form: xstate merges what it returns once, instead of copying the object key by key first.
     enqueue.assign(() => step.ctx);
-    for (const effect of step.effects) enqueue.emit(effect);
+    emitEffects(enqueue, self, step.effects);
   });
 }
 
 /** A refused input: the client hears why; the context does not change at all. */
 function refuse<T extends SessionEventType = SessionEventType>(fn: (s: Step, e: EventOf<T>) => void) {
-  return base.enqueueActions(({ context, event, enqueue }) => {
+  return base.enqueueActions(({ context, event, enqueue, self }) => {
     const step = new Step(context, context.now);
     fn(step, event as EventOf<T>);
-    for (const effect of step.effects) enqueue.emit(effect);
+    emitEffects(enqueue, self, step.effects);
   });
+}
+
+/** One `emit` per effect, or one {@link EffectBatch} for an actor that asked for it. */
+function emitEffects(enqueue: { emit(emitted: Effect | EffectBatch): void }, self: object, effects: Effect[]): void {
+  if (!batching.has(self)) for (const effect of effects) enqueue.emit(effect);
+  else if (effects.length > 0) enqueue.emit({ type: 'effects', effects });
 }
 
 const enter = (phase: SessionPhase, detail?: string) => act((s) => policy.enterPhase(s, phase, detail));

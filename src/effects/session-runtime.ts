@@ -16,7 +16,7 @@
  *   it stops its engine, writes nothing more, and winds the statechart down.
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import { sessionMachine, type SessionEvent } from '../actors/session.js';
+import { emitEffectsInBatches, isEffectBatch, sessionMachine, type EffectBatch, type SessionEvent } from '../actors/session.js';
 import { isBatchableOutput } from '../actors/agent-output.js';
 import type { SessionContext, SessionMachineInput } from '../actors/session-context.js';
 import type { AgentEvent } from '../events/agent-event.js';
@@ -157,8 +157,22 @@ export class SessionRuntime {
     this.#storedVersion = opts.input.restored?.version ?? 0;
     this.#lease = opts.lease;
     if (opts.lease) this.#leaseTrustedUntil = performance.now() + opts.lease.ttlMs * LEASE_TRUST;
-    this.actor = createActor(sessionMachine, { input: opts.input, ...(opts.inspect && { inspect: opts.inspect }) });
-    this.actor.on('*', (effect) => this.#perform(effect));
+    this.actor = createActor(sessionMachine, { input: opts.input, ...(opts.inspect && { inspect: inspectEachEffect(opts.inspect) }) });
+    // Each step's effects come as one batch (one XState emit per step, not per effect), performed
+    // in order as XState would have delivered them one by one.
+    emitEffectsInBatches(this.actor);
+    this.actor.on('*', (emitted) => {
+      if (!isEffectBatch(emitted)) return this.#perform(emitted);
+      const { effects } = emitted;
+      const superseded = supersededTimerEffects(effects);
+      for (let i = 0; i < effects.length; i++) {
+        try {
+          this.#perform(effects[i]!, superseded?.has(i) === true);
+        } catch (error) {
+          reportLater(error); // As XState reports a throwing listener, the next effects still go.
+        }
+      }
+    });
     this.#done = new Promise((resolve) => (this.#resolveDone = resolve));
     this.actor.subscribe({
       next: (snapshot) => {
@@ -399,9 +413,15 @@ export class SessionRuntime {
     this.#notify('failure', new AseError(code, message, { cause }));
   }
 
-  #perform(effect: Effect): void {
+  /**
+   * Performs one effect (observers hear of it first). `superseded`: a timer effect that a later
+   * effect of the same step sets or cancels again, so arming or clearing a real timer for it would
+   * change nothing (the step turned the thinking indicator on and off many times).
+   */
+  #perform(effect: Effect, superseded = false): void {
     this.#collecting?.push(effect);
     this.#notify('effect', effect);
+    if (superseded) return;
     switch (effect.type) {
       case 'engine.start':
         return this.#startEngine(effect);
@@ -909,6 +929,50 @@ export class SessionRuntime {
     await this.#releaseLease();
     this.#resolveDone();
   }
+}
+
+/**
+ * The inspection hook as the runtime's actor would call it if it emitted effect by effect: an
+ * `@xstate.action` that emits an effect batch becomes one `xstate.emit` action per effect, so
+ * inspectors (the server's, the model-based harness) see what they always saw.
+ */
+function inspectEachEffect(inspect: (event: InspectionEvent) => void): (event: InspectionEvent) => void {
+  return (event) => {
+    if (event.type === '@xstate.action' && event.action.type === 'xstate.emit') {
+      const emitted = (event.action.params as { event?: Effect | EffectBatch } | undefined)?.event;
+      if (emitted && isEffectBatch(emitted)) {
+        for (const effect of emitted.effects) inspect({ ...event, action: { type: 'xstate.emit', params: { event: effect } } });
+        return;
+      }
+    }
+    inspect(event);
+  };
+}
+
+/**
+ * The indexes of the `timer.set` / `timer.cancel` effects of one step that a later effect of that
+ * step sets or cancels again (the last one for a timer decides it: it clears what was armed before
+ * the step and arms its own deadline, at its own place among the step's effects); undefined when
+ * there are none.
+ */
+function supersededTimerEffects(effects: readonly Effect[]): Set<number> | undefined {
+  let later: Set<string> | undefined;
+  let superseded: Set<number> | undefined;
+  for (let i = effects.length - 1; i >= 0; i--) {
+    const effect = effects[i]!;
+    if (effect.type !== 'timer.set' && effect.type !== 'timer.cancel') continue;
+    later ??= new Set();
+    if (later.has(effect.id)) (superseded ??= new Set()).add(i);
+    else later.add(effect.id);
+  }
+  return superseded;
+}
+
+/** Rethrows outside the current call stack, as XState reports an error thrown by an `on()` listener. */
+function reportLater(error: unknown): void {
+  setTimeout(() => {
+    throw error;
+  });
 }
 
 function message(error: unknown): string {
