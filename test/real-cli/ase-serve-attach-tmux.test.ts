@@ -14,13 +14,15 @@
  *    included (screenshot of the page with its terminal panel: test-output/ and /tmp);
  * 4. a second desk is refused; Ctrl-] hands over and leaves a clean screen in canonical mode;
  * 5. `ase run --session-id ID "text"` (remote) goes through the server and prints the reply;
- * 6. `ase attach` takes the session back, a turn starts, and the server is SIGKILLed mid-turn: the
+ * 6. `ase run --mode local --session-id ID` takes the session back at the desk (through the
+ *    server: switched to local there, then attached), a turn starts, and the server is SIGKILLed mid-turn: the
  *    desk's terminal is restored (not raw), the terminal UI the server ran is gone; a restarted
  *    `ase serve` recovers the session by itself (the cut desk turn ends interrupted; remote, as
  *    docs/server.md says of a recovered local session: no desk is there to draw it) and the desk
- *    re-attaches with `ase attach`, takes control back and runs a turn.
- * Then: one session id, each message once in the transcript, no agent process, no hook directory,
- * no serve.json.
+ *    re-attaches with `ase attach --server URL --token-file F` (as from another machine), takes
+ *    control back and runs a turn.
+ * Then: one session id and one Claude session (every start names it; one session file), each
+ * message once in the transcript, no agent process, no hook directory, no serve.json.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -162,10 +164,10 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     expect(problems).toEqual([]);
     await page.close();
 
-    // 6. `ase attach` takes it back; a turn starts and the server is SIGKILLed mid-turn.
-    const third = desk.window('third', attachScript('third'));
-    await desk.waitScreen(/controlled remotely — press any key to take it back/, { target: third, timeoutMs: 30_000 });
-    desk.type('y', third);
+    // 6. `ase run --mode local --session-id` takes it back at the desk, through the server (it
+    // switches the session to local there, then attaches: no banner to dismiss); a turn starts and
+    // the server is SIGKILLed mid-turn.
+    const third = desk.window('third', writeDeskScript(join(root, 'third.sh'), { cwd: work, argv: [process.execPath, ASE_BIN, 'run', '--mode', 'local', '--session-id', id, '--data-dir', data], label: 'run' }));
     await desk.waitScreen(/Echo: hello from ase run[\s\S]*❯/, { target: third, timeoutMs: 60_000 });
     mock.enqueue({ kind: 'text', text: 'a very slow answer that the crash cuts short', chunks: 200, delayMs: 500 });
     await typeLine('a long answer please', third);
@@ -179,7 +181,7 @@ describe.runIf(hasTmux)('the desk (tmux) and the phone (the page in Chromium) on
     await expect.poll(journaledPrompt, { timeout: 60_000 }).toBe(true);
     const killedPid = server.child.pid!;
     expect(await server.stop('SIGKILL')).toBe('SIGKILL');
-    const cut = await desk.waitScreen(/attach exited 1[\s\S]*icanon/, { target: third, timeoutMs: 30_000 });
+    const cut = await desk.waitScreen(/run exited 1[\s\S]*icanon/, { target: third, timeoutMs: 30_000 });
     expect(cut).toMatch(/the connection to .* closed/);
     expect(cut).not.toMatch(/-icanon/);
     // The terminal UI the server ran loses its PTY with it.
