@@ -85,9 +85,15 @@ export class OwnerHeartbeat {
     return this.#schedule(batchMs);
   }
 
-  /** The lease ended here (released, deleted, lost): the next write leaves it out; the last one removes the file. */
-  forget(sessionId: string): void {
-    if (!this.#wanted.delete(sessionId)) return;
+  /**
+   * The lease at `fence` (any fence when omitted) ended here (released, deleted, lost): the next
+   * write leaves it out; the last one removes the file. A stale fence never drops the entry of the
+   * lease this process holds now.
+   */
+  forget(sessionId: string, fence?: number): void {
+    const entry = this.#wanted.get(sessionId);
+    if (!entry || (fence !== undefined && entry.fence !== fence)) return;
+    this.#wanted.delete(sessionId);
     if (this.#wanted.size === 0) void this.#schedule(0).catch(() => undefined);
   }
 
