@@ -23,7 +23,7 @@
  * the lease file (read without the lock: files are only ever replaced whole; skipped when this
  * process checked it less than one ttl ago, see held-leases.ts) and records the new
  * expiry in its process's heartbeat, `<dir>/.owners/<owner>.json` (named like the owner's lock files;
- * one write, batched over a thirtieth of the ttl, for every lease the process renewed meanwhile: see
+ * one write, batched over a tenth of the ttl (at most 3 s), for every lease the process renewed meanwhile: see
  * owner-heartbeat.ts). A lease's expiry, wherever it is judged (acquire), is the later of the lease
  * file's `expiresAt` and its owner's heartbeat entry for the same fence, on the store's clock, the
  * same rule for every host sharing the dir. So a stalled process (SIGSTOP) writes no heartbeat and
@@ -518,12 +518,14 @@ export class FileStore implements SessionStore {
 }
 
 /**
- * How long a renewal waits for others to share its heartbeat write: a thirtieth of the ttl (a
- * second at the default 30 s), so the heartbeat lands long before the two thirds of the ttl a
- * renewal every third of it leaves.
+ * How long a renewal waits for others to share its heartbeat write: a tenth of the ttl, at most 3 s
+ * (one write every 3 s at the default 30 s ttl, whatever the number of sessions). The runtime renews
+ * every third of the ttl, so the write lands with more than half the ttl to spare; a renewal asked
+ * late (after a stall) whose write does not land before the lease would have expired is redone
+ * under the lock instead (`renew`).
  */
 function heartbeatBatchMs(ttlMs: number): number {
-  return Math.min(1000, Math.floor(ttlMs / 30));
+  return Math.min(3000, Math.floor(ttlMs / 10));
 }
 
 function sleep(ms: number): Promise<void> {
