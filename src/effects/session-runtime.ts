@@ -37,6 +37,9 @@ import type { Lease, SessionStore } from './store/session-store.js';
 /** How long after a renewal the runtime trusts its lease without asking the store (of the lease's ttl). */
 const LEASE_TRUST = 0.8;
 
+/** Inputs that change nothing another host could own: after a lost lease they are not refused with `LEASE_LOST`. */
+const OWNER_FREE_INPUTS: ReadonlySet<SessionInput['type']> = new Set(['stop', 'client_online', 'client_offline']);
+
 export interface RuntimeOptions {
   input: SessionMachineInput;
   registry: EngineRegistry;
@@ -270,6 +273,9 @@ export class SessionRuntime {
     if (!parsed.success) {
       throw new AseError('INVALID_INPUT', `invalid ${String((input as { type?: unknown })?.type ?? 'input')}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`).join('; ')}`);
     }
+    // Fenced, the session winds down (or has), but it did not stop: another host owns it. Whether the
+    // renewal timer or this input's own write found that out first, the input is refused the same way.
+    if (this.#fenced && !OWNER_FREE_INPUTS.has(parsed.data.type)) throw this.#leaseLostError();
     if (this.isDone) throw new AseError('SESSION_STOPPED', 'the session has stopped');
     if (parsed.data.type === 'set_model') this.#checkSettings({ model: parsed.data.model });
     else if (parsed.data.type === 'set_permission_mode') this.#checkSettings({ permissionMode: parsed.data.mode });

@@ -39,7 +39,9 @@ export interface Session {
   /**
    * Queues a user message (sent now, or when the agent is ready). Resolves with its localId once it
    * is stored; rejects with `DUPLICATE_SEND`, `SESSION_STOPPED`, `INVALID_INPUT`, `PERSIST_FAILED`
-   * or `LEASE_LOST`. The localId is also on the returned promise (`.localId`).
+   * or `LEASE_LOST`. Once another host took the session's lease, this and every other input but
+   * `stop` is refused with `LEASE_LOST`, also after the session wound down (never `SESSION_STOPPED`:
+   * it did not stop, it moved). The localId is also on the returned promise (`.localId`).
    */
   send(text: string, options?: SendOptions): SendReceipt;
   /** Interrupts the running turn; resolves once that is stored. Rejects with `NOTHING_TO_ABORT` when none runs. */

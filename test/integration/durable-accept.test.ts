@@ -324,7 +324,37 @@ describe('a host whose lease another host took', () => {
     expect(await store.load('owned')).toEqual(storedByB); // A wrote nothing more
     const journaledAfter = (await journal.read('owned')).slice(entriesBefore);
     expect(journaledAfter.filter((e) => (e.payload as { localId?: string }).localId === 'L2')).toEqual([]);
-    expect(isAseError(await rejection(a.session.decide('x', 'allow')), 'SESSION_STOPPED')).toBe(true);
+    // Wound down, but it did not stop on its own: every input but stop says why.
+    expect(isAseError(await rejection(a.session.decide('x', 'allow')), 'LEASE_LOST')).toBe(true);
+  });
+
+  it('an idle host whose renewal finds the lease gone refuses the next send with LEASE_LOST, not SESSION_STOPPED', async () => {
+    // The FileStore's lease clock is the session's clock; "another host" is another owner id on the dir.
+    const clock = new SimulatedClock(T0);
+    const dir = path.join(tmp, 'sessions');
+    const { session, notices } = await start({ store: new FileStore({ dir, now: () => clock.now() }), sessionId: 'idle-owned', leaseTtlMs: 1_000, clock });
+    await until(clock, () => session.snapshot().phase === 'idle', 'A to start');
+    await session.send('first', { localId: 'L1' });
+    const other = new FileStore({ dir, hostId: 'another-host', now: () => clock.now() });
+    const taken = await other.acquire('idle-owned', { ttlMs: 60_000, force: true });
+    const storedByA = await other.load('idle-owned');
+    // Nothing is written from here on: only the renewal timer can find out (within one ttl of the
+    // last check, and a renewal interval). A heartbeat batch waits on the real clock, so time moves both ways.
+    for (const deadline = Date.now() + 30_000; !errorCodes(notices).includes('LEASE_LOST'); ) {
+      if (Date.now() > deadline) throw new Error(`A never noticed: notices ${JSON.stringify(errorCodes(notices))}`);
+      clock.advance(50);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(clock.now() - T0).toBeLessThan(1_000 + 1_000 / 3 + 500);
+    const late = await rejection(session.send('second', { localId: 'L2' }));
+    expect(isAseError(late, 'LEASE_LOST'), String(late)).toBe(true);
+    expect((late as AseError).message).toContain('another host took over');
+    await until(clock, () => session.snapshot().done, 'A to wind down');
+    expect(isAseError(await rejection(session.send('third', { localId: 'L3' })), 'LEASE_LOST')).toBe(true);
+    expect(isAseError(await rejection(session.setModel('other')), 'LEASE_LOST')).toBe(true);
+    expect(errorCodes(notices).filter((code) => code !== 'LEASE_LOST')).toEqual([]);
+    expect(await other.load('idle-owned')).toEqual(storedByA); // A wrote nothing more
+    expect(JSON.parse(await fs.readFile(path.join(dir, 'idle-owned.lease'), 'utf8'))).toMatchObject({ fence: taken.fence });
   });
 });
 

@@ -26,7 +26,11 @@ describePostgres('PostgreSQL store and journal', () => {
   });
   const track = <T extends { close(): Promise<void> }>(x: T): T => (closing.push(x), x);
 
-  describeStoreConformance('PostgresStore', (now) => track(new PostgresStore({ pool: db!.pool, schema: db!.schema('st'), now })));
+  describeStoreConformance(
+    'PostgresStore',
+    (now) => track(new PostgresStore({ pool: db!.pool, schema: db!.schema('st'), now })),
+    (store, now) => track(new PostgresStore({ pool: db!.pool, schema: (store as PostgresStore).schema, now })),
+  );
   describeJournalConformance('PostgresJournal', () => track(new PostgresJournal({ pool: db!.pool, schema: db!.schema('jn') })));
 
   it('refuses bad options with INVALID_OPTIONS, before any connection', () => {

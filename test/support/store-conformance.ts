@@ -5,6 +5,14 @@
  * forced takeover, and fenced writes checked atomically with the write itself.
  *
  * `make(now)` builds a fresh, empty store whose lease clock is `now()`; the suite moves that clock.
+ * `anotherHost(store, now)` opens the same data as another process (or host) would, on the same
+ * clock: what that process does to a lease, the first store may only learn from the data.
+ *
+ * What `renew` promises (session-store.ts): `LEASE_LOST` at once for a lease that expired and was
+ * taken, or that was taken, released or deleted through the same store; for a live lease another
+ * process forced away or deleted, a store may keep renewing for up to one ttl after it last checked
+ * the lease (the FileStore reads no file on most idle renewals), and must refuse every fenced
+ * `save` at once.
  */
 import { describe, expect, it } from 'vitest';
 import { isAseError, type AseError } from '../../src/errors.js';
@@ -41,7 +49,11 @@ async function refusal(promise: Promise<unknown>, code: AseError['code']): Promi
   return error as AseError;
 }
 
-export function describeStoreConformance(name: string, make: (now: () => number) => SessionStore): void {
+export function describeStoreConformance(
+  name: string,
+  make: (now: () => number) => SessionStore,
+  anotherHost: (store: SessionStore, now: () => number) => SessionStore,
+): void {
   describe(`${name} (SessionStore conformance)`, () => {
     /** A fresh store and the clock its leases run on. */
     const fixture = () => {
@@ -256,6 +268,51 @@ export function describeStoreConformance(name: string, make: (now: () => number)
         const ok = results.flatMap((r, i) => (r.status === 'fulfilled' && r.value.ok ? [i] : []));
         expect(ok).toHaveLength(1);
         expect(ok[0]! % 2).toBe(0);
+      });
+
+      /** Renews `lease` every quarter ttl: allowed to pass within one ttl of `checkedAt`, refused with LEASE_LOST from then on. */
+      async function renewUntilRefused(store: SessionStore, lease: Lease, advance: (ms: number) => void, now: () => number, checkedAt: number): Promise<void> {
+        for (;;) {
+          advance(TTL / 4);
+          const renewal = await store.renew(lease).then(
+            (renewed) => ({ renewed }),
+            (error: unknown) => ({ error }),
+          );
+          if ('error' in renewal) {
+            expect(isAseError(renewal.error, 'LEASE_LOST'), String(renewal.error)).toBe(true);
+            return;
+          }
+          expect(now() - checkedAt, 'a renewal one ttl after the last check must see the lease was lost').toBeLessThan(TTL);
+          lease = renewal.renewed;
+        }
+      }
+
+      it('a live lease another host forced away: the old holder writes nothing, and its renewals stop within one ttl', async () => {
+        const { store, advance, now } = fixture();
+        const other = anotherHost(store, now);
+        const a = await store.acquire('s1', { ttlMs: TTL });
+        await store.save('s1', session(), 0, a.fence);
+        const checkedAt = now(); // The fenced write checked the lease last.
+        const b = await other.acquire('s1', { ttlMs: TTL, force: true });
+        expect(b.fence).toBe(a.fence + 1);
+        await renewUntilRefused(store, a, advance, now, checkedAt);
+        await refusal(store.save('s1', session({ updatedAt: 9 }), 1, a.fence), 'LEASE_LOST');
+        expect(await other.save('s1', session({ updatedAt: 10 }), 1, b.fence)).toEqual({ ok: true, version: 2 });
+        // The old holder's renewals extended nothing of the new lease: once its own ttl is over, it is free.
+        advance(Math.max(0, b.expiresAt - now()) + 1);
+        expect((await store.acquire('s1', { ttlMs: TTL })).fence).toBe(b.fence + 1);
+      });
+
+      it('a live lease another host deleted: the old holder\'s next fenced write is refused at once', async () => {
+        const { store, advance, now } = fixture();
+        const other = anotherHost(store, now);
+        const a = await store.acquire('s1', { ttlMs: TTL });
+        await store.save('s1', session(), 0, a.fence);
+        const checkedAt = now();
+        await other.delete('s1');
+        await refusal(store.save('s1', session(), 0, a.fence), 'LEASE_LOST');
+        expect(await store.load('s1')).toBeUndefined();
+        await renewUntilRefused(store, a, advance, now, checkedAt);
       });
 
       it('refuses a ttl that is not a positive integer, and a lease it never issued', async () => {

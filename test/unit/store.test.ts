@@ -26,8 +26,14 @@ afterEach(async () => {
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
-describeStoreConformance('MemoryStore', (now) => new MemoryStore({ now }));
-describeStoreConformance('FileStore', (now) => new FileStore({ dir: path.join(tmp, 'sessions'), now }));
+// Every holder of a MemoryStore lives in its process: "another host" is the same store.
+describeStoreConformance('MemoryStore', (now) => new MemoryStore({ now }), (store) => store);
+// Another host id on the same dir is a separate owner (heartbeat and held leases), as another process is.
+describeStoreConformance(
+  'FileStore',
+  (now) => new FileStore({ dir: path.join(tmp, 'sessions'), now }),
+  (_store, now) => new FileStore({ dir: path.join(tmp, 'sessions'), hostId: 'another-host', now }),
+);
 
 /** A pid that just died (its process exited and was reaped). */
 async function deadPid(): Promise<number> {

@@ -20,9 +20,10 @@
  *
  * Liveness of a lease: the lease file's `expiresAt` is written by acquire and by a renewal of an
  * already expired lease. A renewal of a live lease writes nothing per session: it checks the fence in
- * the lease file (read without the lock: files are only ever replaced whole) and records the new
+ * the lease file (read without the lock: files are only ever replaced whole; skipped when this
+ * process checked it less than one ttl ago, see held-leases.ts) and records the new
  * expiry in its process's heartbeat, `<dir>/.owners/<owner>.json` (named like the owner's lock files;
- * one write, batched over a thirtieth of the ttl, for every lease the process renewed meanwhile: see
+ * one write, batched over a tenth of the ttl (at most 3 s), for every lease the process renewed meanwhile: see
  * owner-heartbeat.ts). A lease's expiry, wherever it is judged (acquire), is the later of the lease
  * file's `expiresAt` and its owner's heartbeat entry for the same fence, on the store's clock, the
  * same rule for every host sharing the dir. So a stalled process (SIGSTOP) writes no heartbeat and
@@ -38,6 +39,7 @@ import { PersistedSessionSchema, type PersistedSession, type VersionedSession } 
 import { AseError } from '../../errors.js';
 import { assertExpectedVersion, assertStateOf } from './memory-store.js';
 import { assertAcquireOptions, assertCurrentLease, assertLease, takeLease, toLease, type LeaseRecord } from './lease.js';
+import { heldLeases, type HeldLeases } from './held-leases.js';
 import { heartbeatDir, ownerHeartbeat, readHeartbeatExpiry, type OwnerHeartbeat } from './owner-heartbeat.js';
 import { currentProcess, liveness, type ProcessIdentity } from './process-identity.js';
 import type { AcquireOptions, Lease, LeaseOwner, SaveResult, SessionStore } from './session-store.js';
@@ -120,6 +122,8 @@ export class FileStore implements SessionStore {
   readonly #lockPrefix: string;
   /** This process's lease heartbeat in this dir (`owner-heartbeat.ts`). */
   readonly #heartbeat: OwnerHeartbeat;
+  /** What this process knows of the leases it holds in this dir (`held-leases.ts`). */
+  readonly #held: HeldLeases;
 
   constructor(options: FileStoreOptions) {
     if (!options || typeof options.dir !== 'string' || options.dir === '') {
@@ -135,6 +139,7 @@ export class FileStore implements SessionStore {
     this.#me = currentProcess(options.hostId ?? os.hostname());
     this.#lockPrefix = lockHolderPrefix(this.#me);
     this.#heartbeat = ownerHeartbeat(this.#heartbeatFile(this.#me));
+    this.#held = heldLeases(this.#heartbeat.file);
   }
 
   async load(sessionId: string): Promise<VersionedSession | undefined> {
@@ -161,7 +166,12 @@ export class FileStore implements SessionStore {
     assertStateOf(sessionId, state);
     const body = JSON.stringify({ version: expectedVersion + 1, state });
     return this.#locked(sessionId, async (): Promise<SaveResult> => {
-      if (fence !== undefined) assertCurrentLease(sessionId, await this.#readLease(sessionId), fence);
+      if (fence !== undefined) {
+        const lease = await this.#readLease(sessionId);
+        this.#assertCurrent(sessionId, lease, fence);
+        // Every fenced write checks the lease: the next renewal need not read it again.
+        this.#checked(sessionId, lease);
+      }
       // A file with a readable version but a bad state can still be overwritten by a writer that
       // names that version: that is how a caller repairs it.
       const current = await this.#read(sessionId);
@@ -202,6 +212,7 @@ export class FileStore implements SessionStore {
       // The lease file stays (released) so the fence counter never starts over.
       if (lease?.owner) await this.#writeLease(sessionId, { ...lease, owner: null });
       this.#heartbeat.forget(sessionId);
+      this.#held.forget(sessionId);
       await this.#io(`deleting ${this.#file(sessionId)}`, () => fs.rm(this.#file(sessionId), { force: true }));
       await syncDir(this.dir);
     });
@@ -229,25 +240,33 @@ export class FileStore implements SessionStore {
         current?.owner && !options.force && current.expiresAt <= now
           ? await readHeartbeatExpiry(this.#heartbeatFile(current.owner), sessionId, current.fence)
           : undefined;
-      const record = takeLease(sessionId, current, owner, options, now, (o) => liveness(o, this.#me), extendedUntil);
+      const record = { ...takeLease(sessionId, current, owner, options, now, (o) => liveness(o, this.#me), extendedUntil), owner };
       await this.#writeLease(sessionId, record);
-      return toLease(sessionId, { ...record, owner });
+      this.#held.checked(sessionId, record, now);
+      return toLease(sessionId, record);
     });
   }
 
   /**
-   * A live lease of this process is extended through the owner heartbeat: the lease file is read
-   * (no lock: it is only ever replaced whole) to check the fence, and nothing is written per session.
-   * A lease that already expired, or whose heartbeat could not land before it would have, is renewed
-   * under the session's lock in its own file, so a renewal never succeeds after another host took it.
+   * A live lease of this process is extended through the owner heartbeat, and nothing is written per
+   * session. Its fence is checked in the lease file (read without the lock: it is only ever replaced
+   * whole) unless this process checked it less than one ttl ago (`held-leases.ts`: a fenced write or
+   * the previous renewal did): so most renewals of an idle session read no file. A lease that already
+   * expired, or whose heartbeat could not land before it would have, is renewed under the session's
+   * lock in its own file, so a renewal never succeeds after another host took it unforced.
    */
   async renew(lease: Lease): Promise<Lease> {
     assertLease(lease);
     assertSessionId(lease.sessionId);
     const { sessionId, fence } = lease;
-    const current = await this.#readLease(sessionId);
-    this.#assertCurrent(sessionId, current, fence);
-    if (this.#heartbeatFile(current.owner) === this.#heartbeat.file) {
+    let current = this.#held.trusted(sessionId, fence, this.#now());
+    if (!current) {
+      const read = await this.#readLease(sessionId);
+      this.#assertCurrent(sessionId, read, fence);
+      this.#checked(sessionId, read);
+      current = read;
+    }
+    if (this.#isMe(current.owner)) {
       const now = this.#now();
       const liveUntil = Math.max(current.expiresAt, this.#heartbeat.writtenExpiry(sessionId, fence));
       if (liveUntil > now) {
@@ -269,18 +288,25 @@ export class FileStore implements SessionStore {
       // No directory fsync: a renewal changes only the expiry. A rename lost to a machine crash leaves
       // the old record (same fence, an earlier expiry), and its owner died with the machine anyway.
       await this.#writeLease(sessionId, record, { syncDir: false });
+      this.#checked(sessionId, record);
       return toLease(sessionId, record);
     });
   }
 
-  /** `assertCurrentLease`, and a lost lease leaves this process's heartbeat. */
+  /** `assertCurrentLease`, and a lost lease leaves this process's heartbeat and what it knows. */
   #assertCurrent(sessionId: string, current: LeaseRecord | undefined, fence: number): asserts current is LeaseRecord & { owner: LeaseOwner } {
     try {
       assertCurrentLease(sessionId, current, fence);
     } catch (error) {
-      this.#heartbeat.forget(sessionId);
+      this.#heartbeat.forget(sessionId, fence);
+      this.#held.forget(sessionId, fence);
       throw error;
     }
+  }
+
+  /** The lease file holds `record` now: remembered when this process is its owner. */
+  #checked(sessionId: string, record: LeaseRecord & { owner: LeaseOwner }): void {
+    if (this.#isMe(record.owner)) this.#held.checked(sessionId, record, this.#now());
   }
 
   async release(lease: Lease): Promise<void> {
@@ -290,13 +316,20 @@ export class FileStore implements SessionStore {
       const current = await this.#readLease(lease.sessionId);
       if (current && current.owner !== null && current.fence === lease.fence) {
         await this.#writeLease(lease.sessionId, { ...current, owner: null });
-        this.#heartbeat.forget(lease.sessionId);
+        this.#heartbeat.forget(lease.sessionId, lease.fence);
+        this.#held.forget(lease.sessionId, lease.fence);
       }
     });
   }
 
   #file(sessionId: string): string {
     return path.join(this.dir, `${sessionId}.json`);
+  }
+
+  /** `owner` is this process (as this store names it): the owner whose heartbeat this store writes. */
+  #isMe(owner: LeaseOwner): boolean {
+    const me = this.#me;
+    return owner.pid === me.pid && owner.host === me.host && (owner.startTime ?? '') === me.startTime && (owner.bootId ?? '') === me.bootId;
   }
 
   /** Where the process `owner` names keeps its heartbeat in this dir: named like its lock files. */
@@ -485,12 +518,14 @@ export class FileStore implements SessionStore {
 }
 
 /**
- * How long a renewal waits for others to share its heartbeat write: a thirtieth of the ttl (a
- * second at the default 30 s), so the heartbeat lands long before the two thirds of the ttl a
- * renewal every third of it leaves.
+ * How long a renewal waits for others to share its heartbeat write: a tenth of the ttl, at most 3 s
+ * (one write every 3 s at the default 30 s ttl, whatever the number of sessions). The runtime renews
+ * every third of the ttl, so the write lands with more than half the ttl to spare; a renewal asked
+ * late (after a stall) whose write does not land before the lease would have expired is redone
+ * under the lock instead (`renew`).
  */
 function heartbeatBatchMs(ttlMs: number): number {
-  return Math.min(1000, Math.floor(ttlMs / 30));
+  return Math.min(3000, Math.floor(ttlMs / 10));
 }
 
 function sleep(ms: number): Promise<void> {

@@ -2,18 +2,18 @@
  * The FileStore's per-process lease heartbeat: one file per owner process,
  * `<dir>/.owners/<owner>.json`, holding `{ leases: { [sessionId]: { fence, expiresAt } } }` for
  * every lease that process renews. Renewing a lease only records its new expiry here, and the
- * process writes the file once for every renewal that arrived within a short batch window (at most
- * one write a second with the default 30 s ttl), instead of a locked write of each session's lease
- * file: an idle supervisor with 100 sessions costs one small file write a second, not ten locked
- * writes.
+ * process writes the file once for every renewal that arrived within a batch window (a tenth of the
+ * ttl, at most 3 s: one write every 3 s with the default 30 s ttl), instead of a locked write of each
+ * session's lease file: an idle supervisor with 100 sessions costs one small file write every 3 s,
+ * not ten locked writes a second.
  *
  * Whoever judges a lease (`acquire`) takes its expiry as the later of the lease file's own
  * `expiresAt` and the entry for the same fence in its owner's heartbeat. The heartbeat is written
- * only by its own process, with rename (readers never see a torn file) but without fsync: it only
+ * only by its own process (so its temp file needs no unique name: writes are serialized here), with
+ * rename (readers never see a torn file) but without fsync: it only
  * ever matters while that process lives, and a machine crash kills it (a lost or torn heartbeat
  * only makes its leases expire sooner, which is then right).
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { AseError } from '../../errors.js';
@@ -67,8 +67,12 @@ export class OwnerHeartbeat {
   #now = 0;
   #writing: Promise<void> = Promise.resolve();
 
+  /** The one temp file a write goes through (only this process writes this heartbeat, one write at a time). */
+  readonly #tmp: string;
+
   constructor(file: string) {
     this.file = file;
+    this.#tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp`);
   }
 
   /** The expiry the heartbeat on disk gives this lease now (0 when none). */
@@ -85,9 +89,15 @@ export class OwnerHeartbeat {
     return this.#schedule(batchMs);
   }
 
-  /** The lease ended here (released, deleted, lost): the next write leaves it out; the last one removes the file. */
-  forget(sessionId: string): void {
-    if (!this.#wanted.delete(sessionId)) return;
+  /**
+   * The lease at `fence` (any fence when omitted) ended here (released, deleted, lost): the next
+   * write leaves it out; the last one removes the file. A stale fence never drops the entry of the
+   * lease this process holds now.
+   */
+  forget(sessionId: string, fence?: number): void {
+    const entry = this.#wanted.get(sessionId);
+    if (!entry || (fence !== undefined && entry.fence !== fence)) return;
+    this.#wanted.delete(sessionId);
     if (this.#wanted.size === 0) void this.#schedule(0).catch(() => undefined);
   }
 
@@ -127,11 +137,10 @@ export class OwnerHeartbeat {
       return;
     }
     const body = JSON.stringify({ leases: Object.fromEntries(leases) });
-    const tmp = path.join(path.dirname(this.file), `.${path.basename(this.file)}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       for (let tries = 0; ; tries++) {
         try {
-          await fs.writeFile(tmp, body, { flag: 'wx' });
+          await fs.writeFile(this.#tmp, body);
           break;
         } catch (error) {
           // No folder yet, or another process's last lease just removed it: create it and try again.
@@ -139,9 +148,9 @@ export class OwnerHeartbeat {
           await fs.mkdir(path.dirname(this.file), { recursive: true });
         }
       }
-      await fs.rename(tmp, this.file);
+      await fs.rename(this.#tmp, this.file);
     } catch (error) {
-      await fs.rm(tmp, { force: true }).catch(() => undefined);
+      await fs.rm(this.#tmp, { force: true }).catch(() => undefined);
       throw new AseError('STORE_IO', `writing the lease heartbeat ${this.file} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
   }

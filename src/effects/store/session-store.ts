@@ -88,7 +88,14 @@ export interface SessionStore {
    * lease at once. `force` takes it regardless.
    */
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease>;
-  /** Extends the lease by its `ttlMs` from now. Throws `AseError('LEASE_LOST')` when it is no longer the current lease. */
+  /**
+   * Extends the lease by its `ttlMs` from now. Throws `AseError('LEASE_LOST')` when it is no longer
+   * the current lease: always when it expired and another owner took it, or it was taken, released
+   * or deleted through this store's process. A live lease that another process took by `force` or
+   * ended by `delete` may still be renewed for up to one ttl after the store last checked it (the
+   * FileStore checks the lease file at most once per ttl on an idle renewal); a fenced `save` is
+   * refused at once regardless.
+   */
   renew(lease: Lease): Promise<Lease>;
   /** Gives the lease up (the fence counter stays). Does nothing when the lease is no longer current. */
   release(lease: Lease): Promise<void>;
