@@ -116,3 +116,28 @@ describe('ase run --mode local --sub-agents with a live ase serve on the data di
     expect(sessions.filter((s) => s.agent === 'claude')).toEqual([]);
   });
 });
+
+describe('ase run --mode local --no-server with a live ase serve on the data dir', () => {
+  it('hosts the session in this process, not through the server', async () => {
+    const pty = await spawnPty({
+      file: process.execPath,
+      args: [ASE_BIN, 'run', '--mode', 'local', '--no-server', '--agent', 'fake', '--data-dir', dataDir, '--cwd', tmp],
+      cwd: tmp,
+      env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
+      cols: 200,
+      rows: 20,
+    });
+    let screen = '';
+    pty.onData((data) => (screen += data));
+    const end = Date.now() + 45_000;
+    while (!/session (\S+) \(local: Ctrl-\] hands it to remote control\)/.test(screen)) {
+      if (Date.now() > end) throw new Error(`no session line: ${screen}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const id = /session (\S+) \(local: /.exec(screen)![1]!;
+    expect(screen).not.toMatch(/hosted by ase serve/);
+    // Not the server's: it runs here, so the server has it at most stored, never live.
+    expect((await server.api('GET', `/api/sessions/${id}`)).body?.live ?? false).toBe(false);
+    await pty.stop();
+  }, 120_000);
+});
