@@ -207,6 +207,16 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     // (the turn in flight ends interrupted) and the desk re-attaches to the same thread.
     await desk.typeLine('hang on');
     expect(await waitUntil(() => mock.requests.some((r) => lastUserText(r.body) === 'hang on'), 60_000)).toBe(true);
+    // Killed once the desk's prompt is journaled: the rollout tailer reads it from Codex's own file a
+    // moment after the model has it (a kill before that leaves the journal no trace of the turn; the
+    // Claude story waits the same way). Failed once in a fresh run without this wait.
+    const journaledPrompt = async () => {
+      const { body } = await api('GET', `/api/sessions/${id}/transcript?limit=500`);
+      return (body.entries as { type: string; payload: any }[]).some(
+        (e) => e.type === 'message' && e.payload?.role === 'user' && JSON.stringify(e.payload.blocks).includes('hang on'),
+      );
+    };
+    await expect.poll(journaledPrompt, { timeout: 60_000, interval: 100 }).toBe(true);
     first.child.kill('SIGKILL');
     expect(await waitUntil(() => first.child.exitCode !== null || first.child.signalCode !== null, 30_000)).toBe(true);
     const lost = await desk.waitScreen(/ase exited 1/, 30_000);
