@@ -22,7 +22,8 @@ import {
 import { shellJoin } from '../../src/engines/codex/mcp/messages.js';
 import { mergeCodexOptions, type CodexEngineOptions } from '../../src/engines/codex/options.js';
 import { ToolCallLedger } from '../../src/engines/codex/tool-ledger.js';
-import { addUsage, turnUsageFromCodex, turnUsageOf } from '../../src/engines/codex/usage.js';
+import { addTurnUsage } from '../../src/events/add-turn-usage.js';
+import { turnUsageFromCodex, turnUsageOf } from '../../src/engines/codex/usage.js';
 
 const allow: PermissionDecision = { behavior: 'allow' };
 const allowSession: PermissionDecision = { behavior: 'allow', updatedPermissions: [{ any: 'rule' }] };
@@ -179,7 +180,7 @@ describe('per-turn usage', () => {
   it('splits cached tokens out of input and sums requests', () => {
     const a = turnUsageOf({ inputTokens: 120, cachedInputTokens: 20, outputTokens: 7, cacheWriteInputTokens: 3 });
     expect(a).toEqual({ inputTokens: 100, outputTokens: 7, cacheReadTokens: 20, cacheWriteTokens: 3 });
-    expect(addUsage(a, turnUsageOf({ inputTokens: 100, cachedInputTokens: 0, outputTokens: 1 }))).toEqual({ inputTokens: 200, outputTokens: 8, cacheReadTokens: 20, cacheWriteTokens: 3 });
+    expect(addTurnUsage(a, turnUsageOf({ inputTokens: 100, cachedInputTokens: 0, outputTokens: 1 }))).toEqual({ inputTokens: 200, outputTokens: 8, cacheReadTokens: 20, cacheWriteTokens: 3 });
   });
 
   it('the snake_case reports (MCP token_count, rollout lines) follow the same convention as app-server camelCase', () => {

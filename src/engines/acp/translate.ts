@@ -23,7 +23,8 @@ import { ThinkingIndicator } from '../core/thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
 import { acpHostToolName } from './host-tool-names.js';
-import { addUsage, chunkUsage } from './usage.js';
+import { addTurnUsage } from '../../events/add-turn-usage.js';
+import { chunkUsage } from './usage.js';
 
 export type { SkippedInput } from '../core/skipped-inputs.js';
 
@@ -264,7 +265,7 @@ export class AcpTranslator {
 
   #noteUsage(update: Record<string, unknown>): void {
     const usage = chunkUsage(update['_meta']);
-    if (usage) this.#chunkUsage = this.#chunkUsage ? addUsage(this.#chunkUsage, usage) : usage;
+    if (usage) this.#chunkUsage = this.#chunkUsage ? addTurnUsage(this.#chunkUsage, usage) : usage;
   }
 
   #skipUpdate(reason: string, update: unknown): AgentEventBody[] {

@@ -48,16 +48,6 @@ export function chunkUsage(meta: unknown): TurnUsage | undefined {
   return { inputTokens: Math.max(0, count(usage, 'inputTokens') - cached), outputTokens: count(usage, 'outputTokens'), cacheReadTokens: cached, cacheWriteTokens: 0 };
 }
 
-/** `a + b`, count by count. */
-export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-  };
-}
-
 /**
  * The turn's token usage: the PromptResponse's own when it has any, else `fromChunks` (what the
  * turn's chunks reported), else zeros. One source only, so nothing is counted twice.

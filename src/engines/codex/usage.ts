@@ -13,6 +13,7 @@
  * apart: inputTokens = input − cached, cacheReadTokens = cached, cacheWriteTokens = cache writes;
  * outputTokens includes reasoning tokens. Missing, negative or non-numeric counts read as 0.
  */
+import { addTurnUsage } from '../../events/add-turn-usage.js';
 import { ZERO_USAGE, type TurnUsage } from '../../events/agent-event.js';
 
 /** The numbers every Codex usage report carries, in app-server's camelCase. */
@@ -44,15 +45,6 @@ export function turnUsageFromCodex(usage: Record<string, unknown>): TurnUsage {
     cacheWriteInputTokens: n(usage['cache_write_input_tokens']),
     outputTokens: n(usage['output_tokens']),
   });
-}
-
-export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-  };
 }
 
 /**
@@ -89,7 +81,7 @@ export class TurnUsageAccumulator {
     const info = tokenCount['info'];
     if (!isRecord(info) || !isRecord(info['last_token_usage'])) return;
     if (!this.snapshots.isNew(info['total_token_usage'])) return;
-    this.turn = addUsage(this.turn, turnUsageFromCodex(info['last_token_usage']));
+    this.turn = addTurnUsage(this.turn, turnUsageFromCodex(info['last_token_usage']));
   }
 
   current(): TurnUsage {

@@ -21,7 +21,8 @@ import { classifyCodexError } from '../errors.js';
 import { noteSkipped, type SkippedInput } from '../../core/skipped-inputs.js';
 import { ToolCallLedger } from '../tool-ledger.js';
 import { displayToolName } from '../../core/host-tools.js';
-import { addUsage, turnUsageOf, UsageSnapshots } from '../usage.js';
+import { addTurnUsage } from '../../../events/add-turn-usage.js';
+import { turnUsageOf, UsageSnapshots } from '../usage.js';
 import {
   AgentMessageItemSchema,
   CommandExecutionItemSchema,
@@ -172,7 +173,7 @@ export class AppServerTranslator {
   adoptTurnId(turnId: string): void {
     if (!this.#running || this.#turnId !== undefined) return;
     this.#turnId = turnId;
-    for (const early of this.#earlyUsage) if (early.turnId === turnId) this.#usage = addUsage(this.#usage, early.usage);
+    for (const early of this.#earlyUsage) if (early.turnId === turnId) this.#usage = addTurnUsage(this.#usage, early.usage);
     this.#earlyUsage = [];
   }
 
@@ -263,7 +264,7 @@ export class AppServerTranslator {
         if (!this.#running || !this.#mine(parsed.data.threadId, parsed.data.turnId)) return this.#skip('usage outside our turn', method, params);
         const usage = turnUsageOf(parsed.data.tokenUsage.last);
         if (this.#turnId === undefined) this.#earlyUsage.push({ turnId: parsed.data.turnId, usage });
-        else this.#usage = addUsage(this.#usage, usage);
+        else this.#usage = addTurnUsage(this.#usage, usage);
         return [];
       }
       case 'turn/plan/updated': {

@@ -19,7 +19,8 @@ import { ThinkingIndicator } from '../../core/thinking-indicator.js';
 import { classifyCodexError } from '../errors.js';
 import { noteSkipped, type SkippedInput } from '../../core/skipped-inputs.js';
 import { ToolCallLedger } from '../tool-ledger.js';
-import { addUsage, turnUsageFromCodex, UsageSnapshots } from '../usage.js';
+import { addTurnUsage } from '../../../events/add-turn-usage.js';
+import { turnUsageFromCodex, UsageSnapshots } from '../usage.js';
 import {
   AgentMessageItemSchema,
   DeltaSchema,
@@ -235,7 +236,7 @@ export class McpTranslator {
         const last = parsed.data.info?.last_token_usage;
         // Every snapshot is checked, in a turn or not, so a repeat is recognised whenever it comes.
         if (last && this.#snapshots.isNew(parsed.data.info?.total_token_usage) && this.#running) {
-          this.#usage = addUsage(this.#usage, turnUsageFromCodex(last));
+          this.#usage = addTurnUsage(this.#usage, turnUsageFromCodex(last));
         }
         return [];
       }
