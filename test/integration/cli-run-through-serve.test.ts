@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnPty } from '../../src/engines/transport/pty-process.js';
+import { spawnPty, type PtyProcess } from '../../src/engines/transport/pty-process.js';
 import { startAseServe, type AseServeProcess } from '../support/ase-serve-process.js';
 import { ASE_BIN, ensureBuiltCli } from '../support/built-cli.js';
 
@@ -96,20 +96,27 @@ describe('ase run --session-id with a live ase serve on the data dir', () => {
   }, 120_000);
 });
 
+/** `ase run --mode local ...args` on this data dir in a terminal (local mode needs one), and what it has shown so far. */
+async function runInTerminal(...args: string[]): Promise<{ pty: PtyProcess; screen(): string }> {
+  const pty = await spawnPty({
+    file: process.execPath,
+    args: [ASE_BIN, 'run', '--mode', 'local', ...args, '--data-dir', dataDir, '--cwd', tmp],
+    cwd: tmp,
+    env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
+    cols: 200,
+    rows: 20,
+  });
+  let screen = '';
+  pty.onData((data) => (screen += data));
+  return { pty, screen: () => screen };
+}
+
 describe('ase run --mode local --sub-agents with a live ase serve on the data dir', () => {
   it('refuses when the server does not offer sub-agents (the session would be out of the phone`s reach), naming the ways on; nothing is created', async () => {
     // In a terminal (local mode needs one); refused before any agent starts.
-    const pty = await spawnPty({
-      file: process.execPath,
-      args: [ASE_BIN, 'run', '--mode', 'local', '--sub-agents', '--agent', 'claude', '--data-dir', dataDir, '--cwd', tmp],
-      cwd: tmp,
-      env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
-      cols: 200,
-      rows: 20,
-    });
-    let screen = '';
-    pty.onData((data) => (screen += data));
-    const exit = await pty.exited;
+    const term = await runInTerminal('--sub-agents', '--agent', 'claude');
+    const exit = await term.pty.exited;
+    const screen = term.screen();
     expect(exit.code, screen).not.toBe(0);
     expect(screen.replace(/\s+/g, ' ')).toMatch(/--sub-agents: the ase serve on .* does not offer sub-agents: restart it with --sub-agents, or run this with --no-server/);
     const sessions = (await server.api('GET', '/api/sessions')).body.sessions as { agent: string }[];
@@ -119,25 +126,16 @@ describe('ase run --mode local --sub-agents with a live ase serve on the data di
 
 describe('ase run --mode local --no-server with a live ase serve on the data dir', () => {
   it('hosts the session in this process, not through the server', async () => {
-    const pty = await spawnPty({
-      file: process.execPath,
-      args: [ASE_BIN, 'run', '--mode', 'local', '--no-server', '--agent', 'fake', '--data-dir', dataDir, '--cwd', tmp],
-      cwd: tmp,
-      env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
-      cols: 200,
-      rows: 20,
-    });
-    let screen = '';
-    pty.onData((data) => (screen += data));
+    const term = await runInTerminal('--no-server', '--agent', 'fake');
     const end = Date.now() + 45_000;
-    while (!/session (\S+) \(local: Ctrl-\] hands it to remote control\)/.test(screen)) {
-      if (Date.now() > end) throw new Error(`no session line: ${screen}`);
+    while (!/session (\S+) \(local: Ctrl-\] hands it to remote control\)/.test(term.screen())) {
+      if (Date.now() > end) throw new Error(`no session line: ${term.screen()}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const id = /session (\S+) \(local: /.exec(screen)![1]!;
-    expect(screen).not.toMatch(/hosted by ase serve/);
+    const id = /session (\S+) \(local: /.exec(term.screen())![1]!;
+    expect(term.screen()).not.toMatch(/hosted by ase serve/);
     // Not the server's: it runs here, so the server has it at most stored, never live.
     expect((await server.api('GET', `/api/sessions/${id}`)).body?.live ?? false).toBe(false);
-    await pty.stop();
+    await term.pty.stop();
   }, 120_000);
 });
