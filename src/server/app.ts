@@ -389,6 +389,11 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       // With a parentId the host spawns it into the parent's tree (a completed parent: 409 TREE_CONFLICT, nothing created).
       const session = await host.create({ ...body, sessionId, onNotice: hub.onNotice, inspect: hub.inspect });
       hub.attach(session);
+      // 201 means stored: the id works on every host of a shared store (and after a crash of this one).
+      await session.durable().catch(async (error: unknown) => {
+        await session.stop().catch(() => undefined);
+        throw error;
+      });
       // The tree's streams hear the new node now, not at the watch's next look.
       if (body.parentId !== undefined) trees.refresh();
       return c.json({ sessionId: session.id }, 201);

@@ -104,6 +104,10 @@ export class SessionHandle implements Session {
     }
   }
 
+  durable(): Promise<void> {
+    return this.#runtime.durable();
+  }
+
   stop(): Promise<SessionSnapshot> {
     if (!this.#runtime.isDone) {
       // Inside a listener the stop waits for the event being handled; done already: nothing to stop.

@@ -69,6 +69,14 @@ export interface Session {
   setPermissionMode(mode: string | null): Promise<void>;
   /** Tells the session whether a remote client is connected (open prompts are re-sent on reconnect). A no-op once the session has stopped. */
   setOnline(online: boolean): void;
+  /**
+   * Resolves once everything the session has changed so far is in its store (at once when nothing
+   * is pending): from then on another host on the same store, or this one restarted after a crash,
+   * finds it by its id. `createSession` resolves as soon as the session runs, before its first
+   * write; a caller that hands the id to someone else awaits this first. Rejects with
+   * `PERSIST_FAILED` (the write was given up) or `LEASE_LOST` (another host took the session).
+   */
+  durable(): Promise<void>;
   /** Stops the engine, cancels whatever is open, persists, and resolves when everything is gone. */
   stop(): Promise<SessionSnapshot>;
   snapshot(): SessionSnapshot;
