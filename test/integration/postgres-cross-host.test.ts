@@ -148,6 +148,12 @@ describePostgres('B drives and watches sessions A owns (one PostgreSQL)', () => 
   it("B's stream of A's session, cut twice while A keeps writing and resumed with Last-Event-ID: every entry once, in order", { timeout: 120_000 }, async () => {
     const id = (await a.api('POST', '/api/sessions', { agent: 'fake', workDir: tmp })).body.sessionId as string;
     const first = await stream(b, id);
+    const connections: SseConnection[] = [first];
+    onTestFailed(() =>
+      console.error(
+        `connections: ${connections.map((c, i) => `#${i + 1} ended ${c.endReason}, ${c.frames.map((f) => `${f.event}${f.id ? ` ${f.id}` : ''}`).join(',')}`).join(' | ')}\nB says:\n${b.output().slice(-4000)}\nA says:\n${a.output().slice(-2000)}`,
+      ),
+    );
     await first.waitFor((f) => f.event === 'live', 30_000);
     const send = async (n: number) => expect((await a.api('POST', `/api/sessions/${id}/messages`, { text: `m${n}`, localId: `m${n}` })).status).toBe(200);
     const turnDone = async (n: number) => ((await journalRows(id)).some((r) => r.type === 'turn_complete' && r.localId === `m${n}`) ? true : undefined);
@@ -171,6 +177,7 @@ describePostgres('B drives and watches sessions A owns (one PostgreSQL)', () => 
 
     // Cut 2: right after the first frame of the replay.
     const second = await stream(b, id, lastId());
+    connections.push(second);
     expect(second.status).toBe(200);
     await second.waitFor((f) => f.event === 'entry', 30_000);
     second.cut();
@@ -179,7 +186,7 @@ describePostgres('B drives and watches sessions A owns (one PostgreSQL)', () => 
 
     // Resumed again: replays the rest, goes live, and hears A's next turn as A writes it.
     const third = await stream(b, id, lastId());
-    onTestFailed(() => console.error(`ids: ${got.map((f) => f.id).join(',')} | third: ${third.frames.filter((f) => f.event === 'entry').map((f) => f.id).join(',')}`));
+    connections.push(third);
     await third.waitFor((f) => f.event === 'live', 30_000);
     await send(5);
     await third.waitFor((f) => f.event === 'entry' && f.data.includes('"turn_complete"') && f.data.includes('"m5"'), 60_000);

@@ -17,6 +17,8 @@ export interface SseConnection {
   cut(): void;
   /** Resolves when the server ended the stream (or it was cut). */
   ended: Promise<void>;
+  /** How the stream ended, once it has: `done` (the server ended it) or the reader's error. */
+  readonly endReason: string | undefined;
 }
 
 export async function openSse(url: string, headers: Record<string, string> = {}): Promise<SseConnection> {
@@ -28,6 +30,9 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     for (const w of [...waiters]) w();
   };
   let ended: Promise<void> = Promise.resolve();
+  let endReason: string | undefined;
+  /** The bytes after the last complete frame (what a failure message shows). */
+  let rest = '';
   if (response.ok && response.body) {
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
@@ -36,7 +41,10 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       try {
         for (;;) {
           const { value, done } = await reader.read();
-          if (done) break;
+          if (done) {
+            endReason = 'done';
+            break;
+          }
           buffer += decoder.decode(value, { stream: true });
           let cut: number;
           while ((cut = buffer.indexOf('\n\n')) >= 0) {
@@ -60,14 +68,17 @@ export async function openSse(url: string, headers: Record<string, string> = {})
             frame.data = data.join('\n');
             frames.push(frame);
           }
+          rest = buffer;
           notify();
         }
-      } catch {
-        // cut
+      } catch (error) {
+        // cut (by us, or the connection failed)
+        endReason = `error: ${error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ''}` : String(error)}`;
       }
       notify();
     })();
   } else {
+    endReason = `status ${response.status}`;
     await response.body?.cancel();
   }
   let finished = false;
@@ -76,6 +87,9 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     status: response.status,
     frames,
     ended,
+    get endReason() {
+      return endReason;
+    },
     cut: () => controller.abort(),
     waitFor(predicate, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
@@ -88,7 +102,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
           } else if (finished) {
             waiters.delete(check);
             clearTimeout(timer);
-            reject(new Error(`stream ended without the frame; got ${frames.map((f) => f.event).join(',')}`));
+            reject(new Error(`stream ended (${endReason}) without the frame; got ${frames.map((f) => f.event).join(',')}; then ${JSON.stringify(rest.slice(0, 300))}`));
           }
         };
         const timer = setTimeout(() => {
