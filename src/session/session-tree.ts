@@ -135,6 +135,11 @@ class SessionTreeHandle implements SessionTree {
       // The tree's rules are checked first: a refused spawn leaves no session behind.
       const next = tree.addChild(this.#record, parentId, sessionId, options.parentCallId);
       const session = await this.#options.supervisor.create({ ...options, sessionId, parentId });
+      // The tree names only stored sessions: a crash right after this spawn finds the child again.
+      await session.durable().catch(async (error: unknown) => {
+        await session.stop().catch(() => undefined);
+        throw error;
+      });
       this.#record = next;
       this.#watch(session.id);
       await this.save();
