@@ -369,7 +369,7 @@ describePostgres('PostgresCommandRouter', () => {
       expect(Date.now() - started, 'at the lease expiry, not the timeout').toBeLessThan(15_000);
       expect(await rows('s2')).toEqual([]);
       const orphaned = await rejection(patient.route('s2', { kind: 'abort' }));
-      expect(isAseError(orphaned, 'SESSION_OWNED') && (orphaned as { details: { orphaned: boolean } }).details.orphaned, String(orphaned)).toBe(true);
+      expect(isAseError(orphaned, 'SESSION_OWNED') && orphaned.details?.orphaned, String(orphaned)).toBe(true);
     } finally {
       await Promise.all([owner.close(), caller.close(), patient.close(), ownerStore.close(), goneStore.close()]);
     }
