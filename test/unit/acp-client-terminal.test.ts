@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { AseError } from '../../src/errors.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OutputBuffer, TerminalManager, commandLine, completeLength, type TerminalManagerOptions } from '../../src/engines/acp/client-terminal.js';
-import { shellQuote } from '../../src/engines/core/shell-quote.js';
+import { shellQuote } from '../../src/engines/transport/shell-quote.js';
 import { buildEnv } from '../../src/engines/transport/env.js';
 import { rejection } from '../support/async.js';
 import { testRunEnv } from '../support/orphan-check.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codexHookArgs } from '../../src/engines/codex/local/hook-config.js';
 import { createHookDir, removeAbandonedHookDirs, type HookDir } from '../../src/engines/transport/hook-dir.js';
-import { singleQuote } from '../../src/engines/core/shell-quote.js';
+import { singleQuote } from '../../src/engines/transport/shell-quote.js';
 import { HookServer, MAX_HOOK_LINE_CHARS } from '../../src/engines/transport/hook-server.js';
 import { createConnection } from 'node:net';
 

@@ -26,7 +26,7 @@ import { spawnSupervised, type SupervisedProcess } from '../transport/process-su
 import { errorMessage, type AseError } from '../../errors.js';
 import { confineDirectory, denied, failed, resolveRoots } from './confinement.js';
 import { timerMs } from './options.js';
-import { shellQuote } from '../core/shell-quote.js';
+import { shellQuote } from '../transport/shell-quote.js';
 
 export interface TerminalManagerOptions {
   /** Default cwd of terminals and a confinement root for requested cwds. */

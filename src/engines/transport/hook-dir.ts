@@ -11,7 +11,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { singleQuote } from '../core/shell-quote.js';
+import { singleQuote } from './shell-quote.js';
 import { HOOK_SCRIPT } from './hook-script.js';
 
 export interface HookDir {

@@ -25,7 +25,7 @@ import { INVALID_PARAMS, METHOD_NOT_FOUND, rpcError } from '../../transport/json
 import type { CodexEngineOptions } from '../options.js';
 import { DEFAULT_REJECTION, mcpDecision } from './decisions.js';
 import { CodexEventParamsSchema, ElicitationParamsSchema, resultText, ToolCallResultSchema, ToolsListResultSchema } from './messages.js';
-import { shellJoin } from '../../core/shell-quote.js';
+import { shellJoin } from '../../transport/shell-quote.js';
 import { McpTranslator } from './translate.js';
 
 export const CODEX_MCP_CAPABILITIES: EngineCapabilities = Object.freeze({

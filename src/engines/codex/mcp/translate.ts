@@ -39,7 +39,7 @@ import {
   TurnAbortedSchema,
   UserMessageItemSchema,
 } from './messages.js';
-import { shellJoin } from '../../core/shell-quote.js';
+import { shellJoin } from '../../transport/shell-quote.js';
 
 export type { SkippedInput } from '../../core/skipped-inputs.js';
 
