@@ -2,6 +2,7 @@
  * How the client talks to `ase serve`: the base URL, the bearer token and `fetch` (the global one,
  * or yours), and the error a refused request becomes. Browser-safe: no `node:` import.
  */
+import { AseError } from '../errors.js';
 import type { ErrorCode } from '../events/error-codes.js';
 
 /** The server's own error codes (docs/server.md), besides the library's `AseError` codes. */
@@ -9,18 +10,22 @@ export type ServerErrorCode = 'UNAUTHORIZED' | 'FORBIDDEN_ORIGIN' | 'NOT_FOUND' 
 
 /**
  * A request the server refused (its `{error: {code, message}}` body) or a reply that was not what
- * the API promises. `status` is the HTTP status (0: no answer); `body` the parsed reply (a later
- * permission answer's 409 carries the recorded `outcome` there).
+ * the API promises. An `AseError` like the library's own, so one `isAseError(error, 'SESSION_OWNED')`
+ * handles a refusal whether the session runs in this process or behind `ase serve`: `code` is the
+ * server's (one of `ERROR_CODES`; a reply without one: `UNAUTHORIZED` for 401, `NOT_FOUND` for
+ * 404, else `INTERNAL`). `status` is the HTTP status (0: no answer), also in `details`; `body` the
+ * parsed reply (a later permission answer's 409 carries the recorded `outcome` there).
  */
-export class RemoteError extends Error {
-  override readonly name = 'RemoteError';
+export class RemoteError extends AseError<{ status: number }> {
+  override readonly name: string = 'RemoteError';
+  declare readonly code: ErrorCode | ServerErrorCode;
   constructor(
-    readonly code: ErrorCode | ServerErrorCode,
+    code: ErrorCode | ServerErrorCode,
     message: string,
     readonly status: number,
     readonly body?: unknown,
   ) {
-    super(message);
+    super(code, message, { details: { status } });
   }
 
   static async fromResponse(response: Response): Promise<RemoteError> {

@@ -26,8 +26,11 @@ export interface SessionCommandRouter {
    * `undefined` when no host holds the session (the caller may drive it itself), also when the
    * owner dies (or loses the session) while the command waits for it untaken: the command is
    * withdrawn, and the caller applies it or routes it again. A session whose
-   * owner stopped renewing its lease is refused at once (`SESSION_OWNED`, `details.orphaned`); an
-   * owner that does not answer in time is `TIMEOUT`.
+   * owner stopped renewing its lease is refused at once (`SESSION_OWNED`, `details.orphaned`), and
+   * a command still untaken when the lease expires is withdrawn (undefined; asked again, the
+   * refusal). An owner that does not answer in time is `TIMEOUT` (`details.withdrawn`: a command
+   * without a `localId` it had not taken is withdrawn, nothing done; a message stays queued).
+   * Never a success the owner did not give.
    */
   route(sessionId: string, command: SessionCommand): Promise<CommandOutcome | undefined>;
   /**

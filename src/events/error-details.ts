@@ -9,20 +9,29 @@ import type { ErrorCode } from './error-codes.js';
 export interface ErrorDetailsMap {
   /** `agent`: the CLI's short name; `looked`: one line per place looked in, with what it held. */
   AGENT_NOT_FOUND: { agent: string; looked: string[] };
-  TIMEOUT: { request?: string; timeoutMs: number };
+  /** An agent request (`request`); a command `ase serve` routed to the session's owner (`commandId`, `sessionId`, `owner`, `withdrawn`, `expiresAt`: its lease's expiry). */
+  TIMEOUT: {
+    request?: string;
+    timeoutMs: number;
+    commandId?: string;
+    sessionId?: string;
+    owner?: { host: string; pid: number; startTime?: string; bootId?: string; label?: string };
+    withdrawn?: boolean;
+    expiresAt?: number;
+  };
   LINE_TOO_LONG: { bytes: number; maxLineBytes: number; precedingLines?: number };
   /** A `send` over `maxMessageBytes` (`bytes`, `limit`); a refused acp request (`rpcCode`, `data`); a refused input (`localId` / `requestId`). */
   INVALID_INPUT: { bytes?: number; limit?: number; rpcCode?: number; data?: unknown; localId?: string; requestId?: string };
   INVALID_OPTIONS: { workDir?: string; cwd?: string; sessionId?: string; parentId?: string | null; askedParentId?: string | null };
   ENGINE_START_FAILED: { errno?: string };
-  /** A failed turn: the agent's error `kind` and whether it is `retryable`; an acp client failure: `rpcCode`, `data`. */
-  ENGINE_ERROR: { kind?: string; retryable?: boolean; rpcCode?: number; data?: unknown };
+  /** A failed turn: the agent's error `kind` and whether it is `retryable`; an acp client failure: `rpcCode`, `data`; a `ConformanceFailure`: the `check`. */
+  ENGINE_ERROR: { kind?: string; retryable?: boolean; rpcCode?: number; data?: unknown; check?: string };
   PROTOCOL_ERROR: { rpcCode?: number; data?: unknown };
   RESUME_NOT_FOUND: { threadId?: string; upstreamMessage?: string };
   /** A fork (`expected`, `actual` tokens); an adoption refused (`workDir`, and `reason`: what is missing on this host). */
   RESUME_FORKED: { sessionId: string; expected?: string; actual?: string; workDir?: string; reason?: string };
-  /** Another live host owns the session: `owner` (host, pid, process start time) until `expiresAt`; or the id open in this supervisor. */
-  SESSION_OWNED: { sessionId: string; owner?: { host: string; pid: number; startTime?: string; bootId?: string; label?: string }; expiresAt?: number };
+  /** Another live host owns the session: `owner` (host, pid, process start time) until `expiresAt`; or the id open in this supervisor; `orphaned`: that owner stopped renewing (adopt it). */
+  SESSION_OWNED: { sessionId: string; owner?: { host: string; pid: number; startTime?: string; bootId?: string; label?: string }; expiresAt?: number; orphaned?: boolean };
   SLOW_CONSUMER: { maxBuffered: number; buffered: number };
   UNSUPPORTED: { agent?: string; capability?: string };
   RECORDING_INVALID: { file: string; line?: number };

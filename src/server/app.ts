@@ -30,6 +30,7 @@ import { openApiDocument } from './openapi.js';
 import { renderPage } from './page.js';
 import { mountPageAssets } from './page-assets.js';
 import { SessionHub } from './session-hub.js';
+import { LIVE_PHASES } from './recover-sessions.js';
 import type { SessionHost } from './session-host.js';
 import { TreeFeed } from './tree-feed.js';
 import * as treeRules from '../session/session-tree-state.js';
@@ -97,6 +98,8 @@ export interface ServerApp {
 }
 
 const SESSION_ID = SESSION_ID_PATTERN;
+/** Stored phases a stop finishes by taking the session over (its owner died with an agent, or mid-stop): see `stopNotRunningHere`. */
+const STOP_BY_TAKING_OVER: ReadonlySet<string> = new Set([...LIVE_PHASES, 'stopping']);
 const LOCAL_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Journal entries read per page when searching a journal backwards (the last answer, a message by its localId). */
 const JOURNAL_PAGE = 500;
@@ -559,12 +562,32 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
         return { snapshot: live.snapshot() };
       }
       case 'stop': {
-        const live = hubs.get(id)?.session ?? host.get(id);
-        if (!live) return { stopped: true, live: false };
-        const snapshot = await host.stop(id);
-        return { stopped: true, snapshot };
+        if (hubs.get(id)?.session ?? host.get(id)) return { stopped: true, snapshot: await host.stop(id) };
+        return stopNotRunningHere(id);
       }
     }
+  };
+
+  /**
+   * A stop of a session this server does not run, and no other live host runs either (a router
+   * found none): what its store says decides. Stored in a phase with an agent, its owner died
+   * with it running (a SIGKILLed `ase run` or server, its lease maybe still valid): it is taken
+   * over here with the next fence, as any command takes it (restore included), and stopped, so the
+   * answer is the real stop's and no restarted server reopens it. Stored without one (`stopped`,
+   * `hibernated`, `failed`): nothing is started; the lease is taken for a moment to prove no live
+   * process holds it (`settleStored`), and the answer says the phase (`live: false`). A live owner
+   * is 409 `SESSION_OWNED` either way, as for every other command: never `stopped` for a session
+   * that still runs. Known only by its transcript: nothing to stop.
+   */
+  const stopNotRunningHere = async (id: string): Promise<Record<string, unknown>> => {
+    const stored = await host.stored(id);
+    if (!stored) return { stopped: true, live: false };
+    if (STOP_BY_TAKING_OVER.has(stored.phase)) {
+      await liveSession(id);
+      return { stopped: true, snapshot: await host.stop(id) };
+    }
+    const settled = host.settleStored ? await host.settleStored(id) : stored;
+    return { stopped: true, live: false, phase: settled?.phase ?? stored.phase };
   };
 
   /**
@@ -573,8 +596,10 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
    */
   const apply = async (id: string, command: SessionCommand): Promise<Record<string, unknown>> => {
     const router = options.router;
+    // A stop goes to a live owner first: opening the session here to stop it would only be refused.
     if (router && command.kind === 'stop' && !(hubs.get(id)?.session ?? host.get(id))) {
-      return unwrap((await router.route(id, command)) ?? { ok: true, value: { stopped: true, live: false } });
+      const outcome = await router.route(id, command);
+      if (outcome) return unwrap(outcome);
     }
     // Here, else routed to the owner; again when the owner died before it took the command (the
     // router withdrew it): then this host takes the session over, or routes it to whoever did.

@@ -15,6 +15,7 @@ const ERROR_TEXT: Record<number, string> = {
   413: 'the body is too large',
   421: 'FORBIDDEN_HOST: the Host header names no loopback name, the bound name or an --allow-host one (refused before authentication)',
   500: 'INTERNAL: an unexpected failure; error.requestId matches the line the server logged',
+  504: "TIMEOUT: the host that owns the session (--store postgres://) did not answer in time: a stalled host, or one that died on another machine and whose lease has not expired yet; error.details says who and whether the command was withdrawn (nothing done) or may still be applied",
 };
 
 /**
@@ -114,13 +115,13 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { 200: { description: 'adopted (or already running here)', ...json({ type: 'object', properties: { sessionId: { type: 'string' }, adopted: { type: 'boolean' }, running: { type: 'boolean' }, phase: { type: 'string' } }, required: ['sessionId', 'adopted', 'running'] }) }, ...errors(400, 401, 403, 404, 409) },
         },
       },
-      '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object', required: ['stopped'], properties: { stopped: { const: true }, live: { const: false, description: 'it was not running here' }, snapshot: { description: 'the state it stopped in' } } }) }, ...errors(400, 401, 403, 404) } } },
+      '/api/sessions/{id}/stop': { post: { summary: 'Stop the session', parameters: [idParam], responses: { 200: { description: 'stopped', ...json({ type: 'object', required: ['stopped'], properties: { stopped: { const: true }, live: { const: false, description: 'no process runs it: nothing was started to stop it' }, phase: { type: 'string', description: 'with live: false, its stored phase (stopped, hibernated, failed)' }, snapshot: { description: 'the state it stopped in' } } }) }, ...errors(400, 401, 403, 404, 409, 504) } } },
       '/api/sessions/{id}/messages': {
         post: {
           summary: 'Send a user message; idempotent on localId',
           parameters: [idParam],
           requestBody: { required: true, ...json(ref('Message')) },
-          responses: { 200: { description: 'accepted (stored); seq is its user_message entry once journaled, null while queued', ...json(ref('MessageReceipt')) }, ...errors(400, 401, 403, 404, 409, 413) },
+          responses: { 200: { description: 'accepted (stored); seq is its user_message entry once journaled, null while queued', ...json(ref('MessageReceipt')) }, ...errors(400, 401, 403, 404, 409, 413, 504) },
         },
       },
       '/api/sessions/{id}/terminal': {
@@ -169,12 +170,12 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Answer a permission request; the first answer wins',
           parameters: [idParam, { name: 'requestId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: { required: true, ...json(ref('Decision')) },
-          responses: { 200: { description: 'recorded', ...json({ type: 'object', required: ['requestId', 'outcome'], properties: { requestId: { type: 'string' }, outcome: { type: ['object', 'null'] } } }) }, 409: { description: 'already decided: the body carries the recorded outcome', ...json(ref('Error')) }, ...errors(400, 401, 403, 404) },
+          responses: { 200: { description: 'recorded', ...json({ type: 'object', required: ['requestId', 'outcome'], properties: { requestId: { type: 'string' }, outcome: { type: ['object', 'null'] } } }) }, 409: { description: 'already decided (the body carries the recorded outcome), or owned by another process (SESSION_OWNED)', ...json(ref('Error')) }, ...errors(400, 401, 403, 404, 504) },
         },
       },
-      '/api/sessions/{id}/abort': { post: { summary: 'Interrupt the running turn', parameters: [idParam], responses: { 200: { description: 'aborted', ...json({ type: 'object', required: ['aborted'], properties: { aborted: { const: true } } }) }, ...errors(400, 401, 403, 404, 409) } } },
+      '/api/sessions/{id}/abort': { post: { summary: 'Interrupt the running turn', parameters: [idParam], responses: { 200: { description: 'aborted', ...json({ type: 'object', required: ['aborted'], properties: { aborted: { const: true } } }) }, ...errors(400, 401, 403, 404, 409, 504) } } },
       '/api/sessions/{id}/mode': {
-        post: { summary: 'Switch control mode', parameters: [idParam], requestBody: { required: true, ...json({ type: 'object', required: ['to'], properties: { to: { enum: ['local', 'remote'] } } }) }, responses: { 200: { description: 'switched', ...json({ type: 'object', required: ['mode'], properties: { mode: { enum: ['local', 'remote'] } } }) }, ...errors(400, 401, 403, 404, 409) } },
+        post: { summary: 'Switch control mode', parameters: [idParam], requestBody: { required: true, ...json({ type: 'object', required: ['to'], properties: { to: { enum: ['local', 'remote'] } } }) }, responses: { 200: { description: 'switched', ...json({ type: 'object', required: ['mode'], properties: { mode: { enum: ['local', 'remote'] } } }) }, ...errors(400, 401, 403, 404, 409, 504) } },
       },
       '/api/sessions/{id}/inspect': {
         get: {

@@ -73,6 +73,15 @@ export interface SessionHost {
   stored(id: string): Promise<{ sessionId: string; agent: string; workDir: string; phase: string; parentId?: string } | undefined>;
   stop(id: string): Promise<unknown>;
   /**
+   * For a stop of a session stored in a phase without an agent (`stopped`, `hibernated`, `failed`)
+   * and open nowhere here: proves that no live process holds it either, by taking its lease (the
+   * next fence) and giving it up at once, so `stopped` is never said of a session another process
+   * still drives. Rejects with `SESSION_OWNED` while one does (nothing changes); resolves with the
+   * stored phase, undefined when none is stored. Optional: a host without it answers from the
+   * stored phase alone.
+   */
+  settleStored?(id: string): Promise<{ phase: string } | undefined>;
+  /**
    * Whether a stored session could continue on this host (`Supervisor.checkResume`): its work
    * directory and, where its engine can tell, the agent's own session files are here. Asked before
    * adopting a session another host ran; undefined when none is stored under that id. Optional: a
@@ -127,6 +136,9 @@ export interface SessionHostOptions {
    */
   subAgents?: boolean;
 }
+
+/** The lease `settleStored` takes for a moment, in ms. */
+const SETTLE_LEASE_MS = 5_000;
 
 /** `POST /api/sessions`'s options as `SessionTree.spawn` takes them (the parent is spawn's own argument). */
 function spawnOptions(o: Omit<HostCreateOptions, 'parentId'>): SpawnSessionOptions {
@@ -232,6 +244,16 @@ export function supervisorHost(supervisor: Supervisor, store: SessionStore, opti
       });
     },
     stop: (id) => supervisor.stop(id),
+    async settleStored(id) {
+      // Short: it is given up at once; a host that dies between the two leaves it for seconds only.
+      const lease = await store.acquire(id, { ttlMs: SETTLE_LEASE_MS });
+      try {
+        const saved = await store.load(id);
+        return saved && { phase: saved.state.phase };
+      } finally {
+        await store.release(lease).catch(() => undefined);
+      }
+    },
     checkResume: (id) => supervisor.checkResume(id),
     ...(dataDir !== undefined && {
       tree: findTree,

@@ -11,7 +11,7 @@
  * check whose hook or capability is missing is skipped with the reason, never passed silently.
  */
 import { readFileSync } from 'node:fs';
-import { isAseError } from '../errors.js';
+import { AseError, isAseError } from '../errors.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { ERROR_KINDS } from '../events/agent-event.js';
 import { messageText } from '../events/message-text.js';
@@ -116,11 +116,17 @@ export interface ConformanceSuite {
   run(): Promise<ConformanceReport>;
 }
 
-/** A broken rule of the engine contract. */
-export class ConformanceFailure extends Error {
-  override readonly name = 'ConformanceFailure';
-  constructor(readonly check: ConformanceCheckName, message: string) {
-    super(`${check}: ${message}`);
+/**
+ * A broken rule of the engine contract: an `AseError` with code `ENGINE_ERROR` (the engine under
+ * test misbehaved), `details.check` naming the check, so `isAseError` catches it like any other.
+ */
+export class ConformanceFailure extends AseError<{ check: ConformanceCheckName }> {
+  override readonly name: string = 'ConformanceFailure';
+  constructor(
+    readonly check: ConformanceCheckName,
+    message: string,
+  ) {
+    super('ENGINE_ERROR', `${check}: ${message}`, { details: { check } });
   }
 }
 

@@ -95,6 +95,18 @@ describe('the page in Chromium', () => {
     await expect.poll(() => activeLeaf(page), { timeout: 10_000 }).toBe('session.remote.idle');
     await expect.poll(() => page.textContent('#usage')).toContain('$0.0123');
 
+    // User messages journaled as `message` entries (what a local session journals for a line typed
+    // at its terminal UI): their text blocks joined are shown once; one repeating a message sent
+    // from the page (already shown as its user_message) is not shown again.
+    const typed = (n: number, blocks: unknown[]) =>
+      server.journal.append({ ts: Date.now(), sessionId, agent: 'fake', gen: 1, eventId: `desk-${n}`, type: 'message', payload: { id: `desk-${n}`, role: 'user', blocks } });
+    await typed(1, [{ type: 'text', text: 'typed at ' }, { type: 'image', data: '' }, { type: 'text', text: 'the desk' }]);
+    const repeatSeq = await typed(2, [{ type: 'text', text: 'please list the files' }]);
+    await page.waitForSelector('.entry.user:has-text("typed at the desk")');
+    // The page has taken the repeat (its scrubber follows every entry's seq) before it is counted.
+    await expect.poll(() => page.textContent('#scrub-label')).toBe(`live (seq ${String(repeatSeq)})`);
+    await expect.poll(() => page.locator('.entry.user:has-text("please list the files")').count()).toBe(1);
+
     // The inspector's logs and the scrubber: back to the seq of the first message, the chart shows running.
     expect(await page.locator('#events-log li').count()).toBeGreaterThan(0);
     expect(await page.locator('#effects-log li').count()).toBeGreaterThan(0);

@@ -204,6 +204,24 @@ describePostgres('B drives and watches sessions A owns (one PostgreSQL)', () => 
     expect(users).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
   });
 
+  it("A SIGKILLed with its session idle (its lease still valid): B's stop takes the session over and really stops it, never 'stopped' for a session stored live", { timeout: 120_000 }, async () => {
+    const a5 = await serve('a5', {});
+    const id = (await a5.api('POST', '/api/sessions', { agent: 'fake', workDir: tmp })).body.sessionId as string;
+    await until("B to list it as A's", async () => ((await ownerPid(b, id)) === a5.child.pid ? true : undefined));
+    await until('its agent to be up (stored idle)', async () => ((await b.api('GET', `/api/sessions/${id}`)).body.phase === 'idle' ? true : undefined));
+    const fence = await leaseFence(id);
+    expect(await a5.stop('SIGKILL')).toBe('SIGKILL');
+
+    const stopped = await b.api('POST', `/api/sessions/${id}/stop`, {});
+    expect(stopped, JSON.stringify(stopped.body)).toMatchObject({ status: 200, body: { stopped: true, snapshot: { phase: 'stopped' } } });
+    // Stopped under B's fence, stored so (no server reopens it), the lease given up.
+    expect((await b.api('GET', `/api/sessions/${id}`)).body).toMatchObject({ live: false, phase: 'stopped' });
+    expect(await leaseFence(id)).toBeGreaterThan(fence);
+    const { rows } = await db!.pool.query<{ owner: string | null }>(`SELECT owner FROM "${schema}".ase_lease WHERE session_id = $1`, [id]);
+    expect(rows[0]!.owner).toBeNull();
+    expect((await journalRows(id)).at(-1)?.fence, 'the last entries are B\'s').toBe(await leaseFence(id));
+  });
+
   it('A SIGKILLed with messages accepted and in flight: B takes one session over, a restarted A the other; each message reaches an agent once, fences only grow', { timeout: 180_000 }, async () => {
     // A's agent answers, then asks to run a command and waits: the turn stays running.
     const asking = { turns: [[{ text: 'Looking at the files.' }, { ask: { toolName: 'Bash', input: { command: 'rm -rf build' } } }]] };

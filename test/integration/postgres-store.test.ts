@@ -337,4 +337,41 @@ describePostgres('PostgresCommandRouter', () => {
       await impatient.close();
     }
   });
+
+  it('an owner on another machine that does not answer (stalled, or dead with its lease valid): an untaken abort is withdrawn at the timeout, said so, never applied later; once its lease expires, a waiting command is withdrawn then', { timeout: 60_000 }, async () => {
+    const schema = db!.schema('cmdgone');
+    const conn = { connectionString: PG_URL!, schema, maxConnections: 2 };
+    const ownerStore = new PostgresStore({ ...conn, hostId: 'host-a' });
+    const goneStore = new PostgresStore({ ...conn, hostId: 'host-c' });
+    const owner = new PostgresCommandRouter({ ...conn, hostId: 'host-a', pollMs: 100 });
+    const caller = new PostgresCommandRouter({ ...conn, hostId: 'host-b', pollMs: 100, timeoutMs: 1_500 });
+    const patient = new PostgresCommandRouter({ ...conn, hostId: 'host-b', pollMs: 100, timeoutMs: 30_000 });
+    const rows = async (sessionId: string) => (await db!.pool.query(`SELECT id FROM "${schema}".ase_command WHERE session_id = $1`, [sessionId])).rows;
+    try {
+      // host-a's pid cannot be checked from host-b: only its answers (none: it serves nothing yet) and its lease tell.
+      const lease = await ownerStore.acquire('s1', { ttlMs: 60_000 });
+      const timedOut = await rejection(caller.route('s1', { kind: 'abort' }));
+      expect(isAseError(timedOut, 'TIMEOUT'), String(timedOut)).toBe(true);
+      expect((timedOut as { details: unknown }).details).toMatchObject({ sessionId: 's1', withdrawn: true, owner: { host: 'host-a', pid: process.pid }, expiresAt: lease.expiresAt });
+      expect((timedOut as Error).message).toMatch(/did not answer within 1500 ms: the command was withdrawn: nothing was done; .*orphaned .*adopt/);
+      expect(await rows('s1'), 'withdrawn').toEqual([]);
+      // The owner wakes and serves: it never applies the abort its caller was told was not done.
+      const applied: string[] = [];
+      owner.serve(async (_id, command) => (applied.push(command.kind), { ok: true, value: { done: command.kind } }));
+      expect(await caller.route('s1', { kind: 'mode', to: 'remote' })).toEqual({ ok: true, value: { done: 'mode' } });
+      expect(applied).toEqual(['mode']);
+
+      // An owner that died: its lease runs out while a command waits for it. The command is withdrawn
+      // then (the caller applies it or, asked again, is refused: orphaned), not at the 30 s timeout.
+      await goneStore.acquire('s2', { ttlMs: 1_500 });
+      const started = Date.now();
+      await expect(patient.route('s2', { kind: 'abort' })).resolves.toBeUndefined();
+      expect(Date.now() - started, 'at the lease expiry, not the timeout').toBeLessThan(15_000);
+      expect(await rows('s2')).toEqual([]);
+      const orphaned = await rejection(patient.route('s2', { kind: 'abort' }));
+      expect(isAseError(orphaned, 'SESSION_OWNED') && orphaned.details?.orphaned, String(orphaned)).toBe(true);
+    } finally {
+      await Promise.all([owner.close(), caller.close(), patient.close(), ownerStore.close(), goneStore.close()]);
+    }
+  });
 });

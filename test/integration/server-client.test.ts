@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, RemoteError, type RemoteEvent } from '../../src/client.js';
+import { isAseError } from '../../src/errors.js';
 import { startCuttingProxy, type CuttingProxy } from '../support/cutting-proxy.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { REPO_ROOT } from '../support/built-cli.js';
@@ -38,6 +39,9 @@ describe('client: the API', () => {
     const late = await client.decide(sessionId, 'p1', 'allow').catch((e: unknown) => e);
     expect(late).toBeInstanceOf(RemoteError);
     expect(late).toMatchObject({ code: 'PERMISSION_ALREADY_DECIDED', status: 409, body: { outcome: expect.objectContaining({ status: 'denied' }) } });
+    // An AseError like the library's own: one isAseError handles it in process and behind the server.
+    expect(isAseError(late, 'PERMISSION_ALREADY_DECIDED')).toBe(true);
+    expect(late).toMatchObject({ name: 'RemoteError', details: { status: 409 }, message: expect.stringContaining('p1') });
     await expect(client.abort(sessionId)).rejects.toMatchObject({ code: 'NOTHING_TO_ABORT' });
     expect(await client.mode(sessionId, 'remote')).toEqual({ mode: 'remote' });
     expect((await client.sessions.get(sessionId)).live).toBe(true);
@@ -118,18 +122,21 @@ describe('client: events(id) across connections cut mid-frame', () => {
 });
 
 describe('client: browser-safe', () => {
-  it('src/client.ts and src/client/* load only each other and eventsource-parser at run time (no node: module)', () => {
+  it('src/client.ts and src/client/* load only each other, eventsource-parser and errors.ts (AseError, itself importing nothing at run time) at run time (no node: module)', () => {
     const files = ['client.ts', ...readdirSync(path.join(REPO_ROOT, 'src', 'client')).map((f) => `client/${f}`)];
+    // Runtime imports and re-exports; `import type` / `export type` are erased by the compiler.
+    const runtimeImports = (source: string) => [...source.matchAll(/^(?:import|export) (?!type )[^;]*?from '([^']+)';/gms)].map((m) => m[1]!);
     for (const file of files) {
       const source = readFileSync(path.join(REPO_ROOT, 'src', file), 'utf8');
-      // Runtime imports and re-exports; `import type` / `export type` are erased by the compiler.
-      const runtime = [...source.matchAll(/^(?:import|export) (?!type )[^;]*?from '([^']+)';/gms)].map((m) => m[1]!);
-      for (const spec of runtime) {
+      for (const spec of runtimeImports(source)) {
         const inClient = file === 'client.ts' ? spec.startsWith('./client/') : spec.startsWith('./');
-        expect(inClient || spec === 'eventsource-parser', `${file} imports ${spec}`).toBe(true);
+        // RemoteError is an AseError (src/errors.ts): the one library file the client loads.
+        const errors = spec === (file === 'client.ts' ? './errors.js' : '../errors.js');
+        expect(inClient || errors || spec === 'eventsource-parser', `${file} imports ${spec}`).toBe(true);
       }
       expect(source).not.toMatch(/from 'node:/);
     }
+    expect(runtimeImports(readFileSync(path.join(REPO_ROOT, 'src', 'errors.ts'), 'utf8')), 'errors.ts loads nothing at run time').toEqual([]);
     expect(files).toEqual(expect.arrayContaining(['client.ts', 'client/connect.ts', 'client/remote-events.ts', 'client/remote-transport.ts']));
   });
 });

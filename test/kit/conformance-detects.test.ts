@@ -14,6 +14,7 @@ import { acpEngine } from '../../src/acp.js';
 import type { AgentEvent } from '../../src/events/agent-event.js';
 import type { AgentEngine, AgentEventListener, EngineFactory } from '../../src/engines/core/engine.js';
 import { ConformanceFailure, engineConformance, eventOrderingViolations, standInAgent, standInDriver } from '../../src/testing.js';
+import { isAseError } from '../../src/errors.js';
 
 const root = mkdtempSync(join(tmpdir(), 'ase-kit-detects-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -51,6 +52,9 @@ async function failureOf(factory: EngineFactory, check: string): Promise<string>
     await found.run();
   } catch (error) {
     expect(error).toBeInstanceOf(ConformanceFailure);
+    // An AseError like every failure of the library: the engine under test misbehaved.
+    expect(isAseError(error, 'ENGINE_ERROR') && error.details?.check, String(error)).toBe(check);
+    expect((error as Error).message.startsWith(`${check}: `)).toBe(true);
     return (error as Error).message;
   }
   throw new Error(`${check} passed a broken engine`);

@@ -93,8 +93,9 @@ export const LAYERS: readonly Layer[] = [
     owns: under('server'),
     mayImport: any(under('events'), is('errors.ts'), under('actors'), under('engines/core'), is('engines/default-registry.ts'), under('effects'), under('session'), under('server')),
   },
-  // The remote client runs in browsers too: only the event vocabulary's types and its SSE parser.
-  { name: 'client', owns: under('client'), mayImport: any(under('events'), under('client')), packages: ['eventsource-parser'] },
+  // The remote client runs in browsers too: only the event vocabulary's types, its SSE parser and
+  // errors.ts (RemoteError is an AseError; errors.ts loads nothing at run time).
+  { name: 'client', owns: under('client'), mayImport: any(under('events'), is('errors.ts'), under('client')), packages: ['eventsource-parser'] },
   // The engine kit (agent-session-engine/testing): drives engines, the statechart and the runtime
   // as a user's test would; its stand-in agents (testing/agents) are standalone scripts.
   {

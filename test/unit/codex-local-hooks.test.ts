@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codexHookArgs } from '../../src/engines/codex/local/hook-config.js';
-import { createHookDir, removeAbandonedHookDirs, shellQuote, type HookDir } from '../../src/engines/transport/hook-dir.js';
+import { createHookDir, removeAbandonedHookDirs, type HookDir } from '../../src/engines/transport/hook-dir.js';
+import { singleQuote } from '../../src/engines/transport/shell-quote.js';
 import { HookServer, MAX_HOOK_LINE_CHARS } from '../../src/engines/transport/hook-server.js';
 import { createConnection } from 'node:net';
 
@@ -28,7 +29,7 @@ function readInlineToml(text: string): unknown {
 
 describe('codex local hooks', () => {
   it('registers SessionStart, UserPromptSubmit, Stop and PermissionRequest with our command, trusted for this process only', () => {
-    const command = shellQuote('/usr/bin/node') + ' ' + shellQuote("/tmp/it's here/hook.cjs") + ' ' + shellQuote('/tmp/x/hooks.sock');
+    const command = singleQuote('/usr/bin/node') + ' ' + singleQuote("/tmp/it's here/hook.cjs") + ' ' + singleQuote('/tmp/x/hooks.sock');
     const args = codexHookArgs(command);
     expect(args.at(-1)).toBe('--dangerously-bypass-hook-trust');
     const overrides = new Map<string, unknown>();

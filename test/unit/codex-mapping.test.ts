@@ -19,7 +19,7 @@ import {
   parseCodexVersion,
   tomlValue,
 } from '../../src/engines/codex/index.js';
-import { shellJoin } from '../../src/engines/codex/mcp/messages.js';
+import { shellJoin, singleQuote } from '../../src/engines/transport/shell-quote.js';
 import { mergeCodexOptions, type CodexEngineOptions } from '../../src/engines/codex/options.js';
 import { ToolCallLedger } from '../../src/engines/codex/tool-ledger.js';
 import { addTurnUsage } from '../../src/events/add-turn-usage.js';
@@ -141,6 +141,11 @@ describe('shellJoin', () => {
       { numRuns: 60 },
     );
     expect(shellJoin(['/bin/bash', '-lc', 'echo hi > out.txt'])).toBe("/bin/bash -lc 'echo hi > out.txt'");
+    // The forms the codex engines reported before the one rule moved to transport/shell-quote.ts, and the
+    // acp terminals' and hooks' quoting it now shares: bare safe words, '' for an empty one, é quoted.
+    expect(shellJoin(['', 'a_Z9@%+=:,./-', "it's", 'é', '$x'])).toBe(`'' a_Z9@%+=:,./- 'it'\\''s' 'é' '$x'`);
+    expect(singleQuote('plain')).toBe(`'plain'`);
+    expect(singleQuote("it's")).toBe(`'it'\\''s'`);
   });
 });
 

@@ -87,7 +87,12 @@ export class PostgresCommandRouter implements SessionCommandRouter {
     await this.#listen();
     const answered = this.#answer(id, () => this.#abandoned(id, sessionId, key));
     await this.#db.query('SELECT pg_notify($1, $2)', [channelName('ase_cmd', this.#db.schema, key), id]);
-    const outcome = await answered;
+    let outcome: CommandOutcome | undefined;
+    try {
+      outcome = await answered;
+    } catch (error) {
+      throw isAseError(error, 'TIMEOUT') ? await this.#unanswered(error, id, sessionId, owner, localId) : error;
+    }
     // The owner died (or lost the session) before it took the command: not routed after all.
     if (outcome === undefined) return undefined;
     // A command without a localId is answered once and never retried as the same row: drop it now.
@@ -124,19 +129,47 @@ export class PostgresCommandRouter implements SessionCommandRouter {
   }
 
   /**
+   * The `TIMEOUT` a caller gets when the owner did not answer in time, saying what became of the
+   * command. The owner stalled, or died on another machine (where its pid cannot be checked: only
+   * its lease's expiry tells, and the session is then `orphaned`). A command without a `localId`
+   * (abort, mode, stop, a decision) that it has not taken is withdrawn: it must not run minutes
+   * later, when a stalled owner wakes (an abort would stop a turn nobody asked to stop), and the
+   * caller is told nothing was done. One it took may still be applied; a message stays queued for
+   * it (a retry with the same `localId` is the same command).
+   */
+  async #unanswered(timeout: AseError, id: string, sessionId: string, owner: LeaseOwner, localId: string | null): Promise<AseError> {
+    const withdrawn =
+      localId === null && (await this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE id = $1 AND done_at IS NULL AND claimed_at IS NULL RETURNING id`, [id]).catch(() => [])).length > 0;
+    const [lease] = await this.#db.query<{ expires_at: Date }>(`SELECT expires_at FROM ${this.#s}.ase_lease WHERE session_id = $1`, [sessionId]).catch(() => []);
+    const what = withdrawn
+      ? 'the command was withdrawn: nothing was done'
+      : localId === null
+        ? 'it took the command and may still apply it'
+        : 'the message stays queued for it (a retry with the same localId is the same command)';
+    const until = lease ? `; if it is gone, the session is listed orphaned once its lease expires (${lease.expires_at.toISOString()}) and can be adopted (POST /api/sessions/${sessionId}/adopt)` : '';
+    return new AseError('TIMEOUT', `the host that owns session "${sessionId}", pid ${owner.pid} on ${owner.host}, did not answer within ${this.#timeoutMs} ms: ${what}${until}`, {
+      details: { ...(timeout.details as Record<string, unknown>), sessionId, owner, withdrawn, ...(lease && { expiresAt: lease.expires_at.getTime() }) },
+    });
+  }
+
+  /**
    * Whether the command `id`, addressed to the process `key`, will never be answered by it, and
    * so is withdrawn (its row deleted): that process is dead on this host (a SIGKILLed server, whose
    * inbox nobody reads: without this its caller waited for the TIMEOUT, told the command "stays
-   * queued" for nobody), or the lease has moved on (released, or another process holds it) before
-   * the process claimed the command. A command a live process has claimed is left to it: it answers.
+   * queued" for nobody), or the lease has moved on (released, another process holds it, or it
+   * expired: the owner is gone or stalled, the session orphaned) before the process claimed the
+   * command. A command a live process has claimed is left to it: it answers.
    * The caller then applies the command itself (its own host takes the dead owner's lease) or routes
    * it to the new owner; a message the dead process had already accepted is known by its `localId`.
    */
   async #abandoned(id: string, sessionId: string, key: string): Promise<boolean> {
-    const [lease] = await this.#db.query<{ owner: string | null }>(`SELECT owner FROM ${this.#s}.ase_lease WHERE session_id = $1`, [sessionId]);
+    const [lease] = await this.#db.query<{ owner: string | null; live: boolean }>(`SELECT owner, expires_at > clock_timestamp() AS live FROM ${this.#s}.ase_lease WHERE session_id = $1`, [sessionId]);
     const owner = lease?.owner ? (JSON.parse(lease.owner) as LeaseOwner) : undefined;
     const dead = owner !== undefined && ownerKey(owner) === key && liveness(owner, this.#process) === 'dead';
-    if (owner !== undefined && ownerKey(owner) === key && !dead) return false;
+    // Its lease expired while the command waited (a host on another machine that died): the
+    // session is orphaned now, and the caller is told so at once rather than at the timeout.
+    const expired = owner !== undefined && ownerKey(owner) === key && lease?.live === false;
+    if (owner !== undefined && ownerKey(owner) === key && !dead && !expired) return false;
     const withdrawn = await this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE id = $1 AND done_at IS NULL AND (claimed_at IS NULL OR $2::boolean) RETURNING id`, [id, dead]);
     return withdrawn.length > 0;
   }

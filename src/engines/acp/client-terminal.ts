@@ -26,6 +26,7 @@ import { spawnSupervised, type SupervisedProcess } from '../transport/process-su
 import { errorMessage, type AseError } from '../../errors.js';
 import { confineDirectory, denied, failed, resolveRoots } from './confinement.js';
 import { timerMs } from './options.js';
+import { shellQuote } from '../transport/shell-quote.js';
 
 export interface TerminalManagerOptions {
   /** Default cwd of terminals and a confinement root for requested cwds. */
@@ -62,10 +63,6 @@ export interface TerminalExit {
   signal: string | null;
 }
 
-/** POSIX single-quoting: the argument reaches the command verbatim. */
-export function shellQuote(arg: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
-}
 
 /** The `sh -c` line: the command as given (agents send whole shell lines) plus quoted args. */
 export function commandLine(command: string, args: readonly string[] = []): string {

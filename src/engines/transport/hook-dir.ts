@@ -11,6 +11,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { singleQuote } from './shell-quote.js';
 import { HOOK_SCRIPT } from './hook-script.js';
 
 export interface HookDir {
@@ -22,10 +23,6 @@ export interface HookDir {
   remove(): Promise<void>;
 }
 
-/** POSIX shell single quoting (both CLIs run a hook `command` through the shell). */
-export function shellQuote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 /** `prefix` names the directory (`ase-cl-` for Claude Code, `ase-cx-` for Codex), so a leak is attributable. */
 export async function createHookDir(prefix: string, nodePath: string = process.execPath): Promise<HookDir> {
@@ -38,7 +35,8 @@ export async function createHookDir(prefix: string, nodePath: string = process.e
   return {
     dir,
     socketPath,
-    command: `${shellQuote(nodePath)} ${shellQuote(scriptPath)} ${shellQuote(socketPath)}`,
+    // Quoted always: both CLIs run a hook `command` through the shell.
+    command: `${singleQuote(nodePath)} ${singleQuote(scriptPath)} ${singleQuote(socketPath)}`,
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }

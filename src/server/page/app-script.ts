@@ -17,6 +17,8 @@ export const PAGE_SCRIPT = String.raw`
 'use strict';
 var ase = window.ase;
 var $ = function(id){ return document.getElementById(id); };
+/** A message entry's text: its text blocks joined (its tool calls and thinking have entries of their own). */
+var messageText = function(p){ return (p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join(''); };
 var current = null, es = null, lastSeq = 0, liveText = {}, prompts = {}, scrubLive = true, snapshotUsage = null;
 // Texts sent through the API (user_message) whose echo as the agent's user message has not come yet.
 var sentTexts = [];
@@ -158,13 +160,13 @@ function onEntry(entry){
       if (p.role === 'user') {
         // A message typed in the terminal UI (local mode) has only this entry: show it. One sent
         // from here (or the API) was shown as its user_message already.
-        var said = (p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join('');
+        var said = messageText(p);
         var sent = sentTexts.indexOf(said);
         if (said === '' || sent >= 0) { if (sent >= 0) sentTexts.splice(sent, 1); return; }
         box = el('div', 'entry user', said); break;
       }
       if (p.role !== 'assistant') return;
-      var text = (p.blocks || []).filter(function(b){ return b.type === 'text'; }).map(function(b){ return b.text; }).join('');
+      var text = messageText(p);
       if (liveText[p.id]) { liveText[p.id].remove(); delete liveText[p.id]; }
       // A message of only tool calls or thinking has no text: its tool calls have entries of their own.
       if (text.trim() === '') return;

@@ -24,7 +24,8 @@ import { SESSION_NOT_FOUND_RE, sessionNotFound, type SessionNotFoundDetails } fr
 import { INVALID_PARAMS, METHOD_NOT_FOUND, rpcError } from '../../transport/json-rpc.js';
 import type { CodexEngineOptions } from '../options.js';
 import { DEFAULT_REJECTION, mcpDecision } from './decisions.js';
-import { CodexEventParamsSchema, ElicitationParamsSchema, resultText, shellJoin, ToolCallResultSchema, ToolsListResultSchema } from './messages.js';
+import { CodexEventParamsSchema, ElicitationParamsSchema, resultText, ToolCallResultSchema, ToolsListResultSchema } from './messages.js';
+import { shellJoin } from '../../transport/shell-quote.js';
 import { McpTranslator } from './translate.js';
 
 export const CODEX_MCP_CAPABILITIES: EngineCapabilities = Object.freeze({

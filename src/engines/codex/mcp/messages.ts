@@ -107,7 +107,3 @@ export function resultText(result: ToolCallResult): string {
     .join('\n');
 }
 
-/** `["/bin/bash", "-lc", "echo hi"]` → `/bin/bash -lc 'echo hi'` (the form app-server reports). */
-export function shellJoin(argv: readonly string[]): string {
-  return argv.map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`)).join(' ');
-}

@@ -38,8 +38,8 @@ import {
   TokenCountSchema,
   TurnAbortedSchema,
   UserMessageItemSchema,
-  shellJoin,
 } from './messages.js';
+import { shellJoin } from '../../transport/shell-quote.js';
 
 export type { SkippedInput } from '../../core/skipped-inputs.js';
 
