@@ -31,7 +31,7 @@ import { checkMessageSize, DEFAULT_MAX_MESSAGE_BYTES } from './input-limits.js';
 import type { Effect, EffectOf } from '../events/effect.js';
 import type { EngineSettings } from '../events/engine-input.js';
 import type { TranscriptEntry } from '../events/transcript-entry.js';
-import type { TranscriptJournal } from './journal/transcript-journal.js';
+import { appendEntries, type TranscriptJournal } from './journal/transcript-journal.js';
 import type { Lease, SessionStore } from './store/session-store.js';
 
 /** How long after a renewal the runtime trusts its lease without asking the store (of the lease's ttl). */
@@ -769,14 +769,38 @@ export class SessionRuntime {
     return this.#journalChain;
   }
 
-  /** Issues one batch of appends in order; resolves with their durability (a failure is reported, not thrown). */
+  /**
+   * Issues one batch of appends in order; resolves with their durability (a failure is reported, not
+   * thrown). The entries between two waits (a held entry waits for its write, an untrusted lease for
+   * its check) go to the journal in one `appendMany` call where it has one (`appendEntries`): one
+   * promise and one serialization buffer for the run, not one per entry.
+   */
   async #issueAppends(entries: PendingAppend[]): Promise<Promise<unknown>[]> {
     if (this.#appendBatch === entries) this.#appendBatch = undefined; // Nothing joins a batch once it is being issued.
     const appended: Promise<unknown>[] = [];
+    let run: TranscriptEntry[] = [];
+    let runFence: number | undefined;
+    const issueRun = (): void => {
+      if (run.length === 0) return;
+      const journal = this.#opts.journal;
+      let append: Promise<unknown>;
+      try {
+        // The fence rides along: a journal that can check it with the write (PostgresJournal) refuses a stale owner itself.
+        append = run.length === 1 ? (runFence === undefined ? journal.append(run[0]!) : journal.append(run[0]!, { fence: runFence })) : appendEntries(journal, run, runFence === undefined ? undefined : { fence: runFence });
+      } catch (error) {
+        append = Promise.reject(error);
+      }
+      appended.push(append.catch((error: unknown) => this.#journalFailed(error)));
+      run = [];
+    };
     for (const { entry, stored } of entries) {
-      if (stored) await stored;
+      if (stored) {
+        issueRun(); // What came before the held entry goes first, as it would have.
+        await stored;
+      }
       // The lease is asked about only when it is not trusted any more (a sync check first: no await per entry).
       if (this.#lease && !this.#fenced && performance.now() >= this.#leaseTrustedUntil) {
+        issueRun();
         try {
           await this.#ensureLease();
         } catch (error) {
@@ -784,17 +808,13 @@ export class SessionRuntime {
           continue;
         }
       }
-      if (this.#fenced) continue;
-      // The fence rides along: a journal that can check it with the write (PostgresJournal) refuses a stale owner itself.
+      if (this.#fenced) continue; // Fenced while this batch waited: nothing more of it is written.
       const fence = this.#lease?.fence;
-      let append: Promise<unknown>;
-      try {
-        append = fence === undefined ? this.#opts.journal.append(entry) : this.#opts.journal.append(entry, { fence });
-      } catch (error) {
-        append = Promise.reject(error);
-      }
-      appended.push(append.catch((error: unknown) => this.#journalFailed(error)));
+      if (run.length > 0 && fence !== runFence) issueRun();
+      runFence = fence;
+      run.push(entry);
     }
+    issueRun();
     return appended;
   }
 

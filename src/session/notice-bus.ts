@@ -22,6 +22,11 @@ export class NoticeBus {
     };
   }
 
+  /** Whether a notice of this type would reach any listener: the session builds notices only for someone. */
+  listens(type: SessionNoticeType): boolean {
+    return this.#all.length > 0 || (this.#byType.get(type)?.length ?? 0) > 0;
+  }
+
   /** Delivers a notice to its type's listeners, then to the `'*'` ones (mitt's order). */
   emit(notice: SessionNotice): void {
     const typed = this.#byType.get(notice.type);

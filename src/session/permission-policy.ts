@@ -41,7 +41,7 @@ export type CanUseTool = (toolName: string, input: unknown, context: CanUseToolC
 
 /** The session as a policy sees it. */
 export interface PolicyHost {
-  on(type: '*', listener: (notice: SessionNotice) => void): () => void;
+  on(type: 'permission_prompt' | 'permission_resolved' | 'done', listener: (notice: SessionNotice) => void): () => void;
   decide(requestId: string, decision: 'allow' | 'deny', options?: DecideOptions): Promise<void>;
 }
 
@@ -53,7 +53,8 @@ export class PermissionPolicies {
   readonly #pending = new Map<string, AbortController>();
 
   constructor(private readonly host: PolicyHost) {
-    host.on('*', (notice) => this.#onNotice(notice));
+    // The three types it acts on, not every notice: a notice nobody listens to is not even built (NoticeBus.listens).
+    for (const type of ['permission_prompt', 'permission_resolved', 'done'] as const) host.on(type, (notice) => this.#onNotice(notice));
   }
 
   /** Sets (or with undefined clears) the session's policy. */

@@ -47,7 +47,7 @@ export class SessionHandle implements Session {
         if (event.type === 'ready') this.#lastFailure = undefined;
         // A fatal error is what fails a session (the statechart hears it right after this).
         else if (event.type === 'error' && event.kind === 'fatal') this.#lastFailure = new AseError(event.code ?? 'ENGINE_ERROR', event.message);
-        this.#emit({ type: 'agent', event });
+        if (this.#bus.listens('agent')) this.#emit({ type: 'agent', event });
       },
       failure: (error) => this.#emit({ type: 'error', error }),
     });
@@ -204,8 +204,11 @@ export class SessionHandle implements Session {
   }
 
   #onEffect(effect: Effect): void {
-    if (effect.type === 'transcript.emit') this.#emit({ type: 'transcript', entry: effect.entry });
-    else if (effect.type === 'ephemeral.emit') {
+    // A dense turn makes thousands of transcript and thinking notices: none is built when no listener would get it.
+    if (effect.type === 'transcript.emit') {
+      if (this.#bus.listens('transcript')) this.#emit({ type: 'transcript', entry: effect.entry });
+    } else if (effect.type === 'ephemeral.emit') {
+      if (!this.#bus.listens(effect.kind)) return;
       const { type: _effectType, kind, ...rest } = effect;
       this.#emit({ type: kind, ...rest } as SessionNotice);
     } else if (effect.type === 'client.error') {

@@ -139,6 +139,18 @@ describePostgres('PostgreSQL store and journal', () => {
     expect((await journal.read('s1')).map((e) => e.eventId)).toEqual(['1-1', '1-3']);
   });
 
+  it('appendMany is fenced as a whole: a stale fence writes none of its entries and rejects with LEASE_LOST', async () => {
+    const schema = db!.schema('many');
+    const store = track(new PostgresStore({ pool: db!.pool, schema }));
+    const journal = track(new PostgresJournal({ pool: db!.pool, schema }));
+    const lease = await store.acquire('s1', { ttlMs: 60_000 });
+    expect(await journal.appendMany([journalEntry(1), journalEntry(2)], { fence: lease.fence })).toEqual([1, 2]);
+    await store.release(lease);
+    expect(isAseError(await rejection(journal.appendMany([journalEntry(3), journalEntry(4)], { fence: lease.fence })), 'LEASE_LOST')).toBe(true);
+    expect(isAseError(await rejection(journal.appendMany([journalEntry(5)], { fence: 0 })), 'INVALID_INPUT')).toBe(true);
+    expect((await journal.read('s1')).map((e) => e.eventId)).toEqual(['1-1', '1-2']);
+  });
+
   it('a restarted host takes its own session back at once when its old process is dead', async () => {
     const schema = db!.schema('dead');
     const store = track(new PostgresStore({ pool: db!.pool, schema }));

@@ -138,6 +138,15 @@ interface Backend {
 const BACKENDS: Backend[] = [
   { name: 'MemoryStore + MemoryJournal', make: () => ({ store: new MemoryStore(), journal: new MemoryJournal() }) },
   {
+    // A third party's journal, written before `appendMany` existed: the runtime appends one entry at a time to it.
+    name: 'MemoryStore + a journal without appendMany',
+    make: () => {
+      const inner = new MemoryJournal();
+      const plain: TranscriptJournal = { append: (entry) => inner.append(entry), read: (id, range) => inner.read(id, range), flush: () => inner.flush() };
+      return { store: new MemoryStore(), journal: plain };
+    },
+  },
+  {
     name: 'FileStore + FileJournal',
     make: (dir) => ({ store: new FileStore({ dir: path.join(dir, 'sessions') }), journal: new FileJournal({ dir: path.join(dir, 'transcripts') }) }),
   },

@@ -1,13 +1,15 @@
 /**
  * The conformance suite every TranscriptJournal passes (File and Memory in test/unit/journal.test.ts,
  * Postgres in test/integration/postgres-store.test.ts): seqs numbered per session from 1, ranges and
- * backward paging, bounds, call order under concurrency, read-your-writes, copies, watchers, delete.
+ * backward paging, bounds, call order under concurrency, read-your-writes, copies, watchers, delete,
+ * and `appendMany` (or its fallback, `appendEntries`, for a journal without it).
  *
  * `make()` builds a fresh, empty journal.
  */
 import { describe, expect, it } from 'vitest';
+import { isAseError } from '../../src/errors.js';
 import type { TranscriptEntry } from '../../src/events/transcript-entry.js';
-import { readJsonEntries, type TranscriptJournal } from '../../src/effects/journal/transcript-journal.js';
+import { appendEntries, readJsonEntries, type TranscriptJournal } from '../../src/effects/journal/transcript-journal.js';
 
 export function journalEntry(n: number, overrides: Partial<TranscriptEntry> = {}): TranscriptEntry {
   return { ts: 1000 + n, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${n}`, type: 'agent_message', payload: { text: `m${n}` }, ...overrides };
@@ -80,6 +82,60 @@ export function describeJournalConformance(name: string, make: () => WatchingJou
       stop();
       await journal.append(journalEntry(4));
       expect(heard).toEqual([['1-1', 1], ['1-3', 2]]);
+    });
+
+    it('appendMany: entries in call order among single appends, their seqs once durable, as they were when called; watchers hear each', async () => {
+      const journal = make();
+      expect(journal.appendMany, 'every journal of ours has appendMany').toBeTypeOf('function');
+      const heard: (number | undefined)[] = [];
+      const stop = journal.watch('s1', (e) => heard.push(e.seq));
+      const many = Array.from({ length: 5 }, (_, i) => journalEntry(i + 2, { seq: 99 }));
+      const first = journal.append(journalEntry(1));
+      const batch = journal.appendMany!(many);
+      const last = journal.append(journalEntry(7));
+      many[0]!.type = 'mutated';
+      many.push(journalEntry(100)); // added after the call: not part of it
+      expect(await batch).toEqual([2, 3, 4, 5, 6]);
+      expect([await first, await last]).toEqual([1, 7]);
+      expect(await journal.appendMany!([])).toEqual([]);
+      const read = await journal.read('s1');
+      expect(read.map((e) => [e.eventId, e.seq])).toEqual(Array.from({ length: 7 }, (_, i) => [`1-${i + 1}`, i + 1]));
+      expect(read[1]?.type).toBe('agent_message');
+      stop();
+      expect(heard).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    });
+
+    it('appendMany refuses entries of two sessions, or one its append refuses, with INVALID_INPUT and appends none of them', async () => {
+      const journal = make();
+      await journal.append(journalEntry(1));
+      const refused = async (call: () => Promise<unknown>) => {
+        let error: unknown;
+        try {
+          await call();
+        } catch (e) {
+          error = e;
+        }
+        return isAseError(error, 'INVALID_INPUT');
+      };
+      expect(await refused(() => journal.appendMany!([journalEntry(2), journalEntry(3, { sessionId: 's2' })]))).toBe(true);
+      // An entry the journal's own append refuses (a BigInt: not JSON) refuses the whole call; the
+      // MemoryJournal keeps any value, and then so may appendMany.
+      const bad = journalEntry(3, { payload: { n: 1n } });
+      if (await refused(() => journal.append({ ...bad, sessionId: 'probe' }))) expect(await refused(() => journal.appendMany!([journalEntry(2), bad]))).toBe(true);
+      expect(await refused(() => journal.appendMany!('not entries' as never))).toBe(true);
+      expect((await journal.read('s1')).map((e) => e.seq)).toEqual([1]);
+      expect(await journal.read('s2')).toEqual([]);
+      expect(await journal.appendMany!([journalEntry(2)])).toEqual([2]);
+    });
+
+    it('appendEntries falls back to one append per entry for a journal without appendMany, in call order', async () => {
+      const journal = make();
+      const plain: TranscriptJournal = { append: (e, o) => journal.append(e, o), read: (id, r) => journal.read(id, r), flush: () => journal.flush() };
+      const batch = appendEntries(plain, [journalEntry(1), journalEntry(2)]);
+      const next = plain.append(journalEntry(3));
+      expect(await batch).toEqual([1, 2]);
+      expect(await next).toBe(3);
+      expect(await appendEntries(journal, [journalEntry(4), journalEntry(5)])).toEqual([4, 5]);
     });
 
     it('delete removes one session after the appends already called; a later append starts afresh', async () => {

@@ -66,27 +66,55 @@ export class FileJournal implements TranscriptJournal {
       // A `seq` given is replaced by the journal's own (it goes last, where seq-index.ts reads it).
       json = serializeEntry(entry);
     } catch (error) {
-      if (error instanceof AseError) return Promise.reject(error);
-      return Promise.reject(new AseError('INVALID_INPUT', `transcript entry is not serializable: ${message(error)}`, { cause: error }));
+      return Promise.reject(refusal(error));
     }
-    const sessionId = entry.sessionId;
-    let batch = this.#filling.get(sessionId);
-    if (!batch) {
-      const entries: string[] = [];
-      let seqs: number[] = [];
-      const queued: Batch = {
-        entries,
-        // Runs once the session's previous task is done; entries appended until then join this batch.
-        written: this.#enqueue(sessionId, async () => {
-          if (this.#filling.get(sessionId) === queued) this.#filling.delete(sessionId);
-          seqs = await this.#write(sessionId, entries);
-        }).then(() => seqs),
-      };
-      batch = queued;
-      this.#filling.set(sessionId, batch);
-    }
+    const batch = this.#batchFor(entry.sessionId);
     const index = batch.entries.push(json) - 1;
     return batch.written.then((seqs) => seqs[index]!);
+  }
+
+  /**
+   * Several entries of one session: each serialized as `append` does, all into the batch being
+   * filled, and one promise for the lot (not one per entry). A bad entry refuses the whole call
+   * before anything is queued.
+   */
+  appendMany(entries: readonly TranscriptEntry[]): Promise<number[]> {
+    if (!Array.isArray(entries)) return Promise.reject(new AseError('INVALID_INPUT', 'appendMany takes an array of transcript entries'));
+    if (entries.length === 0) return Promise.resolve([]);
+    const jsons: string[] = new Array<string>(entries.length);
+    const sessionId = entries[0]?.sessionId;
+    try {
+      assertSessionId(sessionId as string);
+      for (let i = 0; i < entries.length; i++) {
+        const entry = entries[i]!;
+        if (entry.sessionId !== sessionId) throw new AseError('INVALID_INPUT', `appendMany takes entries of one session: "${String(entry.sessionId)}" after "${sessionId}"`);
+        jsons[i] = serializeEntry(entry);
+      }
+    } catch (error) {
+      return Promise.reject(refusal(error));
+    }
+    const batch = this.#batchFor(sessionId as string);
+    const first = batch.entries.length;
+    for (const json of jsons) batch.entries.push(json);
+    return batch.written.then((seqs) => seqs.slice(first, first + jsons.length));
+  }
+
+  /** The session's batch still taking entries, queued behind its write in progress (a new one if none). */
+  #batchFor(sessionId: string): Batch {
+    const filling = this.#filling.get(sessionId);
+    if (filling) return filling;
+    const entries: string[] = [];
+    let seqs: number[] = [];
+    const batch: Batch = {
+      entries,
+      // Runs once the session's previous task is done; entries appended until then join this batch.
+      written: this.#enqueue(sessionId, async () => {
+        if (this.#filling.get(sessionId) === batch) this.#filling.delete(sessionId);
+        seqs = await this.#write(sessionId, entries);
+      }).then(() => seqs),
+    };
+    this.#filling.set(sessionId, batch);
+    return batch;
   }
 
   async read(sessionId: string, range?: JournalRange): Promise<TranscriptEntry[]> {
@@ -304,16 +332,15 @@ export class FileJournal implements TranscriptJournal {
   /** Writes a batch with one write and one datasync; returns the seqs its entries got. */
   async #write(sessionId: string, entries: readonly string[]): Promise<number[]> {
     const file = this.#file(sessionId);
-    const lines: string[] = [];
     let firstSeq = 0;
+    let bytes: Buffer;
     try {
       const handle = await this.#open(sessionId);
       const { size } = await handle.stat();
       let tail = this.#tails.get(sessionId);
       if (!tail || tail.size !== size) tail = { lastSeq: await this.#lastSeqOnDisk(sessionId), size };
       firstSeq = tail.lastSeq + 1;
-      for (const [i, json] of entries.entries()) lines.push(withSeq(json, firstSeq + i));
-      const bytes = Buffer.from(lines.join(''), 'utf8');
+      bytes = linesWithSeqs(entries, firstSeq);
       let offset = 0;
       while (offset < bytes.length) {
         const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
@@ -328,7 +355,7 @@ export class FileJournal implements TranscriptJournal {
       throw new AseError('JOURNAL_IO', `appending to ${file} failed: ${message(error)}`, { cause: error });
     }
     // Watchers get objects: parsed back from the lines written, only when someone watches.
-    if (this.#watchers.has(sessionId)) for (const line of lines) this.#watchers.notify(JSON.parse(line) as JournaledEntry);
+    if (this.#watchers.has(sessionId)) for (const line of bytes.toString('utf8').split('\n')) if (line !== '') this.#watchers.notify(JSON.parse(line) as JournaledEntry);
     return entries.map((_, i) => firstSeq + i);
   }
 
@@ -452,8 +479,32 @@ function serializeEntry(entry: TranscriptEntry): string {
   return json;
 }
 
-/** A serialized entry with its seq as the last field: `,"seq":N}`, where seq-index.ts reads it. */
-const withSeq = (json: string, seq: number): string => (json === '{}' ? `{"seq":${seq}}\n` : `${json.slice(0, -1)},"seq":${seq}}\n`);
+/**
+ * A batch's lines, seqs from `firstSeq`, encoded straight into one buffer: each serialized entry with
+ * its seq spliced in as the last field (`,"seq":N}` in place of its closing brace, where seq-index.ts
+ * reads it) and a newline. No string per line and no joined string of the batch: the buffer is the
+ * only copy of the bytes.
+ */
+function linesWithSeqs(entries: readonly string[], firstSeq: number): Buffer {
+  let length = 0;
+  for (const json of entries) length += Buffer.byteLength(json, 'utf8');
+  // Per line at most `,"seq":` (7), the digits (at most 16 for a safe integer), `}` and `\n`.
+  const bytes = Buffer.allocUnsafe(length + entries.length * 25);
+  let offset = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const json = entries[i]!;
+    // Up to the closing brace; `{}` (no field of its own) takes no comma before its seq.
+    offset += bytes.write(json, offset, 'utf8') - 1;
+    offset += bytes.write(json === '{}' ? `"seq":${firstSeq + i}}\n` : `,"seq":${firstSeq + i}}\n`, offset, 'latin1');
+  }
+  return bytes.subarray(0, offset);
+}
+
+/** An entry refused before anything is queued: an AseError as it is, anything else (a serialization failure) as INVALID_INPUT. */
+function refusal(error: unknown): AseError {
+  if (error instanceof AseError) return error;
+  return new AseError('INVALID_INPUT', `transcript entry is not serializable: ${message(error)}`, { cause: error });
+}
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

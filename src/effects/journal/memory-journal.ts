@@ -3,6 +3,7 @@
  * copied in and out, so later mutation by either side cannot rewrite history.
  */
 import type { JournaledEntry, TranscriptEntry } from '../../events/transcript-entry.js';
+import { AseError } from '../../errors.js';
 import { copyPlain } from './copy-plain.js';
 import { JournalWatchers, selectRange, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
 
@@ -23,17 +24,32 @@ export class MemoryJournal implements TranscriptJournal {
   }
 
   async append(entry: TranscriptEntry): Promise<number> {
-    const seq = (this.#lastSeq.get(entry.sessionId) ?? 0) + 1;
-    this.#lastSeq.set(entry.sessionId, seq);
-    // The copy is ours: its seq is set in place (a given one replaced), not spread into another object.
-    const stored = copyPlain(entry) as JournaledEntry;
+    return this.#store(copyPlain(entry) as JournaledEntry);
+  }
+
+  /** Stores our own copy of an entry: its seq is set in place (a given one replaced), not spread into another object. */
+  #store(stored: JournaledEntry): number {
+    const seq = (this.#lastSeq.get(stored.sessionId) ?? 0) + 1;
+    this.#lastSeq.set(stored.sessionId, seq);
     stored.seq = seq;
-    const entries = this.#sessions.get(entry.sessionId) ?? [];
+    const entries = this.#sessions.get(stored.sessionId) ?? [];
     entries.push(stored);
     if (entries.length > this.#max) entries.splice(0, entries.length - this.#max);
-    this.#sessions.set(entry.sessionId, entries);
+    this.#sessions.set(stored.sessionId, entries);
     this.#watchers.notify(stored);
     return seq;
+  }
+
+  /** `append` of each entry in turn, one promise for the lot; entries of more than one session are refused, nothing appended. */
+  async appendMany(entries: readonly TranscriptEntry[]): Promise<number[]> {
+    if (!Array.isArray(entries)) throw new AseError('INVALID_INPUT', 'appendMany takes an array of transcript entries');
+    const sessionId = entries[0]?.sessionId;
+    for (const entry of entries) {
+      if (entry?.sessionId !== sessionId) throw new AseError('INVALID_INPUT', `appendMany takes entries of one session: "${String(entry?.sessionId)}" after "${String(sessionId)}"`);
+    }
+    // Copied before any is stored, so an entry that cannot be copied refuses the call with nothing appended.
+    const copies = entries.map((entry) => copyPlain(entry) as JournaledEntry);
+    return copies.map((copy) => this.#store(copy));
   }
 
   async read(sessionId: string, range?: JournalRange): Promise<TranscriptEntry[]> {

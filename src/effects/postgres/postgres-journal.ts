@@ -30,6 +30,25 @@ export interface PostgresJournalOptions extends PostgresConnectionOptions {
 }
 
 
+/** A fence given must be a positive integer. */
+function checkFence(fence: number | undefined): void {
+  if (fence !== undefined && (!Number.isSafeInteger(fence) || fence < 1)) throw new AseError('INVALID_INPUT', `fence must be a positive integer, got ${String(fence)}`);
+}
+
+/** The entry to write, without a `seq` (the database assigns it): copied now, so a caller mutating the entry after the call cannot change what is written. */
+function copyForAppend(entry: TranscriptEntry): TranscriptEntry {
+  if (typeof entry?.sessionId !== 'string' || entry.sessionId === '') throw new AseError('INVALID_INPUT', 'a transcript entry needs a sessionId');
+  const copy = JSON.parse(JSON.stringify(entry)) as TranscriptEntry;
+  delete (copy as { seq?: number }).seq;
+  return copy;
+}
+
+/** An entry refused before anything is queued: an AseError as it is, anything else (a serialization failure) as INVALID_INPUT. */
+function refusal(error: unknown): AseError {
+  if (isAseError(error)) return error;
+  return new AseError('INVALID_INPUT', `transcript entry is not serializable: ${(error as Error).message}`, { cause: error });
+}
+
 interface Pending {
   entry: TranscriptEntry;
   fence: number | undefined;
@@ -75,22 +94,61 @@ export class PostgresJournal implements TranscriptJournal {
   append(entry: TranscriptEntry, options: JournalAppendOptions = {}): Promise<number> {
     let copy: TranscriptEntry;
     try {
-      if (typeof entry?.sessionId !== 'string' || entry.sessionId === '') throw new AseError('INVALID_INPUT', 'a transcript entry needs a sessionId');
-      const fence = options.fence;
-      if (fence !== undefined && (!Number.isSafeInteger(fence) || fence < 1)) throw new AseError('INVALID_INPUT', `fence must be a positive integer, got ${String(fence)}`);
-      // Copied now, so a caller mutating the entry after the call cannot change what is written.
-      copy = JSON.parse(JSON.stringify(entry)) as TranscriptEntry;
-      delete (copy as { seq?: number }).seq;
+      checkFence(options.fence);
+      copy = copyForAppend(entry);
     } catch (error) {
-      if (isAseError(error)) return Promise.reject(error);
-      return Promise.reject(new AseError('INVALID_INPUT', `transcript entry is not serializable: ${(error as Error).message}`, { cause: error }));
+      return Promise.reject(refusal(error));
     }
-    return new Promise<number>((resolve, reject) => {
-      const queue = this.#queues.get(entry.sessionId) ?? [];
-      queue.push({ entry: copy, fence: options.fence, resolve, reject });
-      this.#queues.set(entry.sessionId, queue);
-      this.#pump(entry.sessionId);
+    return new Promise<number>((resolve, reject) => this.#queue(entry.sessionId, [{ entry: copy, fence: options.fence, resolve, reject }]));
+  }
+
+  /**
+   * Several entries of one session with one fence: queued together, so they go out in one statement
+   * (with whatever else is queued meanwhile), one promise for the lot. A bad entry refuses the call
+   * before anything is queued.
+   */
+  appendMany(entries: readonly TranscriptEntry[], options: JournalAppendOptions = {}): Promise<number[]> {
+    let copies: TranscriptEntry[];
+    try {
+      if (!Array.isArray(entries)) throw new AseError('INVALID_INPUT', 'appendMany takes an array of transcript entries');
+      checkFence(options.fence);
+      const sessionId = entries[0]?.sessionId;
+      copies = entries.map((entry) => {
+        if (entry?.sessionId !== sessionId) throw new AseError('INVALID_INPUT', `appendMany takes entries of one session: "${String(entry?.sessionId)}" after "${String(sessionId)}"`);
+        return copyForAppend(entry);
+      });
+    } catch (error) {
+      return Promise.reject(refusal(error));
+    }
+    if (copies.length === 0) return Promise.resolve([]);
+    return new Promise<number[]>((resolve, reject) => {
+      const seqs = new Array<number>(copies.length);
+      let left = copies.length;
+      let failed = false;
+      const pending = copies.map(
+        (entry, i): Pending => ({
+          entry,
+          fence: options.fence,
+          resolve: (seq) => {
+            seqs[i] = seq;
+            if (--left === 0 && !failed) resolve(seqs);
+          },
+          reject: (error) => {
+            if (failed) return;
+            failed = true;
+            reject(error);
+          },
+        }),
+      );
+      this.#queue(copies[0]!.sessionId, pending);
     });
+  }
+
+  #queue(sessionId: string, pending: Pending[]): void {
+    const queue = this.#queues.get(sessionId) ?? [];
+    for (const p of pending) queue.push(p);
+    this.#queues.set(sessionId, queue);
+    this.#pump(sessionId);
   }
 
   /** Sends the next batch of a session unless one is in flight: the queued appends with the first one's fence, in call order. */
