@@ -93,20 +93,32 @@ describe('the terminal WebSocket of ase serve', () => {
     await writer.waitFor(() => /from-the-desk[\s\S]*from-the-desk/.test(writer.output()), 'the writer sees it too');
     expect(viewer.output() + writer.output()).not.toContain('VIEWER-KEYS');
 
+    // The viewer's statuses from now on: each change below waits for its own status (a client sees its
+    // close before the server has run its leave, so a writer connecting at once could find the place taken).
+    const toldAfter = (from: number, attached: boolean, what: string) => viewer.waitFor(() => viewer.statuses.slice(from).some((s) => s.writerAttached === attached), what);
     // The writer leaves: everyone is told, and a new writer may come.
+    let from = viewer.statuses.length;
     writer.close();
-    await viewer.waitFor(() => viewer.statuses.at(-1)?.writerAttached === false, 'writer gone');
+    await toldAfter(from, false, 'writer gone');
+    from = viewer.statuses.length;
     const next = await connect('writer');
     await next.waitFor(() => next.statuses.at(-1)?.role === 'writer', 'new writer');
+    await toldAfter(from, true, 'viewer told of the new writer');
     // A desk killed outright (no close frame): its place is free again.
+    from = viewer.statuses.length;
     next.socket.terminate();
-    await viewer.waitFor(() => viewer.statuses.at(-1)?.writerAttached === false, 'killed writer gone');
+    await toldAfter(from, false, 'killed writer gone');
+    from = viewer.statuses.length;
     const third = await connect('writer');
     await third.waitFor(() => third.statuses.at(-1)?.role === 'writer', 'writer after a killed one');
+    await toldAfter(from, true, 'viewer told of the third writer');
     // A frame over 1 MiB is refused by closing that connection (1009); the terminal goes on.
+    from = viewer.statuses.length;
     third.socket.send(Buffer.alloc(2 * 1024 * 1024, 0x61));
     expect((await third.closed).code).toBe(1009);
+    await toldAfter(from, false, 'the oversized writer gone');
     const fourth = await connect('writer');
+    await fourth.waitFor(() => fourth.statuses.at(-1)?.role === 'writer', 'writer after an oversized frame');
     fourth.type('still-typing\r');
     await viewer.waitFor(() => /still-typing[\s\S]*still-typing/.test(viewer.output()), 'the terminal still works');
   });
