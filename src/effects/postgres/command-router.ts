@@ -17,6 +17,7 @@ import type { CommandOutcome, SessionCommand, SessionCommandRouter } from '../se
 import { currentProcess, liveness, type ProcessIdentity } from '../store/process-identity.js';
 import type { LeaseOwner } from '../store/session-store.js';
 import { PostgresPool, type PostgresConnectionOptions } from './pool.js';
+import { EPOCH_MS } from './postgres-store.js';
 import { channelName, migrate, quoteSchema } from './schema.js';
 
 export interface PostgresCommandRouterOptions extends PostgresConnectionOptions {
@@ -112,8 +113,8 @@ export class PostgresCommandRouter implements SessionCommandRouter {
    */
   async #holder(sessionId: string): Promise<LeaseOwner | undefined> {
     await this.#ready;
-    const [lease] = await this.#db.query<{ owner: string | null; live: boolean; expires_at: Date }>(
-      `SELECT owner, expires_at > clock_timestamp() AS live, expires_at FROM ${this.#s}.ase_lease WHERE session_id = $1`,
+    const [lease] = await this.#db.query<{ owner: string | null; live: boolean; expires_at: string }>(
+      `SELECT owner, expires_at > clock_timestamp() AS live, ${EPOCH_MS('expires_at')} AS expires_at FROM ${this.#s}.ase_lease WHERE session_id = $1`,
       [sessionId],
     );
     if (!lease?.owner) return undefined;
@@ -121,8 +122,8 @@ export class PostgresCommandRouter implements SessionCommandRouter {
     if (ownerKey(owner) === this.#me) return undefined;
     if (liveness(owner, this.#process) === 'dead') return undefined;
     if (!lease.live) {
-      throw new AseError('SESSION_OWNED', `session "${sessionId}" is orphaned: its owner, pid ${owner.pid} on ${owner.host}, stopped renewing its lease at ${lease.expires_at.toISOString()}; it continues when that host opens it again, or here after POST /api/sessions/${sessionId}/adopt`, {
-        details: { sessionId, owner, orphaned: true, expiresAt: lease.expires_at.getTime() },
+      throw new AseError('SESSION_OWNED', `session "${sessionId}" is orphaned: its owner, pid ${owner.pid} on ${owner.host}, stopped renewing its lease at ${new Date(Number(lease.expires_at)).toISOString()}; it continues when that host opens it again, or here after POST /api/sessions/${sessionId}/adopt`, {
+        details: { sessionId, owner, orphaned: true, expiresAt: Number(lease.expires_at) },
       });
     }
     return owner;
@@ -140,15 +141,15 @@ export class PostgresCommandRouter implements SessionCommandRouter {
   async #unanswered(timeout: AseError, id: string, sessionId: string, owner: LeaseOwner, localId: string | null): Promise<AseError> {
     const withdrawn =
       localId === null && (await this.#db.query(`DELETE FROM ${this.#s}.ase_command WHERE id = $1 AND done_at IS NULL AND claimed_at IS NULL RETURNING id`, [id]).catch(() => [])).length > 0;
-    const [lease] = await this.#db.query<{ expires_at: Date }>(`SELECT expires_at FROM ${this.#s}.ase_lease WHERE session_id = $1`, [sessionId]).catch(() => []);
+    const [lease] = await this.#db.query<{ expires_at: string }>(`SELECT ${EPOCH_MS('expires_at')} AS expires_at FROM ${this.#s}.ase_lease WHERE session_id = $1`, [sessionId]).catch(() => []);
     const what = withdrawn
       ? 'the command was withdrawn: nothing was done'
       : localId === null
         ? 'it took the command and may still apply it'
         : 'the message stays queued for it (a retry with the same localId is the same command)';
-    const until = lease ? `; if it is gone, the session is listed orphaned once its lease expires (${lease.expires_at.toISOString()}) and can be adopted (POST /api/sessions/${sessionId}/adopt)` : '';
+    const until = lease ? `; if it is gone, the session is listed orphaned once its lease expires (${new Date(Number(lease.expires_at)).toISOString()}) and can be adopted (POST /api/sessions/${sessionId}/adopt)` : '';
     return new AseError('TIMEOUT', `the host that owns session "${sessionId}", pid ${owner.pid} on ${owner.host}, did not answer within ${this.#timeoutMs} ms: ${what}${until}`, {
-      details: { ...(timeout.details as Record<string, unknown>), sessionId, owner, withdrawn, ...(lease && { expiresAt: lease.expires_at.getTime() }) },
+      details: { ...(timeout.details as Record<string, unknown>), sessionId, owner, withdrawn, ...(lease && { expiresAt: Number(lease.expires_at) }) },
     });
   }
 

@@ -37,7 +37,8 @@ interface LeaseRow {
 }
 
 /** The epoch ms of a timestamptz, exact to the millisecond. */
-const EPOCH_MS = (column: string): string => `round(extract(epoch FROM ${column}) * 1000)::bigint`;
+/** A timestamp column as epoch milliseconds, rounded in SQL: every reader of a lease's expiry gets the same number (pg's Date drops the microseconds instead). */
+export const EPOCH_MS = (column: string): string => `round(extract(epoch FROM ${column}) * 1000)::bigint`;
 /** The lease clock: the test clock when one is given ($n not null), else the database's. */
 const NOW = (param: string): string => `coalesce(${param}::timestamptz, clock_timestamp())`;
 
