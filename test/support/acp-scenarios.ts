@@ -79,8 +79,8 @@ export interface KitTurns {
   quietTool?(then: string): void;
   /** The next turn's model request fails in a way the agent gives up on (the kit's failure; skipped without it). */
   failure?(): void;
-  /** The next turn stalls until aborted; `stalled` resolves once its model request arrived (the kit's abort). */
-  stall(): { stalled: Promise<void> };
+  /** The next turn stalls until aborted; `stalled` resolves once its model request arrived (the kit's abort; skipped without it). */
+  stall?(): { stalled: Promise<void> };
 }
 
 
@@ -353,16 +353,18 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
       for (const e of errors) failureErrors.add(e);
       await kitText('After the failure.');
     }
-    // abort: a turn stalled before its first token is aborted (cancelled), then the next turn completes.
-    const { stalled } = kit.stall();
-    from = log.events.length;
-    done = log.next('turn_complete', 'the stalled turn');
-    await host.send(`l${++send}`, 'Take your time.');
-    await stalled;
-    await host.abort();
-    end = await done;
-    expect(end).toMatchObject({ status: 'cancelled' });
-    await kitText('After abort.');
+    if (kit.stall) {
+      // abort: a turn stalled before its first token is aborted (cancelled), then the next turn completes.
+      const { stalled } = kit.stall();
+      from = log.events.length;
+      done = log.next('turn_complete', 'the stalled turn');
+      await host.send(`l${++send}`, 'Take your time.');
+      await stalled;
+      await host.abort();
+      end = await done;
+      expect(end).toMatchObject({ status: 'cancelled' });
+      await kitText('After abort.');
+    }
     timings.kitTurnsMs = ms();
   }
 
