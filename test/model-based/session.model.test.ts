@@ -5,7 +5,7 @@
  * invariants checked after every step. Fails if any transition of the machine is never taken.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createActor, initialTransition, transition } from 'xstate';
+import { createActor, initialTransition } from 'xstate';
 import { sessionMachine, type SessionEvent } from '../../src/actors/session.js';
 import { keyOfDefinition, listTransitions } from '../../src/actors/transitions.js';
 import type { SessionMachineInput } from '../../src/actors/session-context.js';
@@ -24,8 +24,37 @@ function inputFor(mode: ControlMode, restored?: VersionedSession): SessionMachin
   return { sessionId: 'model', agent: 'fake', workDir: '/work', mode, now: START_TIME, config: MODEL_CONFIG, ...(restored && { restored }) };
 }
 
-type Edge = { event: SessionEvent; state: Snapshot };
-type AdjacencyNode = { state: Snapshot; depth: number; route: SessionEvent[]; transitions: Edge[]; parent?: AdjacencyNode };
+/** One event from a snapshot: the snapshot after it and the machine transitions it takes. */
+type Edge = { event: SessionEvent; state: Snapshot; taken: readonly string[] };
+/** `via`: the edge from `parent` that first reached this state. */
+type AdjacencyNode = { state: Snapshot; depth: number; route: SessionEvent[]; transitions: Edge[]; parent?: AdjacencyNode; via?: Edge };
+
+/**
+ * The pure step the walk takes for every edge: the machine's own `transition` (what xstate's
+ * `transition()` calls) with one inert scope made once, whose inspection records the transitions
+ * each microstep takes. xstate's `transition()` builds a throwaway actor, initial snapshot included,
+ * on every call (two thirds of its time here), and an actor restored from the snapshot to watch the
+ * transitions cost as much again; the walk takes ~90,000 such steps per start. Actions are not
+ * executed (the walk reads only the next snapshot and the transitions).
+ */
+function pureStepper(input: SessionMachineInput): (state: Snapshot, event: SessionEvent) => Edge {
+  let taken: string[] = [];
+  const inert = createActor(sessionMachine, {
+    input,
+    inspect: (ev) => {
+      if (ev.type === '@xstate.microstep') {
+        for (const def of (ev as unknown as { _transitions: Parameters<typeof keyOfDefinition>[0][] })._transitions) taken.push(keyOfDefinition(def));
+      }
+    },
+  });
+  const noop = () => undefined;
+  const scope = { self: inert, system: inert.system, id: '', sessionId: '', defer: noop, logger: noop, stopChild: noop, emit: noop, actionExecutor: noop } as unknown as Parameters<typeof sessionMachine.transition>[2];
+  return (state, event) => {
+    taken = [];
+    const next = sessionMachine.transition(state, event, scope) as Snapshot;
+    return { event, state: next, taken };
+  };
+}
 
 /**
  * The reachable abstract state space, breadth first from `initial` (what xstate/graph's adjacency
@@ -33,40 +62,22 @@ type AdjacencyNode = { state: Snapshot; depth: number; route: SessionEvent[]; tr
  * keyed by `project`, the first snapshot reaching a key represents it, and its route is a shortest
  * event sequence to it. `maxDepth` bounds the walk for starts that differ only in their first steps.
  */
-function adjacencyOf(initial: Snapshot, maxDepth: number): Map<string, AdjacencyNode> {
+function adjacencyOf(initial: Snapshot, maxDepth: number, step: (state: Snapshot, event: SessionEvent) => Edge): Map<string, AdjacencyNode> {
   const nodes = new Map<string, AdjacencyNode>([[project(initial), { state: initial, depth: 0, route: [], transitions: [] }]]);
   const queue = [project(initial)];
   while (queue.length > 0) {
     const node = nodes.get(queue.shift()!)!;
     if (node.state.status === 'done' || node.depth >= maxDepth) continue;
     for (const event of eventsFor(node.state)) {
-      const next = transition(sessionMachine, node.state, event)[0] as Snapshot;
-      node.transitions.push({ event, state: next });
-      const key = project(next);
+      const edge = step(node.state, event);
+      node.transitions.push(edge);
+      const key = project(edge.state);
       if (nodes.has(key)) continue;
-      nodes.set(key, { state: next, depth: node.depth + 1, route: [...node.route, event], transitions: [], parent: node });
+      nodes.set(key, { state: edge.state, depth: node.depth + 1, route: [...node.route, event], transitions: [], parent: node, via: edge });
       queue.push(key);
     }
   }
   return nodes;
-}
-
-/** Which machine transitions one event takes from a snapshot (pure: an actor restored from it). */
-function transitionsTaken(snapshot: Snapshot, event: SessionEvent): string[] {
-  const keys: string[] = [];
-  const actor = createActor(sessionMachine, {
-    snapshot,
-    input: undefined as never, // Restored from `snapshot`; input is not used.
-    inspect: (ev) => {
-      if (ev.type === '@xstate.microstep') {
-        for (const def of (ev as unknown as { _transitions: Parameters<typeof keyOfDefinition>[0][] })._transitions) keys.push(keyOfDefinition(def));
-      }
-    },
-  });
-  actor.start();
-  actor.send(event);
-  actor.stop();
-  return keys;
 }
 
 /**
@@ -80,20 +91,20 @@ type ModelPath = { steps: { event: SessionEvent; state: Snapshot }[]; parent?: M
  * Shortest paths reach every abstract state; a transition can still be missed when it only
  * differs from another by its guard outcome. For each transition no shortest path takes, add the
  * shortest route to a state where some event takes it, plus that event. Paths are replayed
- * concretely with `transition()` (the abstraction merges snapshots, so an event generated from one
- * representative may act differently on another), and coverage is counted on the replay.
+ * concretely (the abstraction merges snapshots, so an event generated from one representative may
+ * act differently on another), and coverage is counted on the replay.
  */
-function pathsCoveringEveryTransition(initial: Snapshot, maxDepth: number): ModelPath[] {
-  const adjacency = adjacencyOf(initial, maxDepth);
-  // Every route is its BFS parent's route plus one event, and `transition()` is deterministic: a
-  // path is its parent's path plus one step, and it takes its parent's transitions plus its last
-  // step's. Built parent first (the map is in BFS order), each step is computed once, not once per
-  // path that passes through it (that made collecting this file slower than running it).
+function pathsCoveringEveryTransition(input: SessionMachineInput, initial: Snapshot, maxDepth: number): ModelPath[] {
+  const adjacency = adjacencyOf(initial, maxDepth, pureStepper(input));
+  // Every route is its BFS parent's route plus one event, and a step is deterministic: a path is
+  // its parent's path plus one step, ending on the node's own snapshot (the walk computed it from
+  // the parent's, as the replay would), and it takes its parent's transitions plus that step's.
+  // Built parent first (the map is in BFS order), each step is computed once, by the walk.
   const pathOf = new Map<AdjacencyNode, ModelPath>();
   const paths: ModelPath[] = [];
   for (const node of adjacency.values()) {
-    if (node.parent === undefined) continue;
-    const path = extend(initial, pathOf.get(node.parent), node.route.at(-1)!);
+    if (node.parent === undefined || node.via === undefined) continue;
+    const path = extend(pathOf.get(node.parent), node.via);
     pathOf.set(node, path);
     paths.push(path);
   }
@@ -103,8 +114,8 @@ function pathsCoveringEveryTransition(initial: Snapshot, maxDepth: number): Mode
   const extra: ModelPath[] = [];
   for (const node of adjacency.values()) {
     for (const edge of node.transitions) {
-      if (transitionsTaken(node.state, edge.event).every((k) => covered.has(k))) continue;
-      const candidate = extend(initial, pathOf.get(node), edge.event);
+      if (edge.taken.every((k) => covered.has(k))) continue;
+      const candidate = extend(pathOf.get(node), edge);
       if ([...candidate.covers].some((k) => !covered.has(k))) {
         candidate.covers.forEach((k) => covered.add(k));
         extra.push(candidate);
@@ -114,12 +125,10 @@ function pathsCoveringEveryTransition(initial: Snapshot, maxDepth: number): Mode
   return [...paths, ...extra];
 }
 
-/** `parent` (none: the start) plus `event`, replayed concretely from its last snapshot. */
-function extend(initial: Snapshot, parent: ModelPath | undefined, event: SessionEvent): ModelPath {
-  const before = parent?.steps.at(-1)?.state ?? initial;
-  const state = transition(sessionMachine, before, event)[0] as Snapshot;
-  const covers = new Set([...(parent?.covers ?? []), ...transitionsTaken(before, event)]);
-  return { steps: [...(parent?.steps ?? []), { event, state }], covers, ...(parent && { parent }) };
+/** `parent` (none: the start) plus the step `edge` (taken from the parent's last snapshot). */
+function extend(parent: ModelPath | undefined, edge: Edge): ModelPath {
+  const covers = new Set([...(parent?.covers ?? []), ...edge.taken]);
+  return { steps: [...(parent?.steps ?? []), { event: edge.event, state: edge.state }], covers, ...(parent && { parent }) };
 }
 
 /**
@@ -181,7 +190,7 @@ const STARTS: { name: string; input: SessionMachineInput; maxSteps: number }[] =
 for (const start of STARTS) {
   describe(`SessionActor paths from ${start.name}`, () => {
     const initial = initialTransition(sessionMachine, start.input)[0] as Snapshot;
-    const all = pathsCoveringEveryTransition(initial, start.maxSteps).filter((p) => p.steps.length <= start.maxSteps);
+    const all = pathsCoveringEveryTransition(start.input, initial, start.maxSteps).filter((p) => p.steps.length <= start.maxSteps);
     const paths = longestPaths(all);
     generated.push(`${start.name}: ${paths.length} of ${all.length} paths (the rest are their prefixes)`);
 

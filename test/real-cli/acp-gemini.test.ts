@@ -50,7 +50,9 @@ describe('acp engine with gemini-cli --acp', () => {
     console.log(`[acp-gemini] timings ${JSON.stringify(timings)}`);
   });
 
-  it('a SessionActor in remote mode completes a permissioned write_file turn through decide() (fs through the client)', async () => {
+  // One session (one gemini start, most of each story's time) for both SessionActor stories: the
+  // permissioned write_file turn, then the abort at a pending permission prompt and the turn after.
+  it('a SessionActor in remote mode completes a permissioned write_file turn through decide() (fs through the client); an abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
     const h = hermeticGemini({ port: mock.port, root });
     const target = join(h.work, 'notes', 'hello.txt');
     const started = await acpSession({ preset: 'gemini' }, h.work, { env: h.env, fs: { enabled: true } });
@@ -58,10 +60,10 @@ describe('acp engine with gemini-cli --acp', () => {
     const { log } = started;
     await sessionReady(log);
     mock.enqueue({ kind: 'function_call', name: 'write_file', args: { file_path: target, content: 'hello from gemini\n' } }, { kind: 'text', text: 'Written.' });
-    const prompt = nextNotice(session, 'permission_prompt');
-    const done = log.next('turn_complete');
+    let prompt = nextNotice(session, 'permission_prompt');
+    let done = log.next('turn_complete');
     session.send('write the file');
-    const p = await prompt;
+    let p = await prompt;
     expect(p.toolName).toBe('edit');
     session.decide(p.requestId, 'allow');
     expect(await done).toMatchObject({ status: 'completed' });
@@ -69,22 +71,13 @@ describe('acp engine with gemini-cli --acp', () => {
     expect(log.of('tool_result')).toEqual([expect.objectContaining({ callId: p.callId, status: 'completed' })]);
     const snapshot = session.snapshot();
     expect(snapshot.completed[p.requestId]).toMatchObject({ status: 'approved' });
-    await session.stop();
-    session = undefined;
-    expect(await waitNoProcessesUnder(root)).toEqual([]);
-  });
 
-  it('a SessionActor abort while a permission prompt is pending cancels the request and the turn; the next turn works', async () => {
-    const h = hermeticGemini({ port: mock.port, root });
-    const started = await acpSession({ preset: 'gemini' }, h.work, { env: h.env });
-    session = started.session;
-    const { log } = started;
-    await sessionReady(log);
+    // The abort at a pending permission prompt, on the same session.
     mock.enqueue({ kind: 'function_call', name: 'run_shell_command', args: { command: 'touch aborted.txt', description: 'never' } });
-    const prompt = nextNotice(session, 'permission_prompt');
-    let done = log.next('turn_complete');
+    prompt = nextNotice(session, 'permission_prompt');
+    done = log.next('turn_complete');
     session.send('create it');
-    const p = await prompt;
+    p = await prompt;
     const t = performance.now();
     session.abort();
     expect(await done).toMatchObject({ status: 'cancelled' });

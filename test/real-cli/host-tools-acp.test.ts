@@ -69,7 +69,10 @@ async function startWithTools(kit: HostToolKit, options: AcpEngineOptions, workD
   return { engine, log, port };
 }
 
-async function hostToolScenario(label: string, agent: AgentUnderTest, kit: HostToolKit, root: string, engines: AcpEngine[]): Promise<number[]> {
+/** More turns on the scenario's agent, before its stop (each would otherwise start an agent of its own). */
+type MoreTurns = (engine: AcpEngine, log: EventLog) => Promise<void>;
+
+async function hostToolScenario(label: string, agent: AgentUnderTest, kit: HostToolKit, root: string, engines: AcpEngine[], more?: MoreTurns): Promise<number[]> {
   const { engine, log, port } = await startWithTools(kit, agent.options, agent.work, engines);
   const rt = new RoundTrips();
 
@@ -105,6 +108,7 @@ async function hostToolScenario(label: string, agent: AgentUnderTest, kit: HostT
   await engine.send({ localId: 'h3', text: 'are you fine?' });
   expect(await done).toMatchObject({ status: 'completed' });
   expect(log.text()).toContain('still here');
+  await more?.(engine, log);
 
   expect(await portClosed(port)).toBe(false);
   await engine.stop();
@@ -150,22 +154,17 @@ describe('host tools on gemini-cli --acp', () => {
     };
   }
 
-  it('http: called and answered, thrown handler is an error result, nothing left after stop', async () => {
-    await hostToolScenario('gemini', gemini(), hostToolKit(), bench.root, engines);
-  });
-
-  it('stdio shim: the same through the shim the agent spawns', async () => {
-    await hostToolScenario('gemini-stdio', gemini({ hostToolsTransport: 'stdio' }), hostToolKit(), bench.root, engines);
-  });
-
-  it('aborting the turn while a handler runs aborts its signal; the next turn works', async () => {
-    const agent = gemini();
-    const kit = hostToolKit();
-    const { engine, log } = await startWithTools(kit, agent.options, agent.work, engines);
+  /**
+   * An abort while a handler runs aborts its signal; the next turn works. On the agent of the http
+   * test, after its turns: `kit.calls` holds theirs, so only the calls after `before` are this step's.
+   */
+  async function abortWhileHandlerRuns(agent: AgentUnderTest, kit: HostToolKit, engine: AcpEngine, log: EventLog): Promise<void> {
+    const before = kit.calls.length;
     bench.mock.enqueue({ kind: 'function_call', name: 'mcp_host_hang', args: {} });
     const cancelled = log.next('turn_complete', 'cancelled turn', 60_000);
     await engine.send({ localId: 'a1', text: 'hang' });
-    await expect.poll(() => kit.calls.length, { timeout: 60_000 }).toBe(1);
+    await expect.poll(() => kit.calls.length, { timeout: 60_000 }).toBe(before + 1);
+    expect(kit.calls.at(-1)?.name).toBe('hang');
     await engine.abort();
     expect(await cancelled).toMatchObject({ status: 'cancelled' });
     expect(kit.hangAborted.reason).toBeDefined();
@@ -174,23 +173,37 @@ describe('host tools on gemini-cli --acp', () => {
     await engine.send({ localId: 'a2', text: 'again' });
     expect(await done).toMatchObject({ status: 'completed' });
     expect(log.text()).toContain('after the abort');
-  });
+  }
 
-  it('a tool that requiresPermission reaches the host as a permission_request named after the tool', async () => {
-    const agent = gemini();
-    const kit = hostToolKit();
-    const { engine, log } = await startWithTools(kit, agent.options, agent.work, engines);
+  /** A tool that requiresPermission reaches the host as a permission_request named after the tool (same agent, calls after `before`). */
+  async function permissionedTool(agent: AgentUnderTest, kit: HostToolKit, engine: AcpEngine, log: EventLog): Promise<void> {
+    const before = kit.calls.length;
     agent.scriptCall('deploy', { env: 'staging' }, new RoundTrips());
     const asked = log.next('permission_request', 'permission_request', 60_000);
     const done = log.next('turn_complete', 'turn', 60_000);
     await engine.send({ localId: 'p1', text: 'deploy to staging' });
     const request = await asked;
     expect(request.toolName).toBe('deploy');
-    expect(kit.calls).toEqual([]);
+    expect(kit.calls.slice(before)).toEqual([]);
     await engine.answerPermission(request.requestId, { behavior: 'allow' });
     expect(await done).toMatchObject({ status: 'completed' });
-    expect(kit.calls.map((c) => [c.name, c.ctx.callId])).toEqual([['deploy', request.callId]]);
+    expect(kit.calls.slice(before).map((c) => [c.name, c.ctx.callId])).toEqual([['deploy', request.callId]]);
     expect(log.text()).toContain('deployed to staging');
+  }
+
+  // The abort and requiresPermission steps run on this test's agent (after its turns, before its
+  // stop): a gemini start is most of each test's time.
+  it('http: called and answered, thrown handler is an error result; an abort while a handler runs aborts its signal, the next turn works; a tool that requiresPermission reaches the host as a permission_request named after the tool; nothing left after stop', async () => {
+    const agent = gemini();
+    const kit = hostToolKit();
+    await hostToolScenario('gemini', agent, kit, bench.root, engines, async (engine, log) => {
+      await abortWhileHandlerRuns(agent, kit, engine, log);
+      await permissionedTool(agent, kit, engine, log);
+    });
+  });
+
+  it('stdio shim: the same through the shim the agent spawns', async () => {
+    await hostToolScenario('gemini-stdio', gemini({ hostToolsTransport: 'stdio' }), hostToolKit(), bench.root, engines);
   });
 
   it('createSession({tools}): the call reaches the handler and shows as an ordinary tool call of the session', async () => {

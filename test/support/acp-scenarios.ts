@@ -7,6 +7,11 @@
  * The traffic of the run (both directions, timestamps) and the events the engine emitted are
  * recorded in one fixture per agent (test/fixtures/acp/<agent>.jsonl, written when missing or with
  * UPDATE_ACP_FIXTURES=1), replayed without the binary by test/unit/acp-replay.test.ts.
+ *
+ * With `quirks.kit` the same run also makes the turns and assertions of the conformance kit's
+ * text_turn, tool_turn, failure and abort checks, and (after the stop) its resume check on a second
+ * engine: each kit check starts its own agent, and an agent start is most of a real-agent file's
+ * time (opencode: 12-17 s of CPU each).
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -14,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { AcpEngine, type AcpEngineOptions } from '../../src/engines/acp/index.js';
 import { isAseError } from '../../src/errors.js';
-import type { AgentEvent } from '../../src/events/agent-event.js';
+import { ERROR_KINDS, type AgentEvent } from '../../src/events/agent-event.js';
 import type { PermissionDecision } from '../../src/events/engine-input.js';
 import { eventOrderingViolations } from '../../src/testing.js';
 import { EventLog } from './acp-hermetic.js';
@@ -59,6 +64,23 @@ export interface AgentQuirks {
    * opencode's alone is 12-17 s of CPU.
    */
   contract?: boolean;
+  /** Also make the kit's text_turn, tool_turn, failure, abort and resume checks on this run (see the file's opening comment). */
+  kit?: KitTurns;
+}
+
+/**
+ * How the agent's model is scripted for the conformance kit's turns made on the scenario's engine
+ * (src/testing/conformance.ts: the same turns, prompts and assertions as its checks).
+ */
+export interface KitTurns {
+  /** The agent reports token usage: a text turn must then report some tokens (the kit's `reportsUsage`). */
+  reportsUsage: boolean;
+  /** The next turn runs a tool the agent runs without asking, then answers `then` (the kit's tool_turn; skipped without it). */
+  quietTool?(then: string): void;
+  /** The next turn's model request fails in a way the agent gives up on (the kit's failure; skipped without it). */
+  failure?(): void;
+  /** The next turn stalls until aborted; `stalled` resolves once its model request arrived (the kit's abort; skipped without it). */
+  stall?(): { stalled: Promise<void> };
 }
 
 
@@ -100,6 +122,9 @@ export interface ScenarioTimings {
   cancelMidStreamMs: number;
   cancelAtPermissionMs: number;
   stopMs: number;
+  /** With `quirks.kit`: the kit's turns on the scenario's engine, and the resume (a second agent start). */
+  kitTurnsMs?: number;
+  resumeMs?: number;
 }
 
 function since(events: readonly AgentEvent[], from: number): AgentEvent[] {
@@ -111,15 +136,15 @@ function since(events: readonly AgentEvent[], from: number): AgentEvent[] {
  * stopped whatever happens (a failed assertion must not leave the agent running).
  */
 export async function runScenarioSuite(agent: string, root: string, setup: AgentSetup, quirks: AgentQuirks): Promise<ScenarioTimings> {
-  let engine: AcpEngine | undefined;
+  const engines: AcpEngine[] = [];
   try {
-    return await scenarios(agent, root, setup, quirks, (e) => (engine = e));
+    return await scenarios(agent, root, setup, quirks, (e) => engines.push(e));
   } finally {
-    await engine?.stop();
+    for (const engine of engines) await engine.stop();
   }
 }
 
-async function scenarios(agent: string, root: string, setup: AgentSetup, quirks: AgentQuirks, created: (engine: AcpEngine) => void): Promise<ScenarioTimings> {
+async function scenarios(agent: string, root: string, setup: AgentSetup, quirks: AgentQuirks, created: (engine: AcpEngine) => unknown): Promise<ScenarioTimings> {
   const lines: FixtureLine[] = [];
   let t0 = performance.now();
   const stamp = () => Math.round((performance.now() - t0) * 1000) / 1000;
@@ -193,6 +218,18 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   expect(r.end).toMatchObject({ status: 'completed' });
   expect(textOf(r.events)).toBe('Hello from the mock agent.');
   expect(r.events.filter((e) => e.type === 'message').at(-1)).toMatchObject({ role: 'assistant', blocks: [{ type: 'text', text: 'Hello from the mock agent.' }] });
+  if (quirks.kit) {
+    // The kit's text_turn: a like second turn; usage per turn (the first reports tokens), not cumulative.
+    const first = r.end.usage;
+    if (quirks.kit.reportsUsage) expect(first.inputTokens + first.outputTokens, `the turn reports no tokens: ${JSON.stringify(first)}`).toBeGreaterThan(0);
+    model.text('Conformance answer two.');
+    const again = await turn('Please answer: Conformance answer two.');
+    const second = again.end.usage;
+    expect(again.end).toMatchObject({ status: 'completed' });
+    expect(textOf(again.events)).toBe('Conformance answer two.');
+    const size = (u: typeof first) => u.inputTokens + u.cacheReadTokens + u.outputTokens;
+    expect(size(second), `the second turn's usage ${JSON.stringify(second)} looks cumulative (first ${JSON.stringify(first)})`).toBeLessThan(size(first) * 1.5 + 50);
+  }
 
   // 2. thinking
   t = performance.now();
@@ -284,6 +321,53 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
   expect(r.end).toMatchObject({ status: 'completed' });
   expect(textOf(r.events)).toBe('Still here.');
 
+  // 8. the conformance kit's tool_turn, failure and abort checks, on this engine (quirks.kit)
+  const failureErrors = new Set<AgentEvent>();
+  if (quirks.kit) {
+    const kit = quirks.kit;
+    t = performance.now();
+    const kitText = async (answer: string) => {
+      model.text(answer);
+      const { end, events } = await turn(`Please answer: ${answer}`);
+      expect(end, `the text turn "${answer}"`).toMatchObject({ status: 'completed' });
+      expect(textOf(events)).toContain(answer);
+    };
+    if (kit.quietTool) {
+      // tool_turn: one tool_call, then exactly one tool_result per call.
+      kit.quietTool('Tool turn done.');
+      const { end, events } = await turn('Run `echo conformance`.');
+      expect(end).toMatchObject({ status: 'completed' });
+      const calls = events.filter((e) => e.type === 'tool_call');
+      expect(calls.length, 'tool_call events in the tool turn').toBeGreaterThan(0);
+      for (const call of calls) expect(events.filter((e) => e.type === 'tool_result' && e.callId === call.callId), `tool_result for ${call.callId}`).toHaveLength(1);
+      expect(textOf(events)).toContain('Tool turn done.');
+    }
+    if (kit.failure) {
+      // failure: an `error` of a known kind, the turn failed, then the engine still works.
+      kit.failure();
+      const { end, events } = await turn('This turn fails.');
+      expect(end).toMatchObject({ status: 'failed' });
+      const errors = events.filter((e) => e.type === 'error');
+      expect(errors.length, 'error events before the failed turn end').toBeGreaterThan(0);
+      expect(ERROR_KINDS).toContain(errors[0]!.kind);
+      for (const e of errors) failureErrors.add(e);
+      await kitText('After the failure.');
+    }
+    if (kit.stall) {
+      // abort: a turn stalled before its first token is aborted (cancelled), then the next turn completes.
+      const { stalled } = kit.stall();
+      from = log.events.length;
+      done = log.next('turn_complete', 'the stalled turn');
+      await host.send(`l${++send}`, 'Take your time.');
+      await stalled;
+      await host.abort();
+      end = await done;
+      expect(end).toMatchObject({ status: 'cancelled' });
+      await kitText('After abort.');
+    }
+    timings.kitTurnsMs = ms();
+  }
+
   t = performance.now();
   await host.stop();
   timings.stopMs = ms();
@@ -301,7 +385,8 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
     expect(eventOrderingViolations(log.events, { gen: 1, turns: send })).toEqual([]);
     expect(log.of('session_identified')).toHaveLength(1);
   }
-  expect(log.of('error')).toEqual([]);
+  // No error but those of the kit's failure turn.
+  expect(log.of('error').filter((e) => !failureErrors.has(e))).toEqual([]);
   expect(engine.invalidEvents).toEqual([]);
   expect(await waitNoProcessesUnder(root)).toEqual([]);
   // Every permission request got exactly one answer.
@@ -318,5 +403,50 @@ async function scenarios(agent: string, root: string, setup: AgentSetup, quirks:
     mkdirSync(ACP_FIXTURE_DIR, { recursive: true });
     writeFileSync(fixture, fixtureText(lines, { WORK: work, ROOT: root }));
   }
+  if (quirks.kit) {
+    t = performance.now();
+    await resumed(root, setup, log.of('session_identified')[0]?.resumeToken, created);
+    timings.resumeMs = ms();
+  }
   return timings as ScenarioTimings;
+}
+
+/** Events only a live turn produces (a resumed session may replay its history before `ready`). */
+const TURN_EVENTS = new Set<AgentEvent['type']>(['turn_complete', 'permission_request']);
+
+/**
+ * The conformance kit's resume check, its first engine being the scenario's (stopped by now): a new
+ * engine resumes the session by its token, gets ready with no turn event before `ready`, answers a
+ * turn, reports no other session (a fork), and stops cleanly.
+ */
+async function resumed(root: string, setup: AgentSetup, token: string | undefined, created: (engine: AcpEngine) => unknown): Promise<void> {
+  expect(token, 'no session_identified: nothing to resume from').toBeDefined();
+  const log = new EventLog();
+  const engine = new AcpEngine(realContext(), setup.options);
+  created(engine);
+  engine.onEvent(log.push);
+  await engine.start({ gen: 1, mode: 'remote', workDir: setup.work, options: {}, resumeToken: token! });
+  // `ready`, or `exited` (then failed below with the events); as generous as the first start.
+  const deadline = Date.now() + 180_000;
+  while (!log.events.some((e) => e.type === 'ready' || e.type === 'exited')) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ready (resumed); got ${log.events.map((e) => e.type).join(',')}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(log.of('exited'), 'the resumed engine exited instead of getting ready').toEqual([]);
+  expect(log.events.slice(0, log.events.findIndex((e) => e.type === 'ready')).filter((e) => TURN_EVENTS.has(e.type))).toEqual([]);
+  const from = log.events.length;
+  const done = log.next('turn_complete', 'the resumed turn');
+  setup.model.text('Resumed answer.');
+  await engine.send({ localId: 'resumed-1', text: 'Please answer: Resumed answer.' });
+  const end = await done;
+  expect(end).toMatchObject({ status: 'completed' });
+  for (const [key, n] of Object.entries(end.usage)) expect(n, `usage.${key}`).toBeGreaterThanOrEqual(0);
+  expect(log.events.slice(from).flatMap((e) => (e.type === 'text_delta' ? [e.text] : [])).join('')).toContain('Resumed answer.');
+  expect(log.of('session_identified').filter((e) => e.resumeToken !== token), `resuming ${token} reported another session: a fork`).toEqual([]);
+  await engine.stop();
+  expect(eventOrderingViolations(log.events, { gen: 1, turns: 1 })).toEqual([]);
+  expect(log.events.at(-1)?.type).toBe('exited');
+  expect(log.of('exited')).toHaveLength(1);
+  expect(engine.invalidEvents).toEqual([]);
+  expect(await waitNoProcessesUnder(root)).toEqual([]);
 }

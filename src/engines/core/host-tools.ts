@@ -18,9 +18,8 @@
  *
  * Engine-side and pure of the runtime: engines get a toolbox through `EngineContext.hostTools`.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { z } from 'zod';
 import { AseError, errorMessage } from '../../errors.js';
 
@@ -217,7 +216,15 @@ function validatorFor(schema: JsonSchema): Ajv {
   let ajv = validators.get(key);
   if (!ajv) {
     const options = { allErrors: true, strict: false, validateFormats: false } as const;
-    ajv = key === '2020' ? new Ajv2020(options) : key === '2019' ? new Ajv2019(options) : new Ajv(options);
+    // ajv (~95 modules) loads on the first plain JSON Schema, not with the library: most programs
+    // (and every `ase` start) never compile one. It is CommonJS, so a synchronous require serves.
+    const require = createRequire(import.meta.url);
+    ajv =
+      key === '2020'
+        ? new (require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js')).Ajv2020(options)
+        : key === '2019'
+          ? new (require('ajv/dist/2019.js') as typeof import('ajv/dist/2019.js')).Ajv2019(options)
+          : new (require('ajv') as typeof import('ajv')).Ajv(options);
     validators.set(key, ajv);
   }
   return ajv;
