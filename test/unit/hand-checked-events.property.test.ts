@@ -61,8 +61,10 @@ describe('handCheckedEvent agrees with AgentEventSchema', () => {
         }),
         { numRuns: RUNS },
       );
-      expect(built).toBeGreaterThan(RUNS / 20);
-      expect(refused).toBeGreaterThan(RUNS / 20);
+      // Both verdicts were exercised. Bounded far below their rates (a `message` is built ~10-15% of the
+      // time: a bound at 5% failed about once in thousands of seeds, as one in claude-messages did).
+      expect(built).toBeGreaterThan(RUNS / 50);
+      expect(refused).toBeGreaterThan(RUNS / 50);
     });
   }
 
