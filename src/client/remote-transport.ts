@@ -13,10 +13,11 @@ export type ServerErrorCode = 'UNAUTHORIZED' | 'FORBIDDEN_ORIGIN' | 'NOT_FOUND' 
  * the API promises. An `AseError` like the library's own, so one `isAseError(error, 'SESSION_OWNED')`
  * handles a refusal whether the session runs in this process or behind `ase serve`: `code` is the
  * server's (one of `ERROR_CODES`; a reply without one: `UNAUTHORIZED` for 401, `NOT_FOUND` for
- * 404, else `INTERNAL`). `status` is the HTTP status (0: no answer), also in `details`; `body` the
+ * 404, else `INTERNAL`). `details` are the server's `error.details` (per code, docs/errors.md) with
+ * `status`, the HTTP status (0: no answer), also a property of its own; `body` the
  * parsed reply (a later permission answer's 409 carries the recorded `outcome` there).
  */
-export class RemoteError extends AseError<{ status: number }> {
+export class RemoteError extends AseError<Record<string, unknown> & { status: number }> {
   override readonly name: string = 'RemoteError';
   declare readonly code: ErrorCode | ServerErrorCode;
   constructor(
@@ -25,7 +26,9 @@ export class RemoteError extends AseError<{ status: number }> {
     readonly status: number,
     readonly body?: unknown,
   ) {
-    super(code, message, { details: { status } });
+    // The server's `error.details` (e.g. SESSION_OWNED's owner, a routed TIMEOUT's withdrawn), with the status.
+    const sent = (body as { error?: { details?: unknown } } | undefined)?.error?.details;
+    super(code, message, { details: { ...(typeof sent === 'object' && sent !== null && !Array.isArray(sent) ? (sent as Record<string, unknown>) : {}), status } });
   }
 
   static async fromResponse(response: Response): Promise<RemoteError> {

@@ -40,10 +40,21 @@ export function statusOf(error: unknown): number {
   return isAseError(error) ? (STATUS_BY_CODE[error.code] ?? 500) : 500;
 }
 
-export type ErrorBody = { error: { code: string; message: string; requestId?: string } } & Record<string, unknown>;
+export type ErrorBody = { error: { code: string; message: string; details?: Record<string, unknown>; requestId?: string } } & Record<string, unknown>;
 
-export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}): ErrorBody {
-  return { error: { code, message }, ...extra };
+export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}, details?: Record<string, unknown>): ErrorBody {
+  return { error: { code, message, ...(details && { details }) }, ...extra };
+}
+
+/** An error's `details` as the client may see them: plain JSON (docs/errors.md lists them per code), else none. */
+function wireDetails(error: AseError): Record<string, unknown> | undefined {
+  if (typeof error.details !== 'object' || error.details === null) return undefined;
+  try {
+    const copy = JSON.parse(JSON.stringify(error.details)) as unknown;
+    return typeof copy === 'object' && copy !== null && !Array.isArray(copy) ? (copy as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined; // a cycle or a BigInt: the code and message still say what happened
+  }
 }
 
 /**
@@ -54,7 +65,7 @@ export function errorBody(code: string, message: string, extra: Record<string, u
  */
 export function toHttpError(error: unknown, request: { method: string; url: string }): [number, ErrorBody, string?] {
   const status = statusOf(error);
-  if (status !== 500) return [status, errorBody((error as AseError).code, (error as AseError).message)];
+  if (status !== 500) return [status, errorBody((error as AseError).code, (error as AseError).message, {}, wireDetails(error as AseError))];
   const requestId = randomUUID();
   const pathname = safePathname(request.url);
   const what = error instanceof Error ? (error.stack ?? error.message) : String(error);

@@ -214,7 +214,7 @@ export function openApiDocument(): Record<string, unknown> {
           required: ['error'],
           additionalProperties: false,
           properties: {
-            error: { type: 'object', required: ['code', 'message'], additionalProperties: false, properties: { code: { type: 'string' }, message: { type: 'string' }, requestId: { type: 'string', description: 'on a 500: the id the server logged the failure under' } } },
+            error: { type: 'object', required: ['code', 'message'], additionalProperties: false, properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object', description: "the error's structured facts, per code (docs/errors.md): e.g. SESSION_OWNED's owner, a routed TIMEOUT's owner, expiresAt and withdrawn" }, requestId: { type: 'string', description: 'on a 500: the id the server logged the failure under' } } },
             outcome: { type: ['object', 'null'], description: 'PERMISSION_ALREADY_DECIDED: the recorded outcome (null when no longer kept)' },
           },
         },

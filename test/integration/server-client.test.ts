@@ -42,6 +42,9 @@ describe('client: the API', () => {
     // An AseError like the library's own: one isAseError handles it in process and behind the server.
     expect(isAseError(late, 'PERMISSION_ALREADY_DECIDED')).toBe(true);
     expect(late).toMatchObject({ name: 'RemoteError', details: { status: 409 }, message: expect.stringContaining('p1') });
+    // The server's `error.details` reach the client's error, with the status beside them.
+    const owned = await RemoteError.fromResponse(Response.json({ error: { code: 'SESSION_OWNED', message: 'owned', details: { owner: { host: 'h', pid: 7 }, orphaned: true } } }, { status: 409 }));
+    expect(isAseError(owned, 'SESSION_OWNED') && owned.details).toEqual({ owner: { host: 'h', pid: 7 }, orphaned: true, status: 409 });
     await expect(client.abort(sessionId)).rejects.toMatchObject({ code: 'NOTHING_TO_ABORT' });
     expect(await client.mode(sessionId, 'remote')).toEqual({ mode: 'remote' });
     expect((await client.sessions.get(sessionId)).live).toBe(true);

@@ -81,6 +81,8 @@ it('while the owner lives: stop, mode, abort, messages and decisions are 409 SES
     const answer = await api('POST', route, body);
     expect(answer, `${route}: ${JSON.stringify(answer.body)}`).toMatchObject({ status: 409, body: { error: { code: 'SESSION_OWNED' } } });
     expect(answer.body.error.message).toContain(`pid ${ownerPid}`);
+    // The structured facts too (docs/errors.md): a client need not parse the message.
+    expect(answer.body.error.details, route).toMatchObject({ owner: { pid: ownerPid } });
   }
   expect(await storedPhase('s1')).toBe(phaseBefore);
   expect(await leaseOf('s1')).toMatchObject({ fence: fenceBefore, owner: { pid: ownerPid } });
