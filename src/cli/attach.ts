@@ -411,6 +411,7 @@ export async function attachDesk(target: ServerTarget, sessionId: string, output
     mirror = new TerminalMirror(desk.cols, desk.rows);
     send(JSON.stringify({ type: 'resize', cols: desk.cols, rows: desk.rows }));
     await ended;
+    if (finished?.clear) await desk.settle(); // handed over
   } finally {
     leaving.abort();
     mirror?.dispose();

@@ -31,7 +31,16 @@ export interface Desk {
   write(data: string | Uint8Array): void;
   /** Gives the terminal back (idempotent). `clear`: wipe what the terminal UI left on the screen first. */
   restore(options?: { clear?: boolean }): void;
+  /**
+   * After a hand-over (Ctrl-]): keys are still read and dropped for a moment before the terminal is
+   * given back, since typing that ran on past the key was meant for the agent's UI, not the shell
+   * (a quick hand-over would otherwise leave it at the shell prompt).
+   */
+  settle(): Promise<void>;
 }
+
+/** How long {@link Desk.settle} keeps dropping keys. */
+export const HANDOVER_SETTLE_MS = 200;
 
 /** Keys before Ctrl-], and whether Ctrl-] was among them (what follows it is dropped). */
 export function splitAtDetachKey(keys: string): { before: string; detached: boolean } {
@@ -45,7 +54,10 @@ export function openDesk(handlers: DeskHandlers): Desk {
   const stdout = process.stdout;
   if (!stdin.isTTY || !stdout.isTTY) throw new AseError('INVALID_OPTIONS', 'an agent\'s terminal UI needs a terminal (stdin and stdout must be TTYs)');
   let restored = false;
-  const onData = (keys: Buffer) => handlers.onKeys(keys.toString('utf8'));
+  let settling = false;
+  const onData = (keys: Buffer) => {
+    if (!settling) handlers.onKeys(keys.toString('utf8'));
+  };
   const onResize = () => handlers.onResize(stdout.columns, stdout.rows);
   const onExit = () => restore();
   const onSignal = (signal: NodeJS.Signals) => {
@@ -86,6 +98,11 @@ export function openDesk(handlers: DeskHandlers): Desk {
       if (!restored) stdout.write(data);
     },
     restore,
+    settle: async () => {
+      if (restored) return;
+      settling = true;
+      await new Promise((resolve) => setTimeout(resolve, HANDOVER_SETTLE_MS));
+    },
   };
 }
 

@@ -284,6 +284,7 @@ export async function runLocalTree(args: RunArgs, workDir: string, output: Outpu
     show(root, false);
     void root.done.then(settle);
     await ended;
+    if (detached) await desk.settle();
   } finally {
     offData();
     mirror?.dispose();

@@ -84,6 +84,7 @@ export async function runLocal(args: RunArgs, output: Output): Promise<number> {
         if (!change.attached && detached) resolve();
       });
     });
+    if (detached) await desk.settle();
   } finally {
     // Handing over clears the terminal UI's remains, so the hand-over line stands on a clean screen.
     desk?.restore({ clear: detached });
