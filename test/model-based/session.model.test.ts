@@ -26,8 +26,8 @@ function inputFor(mode: ControlMode, restored?: VersionedSession): SessionMachin
 
 /** One event from a snapshot: the snapshot after it and the machine transitions it takes. */
 type Edge = { event: SessionEvent; state: Snapshot; taken: readonly string[] };
-/** `via`: the edge from `parent` that first reached this state. */
-type AdjacencyNode = { state: Snapshot; depth: number; route: SessionEvent[]; transitions: Edge[]; parent?: AdjacencyNode; via?: Edge };
+/** `via`: the edge from `parent` that first reached this state (following `parent` back gives a shortest route to it). */
+type AdjacencyNode = { state: Snapshot; depth: number; transitions: Edge[]; parent?: AdjacencyNode; via?: Edge };
 
 /**
  * The pure step the walk takes for every edge: the machine's own `transition` (what xstate's
@@ -63,7 +63,7 @@ function pureStepper(input: SessionMachineInput): (state: Snapshot, event: Sessi
  * event sequence to it. `maxDepth` bounds the walk for starts that differ only in their first steps.
  */
 function adjacencyOf(initial: Snapshot, maxDepth: number, step: (state: Snapshot, event: SessionEvent) => Edge): Map<string, AdjacencyNode> {
-  const nodes = new Map<string, AdjacencyNode>([[project(initial), { state: initial, depth: 0, route: [], transitions: [] }]]);
+  const nodes = new Map<string, AdjacencyNode>([[project(initial), { state: initial, depth: 0, transitions: [] }]]);
   const queue = [project(initial)];
   while (queue.length > 0) {
     const node = nodes.get(queue.shift()!)!;
@@ -73,7 +73,7 @@ function adjacencyOf(initial: Snapshot, maxDepth: number, step: (state: Snapshot
       node.transitions.push(edge);
       const key = project(edge.state);
       if (nodes.has(key)) continue;
-      nodes.set(key, { state: edge.state, depth: node.depth + 1, route: [...node.route, event], transitions: [], parent: node, via: edge });
+      nodes.set(key, { state: edge.state, depth: node.depth + 1, transitions: [], parent: node, via: edge });
       queue.push(key);
     }
   }
@@ -90,9 +90,9 @@ type ModelPath = { steps: { event: SessionEvent; state: Snapshot }[]; parent?: M
 /**
  * Shortest paths reach every abstract state; a transition can still be missed when it only
  * differs from another by its guard outcome. For each transition no shortest path takes, add the
- * shortest route to a state where some event takes it, plus that event. Paths are replayed
- * concretely (the abstraction merges snapshots, so an event generated from one representative may
- * act differently on another), and coverage is counted on the replay.
+ * shortest route to a state where some event takes it, plus that event. Each path's snapshots are
+ * the walk's own (computed once per edge from the snapshot before it, as a replay would), and the
+ * coverage counted is the transitions those steps took.
  */
 function pathsCoveringEveryTransition(input: SessionMachineInput, initial: Snapshot, maxDepth: number): ModelPath[] {
   const adjacency = adjacencyOf(initial, maxDepth, pureStepper(input));
