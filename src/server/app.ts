@@ -34,6 +34,7 @@ import { LIVE_PHASES } from './recover-sessions.js';
 import type { SessionHost } from './session-host.js';
 import { TreeFeed } from './tree-feed.js';
 import * as treeRules from '../session/session-tree-state.js';
+import { storedOrStopped } from '../session/stored-or-stopped.js';
 import { typedResultDelivery } from '../session/typed-result.js';
 import { diagramSvg } from './diagram-svg.js';
 import { upgradeWebSocket } from '@hono/node-server';
@@ -393,10 +394,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       const session = await host.create({ ...body, sessionId, onNotice: hub.onNotice, inspect: hub.inspect });
       hub.attach(session);
       // 201 means stored: the id works on every host of a shared store (and after a crash of this one).
-      await session.durable().catch(async (error: unknown) => {
-        await session.stop().catch(() => undefined);
-        throw error;
-      });
+      await storedOrStopped(session);
       // The tree's streams hear the new node now, not at the watch's next look.
       if (body.parentId !== undefined) trees.refresh();
       return c.json({ sessionId: session.id }, 201);

@@ -28,6 +28,7 @@ import type { Session } from './session.js';
 import * as tree from './session-tree-state.js';
 import { readSessionTree } from './session-tree-file.js';
 import type { SupervisedSessionOptions, Supervisor } from './supervisor.js';
+import { storedOrStopped } from './stored-or-stopped.js';
 
 export type { TreeNode, TreeNodeState, TreeRecord } from './session-tree-state.js';
 
@@ -134,12 +135,8 @@ class SessionTreeHandle implements SessionTree {
       const sessionId = options.sessionId ?? randomUUID();
       // The tree's rules are checked first: a refused spawn leaves no session behind.
       const next = tree.addChild(this.#record, parentId, sessionId, options.parentCallId);
-      const session = await this.#options.supervisor.create({ ...options, sessionId, parentId });
       // The tree names only stored sessions: a crash right after this spawn finds the child again.
-      await session.durable().catch(async (error: unknown) => {
-        await session.stop().catch(() => undefined);
-        throw error;
-      });
+      const session = await storedOrStopped(await this.#options.supervisor.create({ ...options, sessionId, parentId }));
       this.#record = next;
       this.#watch(session.id);
       await this.save();
