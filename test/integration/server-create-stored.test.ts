@@ -4,23 +4,8 @@
  * nothing for a moment: postgres-cross-host.test.ts failed on it in CI), and after a crash of this one.
  */
 import { afterEach, expect, it } from 'vitest';
-import { MemoryStore, type PersistedSession, type SaveResult } from '../../src/index.js';
+import { GatedStore } from '../support/gated-store.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-
-/** A MemoryStore whose writes wait until `open()`: the state written is there only after that. */
-class GatedStore extends MemoryStore {
-  #open!: () => void;
-  readonly #gate = new Promise<void>((resolve) => (this.#open = resolve));
-  saves = 0;
-  open(): void {
-    this.#open();
-  }
-  override async save(sessionId: string, state: PersistedSession, expectedVersion: number, fence?: number): Promise<SaveResult> {
-    this.saves++;
-    await this.#gate;
-    return super.save(sessionId, state, expectedVersion, fence);
-  }
-}
 
 let server: TestServer | undefined;
 afterEach(async () => {

@@ -10,7 +10,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSupervisor, fakeEngine, FileJournal, isAseError, MemoryStore, openSessionTree, type PersistedSession, type SaveResult, type Supervisor } from '../../src/index.js';
+import { createSupervisor, fakeEngine, FileJournal, isAseError, openSessionTree, type Supervisor } from '../../src/index.js';
+import { GatedStore } from '../support/gated-store.js';
 import { writeFileDurable } from '../../src/effects/fs-durable.js';
 import { typedResultDelivery } from '../../src/session/typed-result.js';
 
@@ -182,20 +183,7 @@ describe('session tree', () => {
   });
 
   it('spawn resolves only once the child is stored: the tree never names a session a crash would lose', async () => {
-    /** Holds the child's writes until `open()`. */
-    class GatedStore extends MemoryStore {
-      open!: () => void;
-      readonly gate = new Promise<void>((resolve) => (this.open = resolve));
-      childSaves = 0;
-      override async save(sessionId: string, state: PersistedSession, expectedVersion: number, fence?: number): Promise<SaveResult> {
-        if (sessionId === 'child') {
-          this.childSaves++;
-          await this.gate;
-        }
-        return super.save(sessionId, state, expectedVersion, fence);
-      }
-    }
-    const store = new GatedStore();
+    const store = new GatedStore('child');
     const sup = createSupervisor({ dataDir, engines: [fakeEngine()], store });
     supervisors.push(sup);
     await sup.create({ agent: 'fake', workDir, sessionId: 'root' });
@@ -205,8 +193,8 @@ describe('session tree', () => {
       spawned = true;
       return s;
     });
-    for (let i = 0; i < 400 && store.childSaves === 0; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(store.childSaves).toBeGreaterThan(0);
+    for (let i = 0; i < 400 && store.saves === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(store.saves).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 100));
     expect(spawned).toBe(false);
     expect(tree.record().nodes['child']).toBeUndefined();
