@@ -54,12 +54,24 @@ export const COMMON_ENGINE_OPTIONS = {
 export const fn = <T>(what: string) => z.custom<T>((v) => typeof v === 'function', `${what} must be a function`);
 
 /**
+ * The strict form of each options schema, made once: `.strict()` returns a new schema, and zod
+ * compiles a schema on its first parse (about 1 ms of CPU), so a fresh one per call cost every
+ * session start several milliseconds (options are checked at creation, by the engine and at start).
+ */
+const strictSchemas = new WeakMap<z.ZodObject, z.ZodObject>();
+function strictOf(schema: z.ZodObject): z.ZodObject {
+  let strict = strictSchemas.get(schema);
+  if (!strict) strictSchemas.set(schema, (strict = schema.strict()));
+  return strict;
+}
+
+/**
  * Checks `value` (a session's `engineOptions`, or a factory's options) against `schema`, strictly:
  * unknown keys are refused with the known ones listed. Returns the parsed options; throws an
  * AseError INVALID_OPTIONS whose `details` carry `{engine, known, problems}`.
  */
 export function parseEngineOptions<S extends z.ZodObject>(engine: string, schema: S, value: unknown): z.output<S> {
-  const parsed = schema.strict().safeParse(value ?? {});
+  const parsed = strictOf(schema).safeParse(value ?? {});
   if (parsed.success) return parsed.data as z.output<S>;
   const known = Object.keys(schema.shape).sort();
   const problems = parsed.error.issues.map((issue) => {
