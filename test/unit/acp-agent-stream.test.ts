@@ -5,9 +5,10 @@
  * it does not keep reaches the SDK.
  */
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { AnyMessage } from '@agentclientprotocol/sdk';
 import { agentStream } from '../../src/engines/acp/agent-stream.js';
+import { loadAcpSdk } from '../../src/engines/acp/sdk.js';
 
 type Json = Record<string, unknown>;
 
@@ -64,6 +65,7 @@ function harness(options: { maxMessageBytes?: number } = {}) {
 }
 
 describe('acp agentStream', () => {
+  beforeAll(() => loadAcpSdk()); // an engine's start() loads it (sdk.ts); these tests build the stream alone
   it('refuses garbage, batches and non-objects with JSON-RPC errors (id null), and reads on', async () => {
     const h = harness();
     h.stdout.write('not json at all\n');

@@ -17,10 +17,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RequestError } from '@agentclientprotocol/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfinedFs } from '../../src/engines/acp/client-fs.js';
 import { TerminalManager } from '../../src/engines/acp/client-terminal.js';
 import { toRequestError } from '../../src/engines/acp/client.js';
+import { loadAcpSdk } from '../../src/engines/acp/sdk.js';
 import { buildEnv } from '../../src/engines/transport/env.js';
 import { testRunEnv } from '../support/orphan-check.js';
 import { waitNoProcessesUnder } from '../support/processes.js';
@@ -58,6 +59,7 @@ afterEach(async () => {
 });
 
 describe('replay of the real claude-code-acp fs/terminal traffic', () => {
+  beforeAll(() => loadAcpSdk()); // an engine's start() loads it (sdk.ts); these tests call the client's converter alone
   it('gives the recorded answer to every recorded request', async () => {
     const { tree, entries } = load();
     root = realpathSync(mkdtempSync(join(tmpdir(), 'acp-replay-')));

@@ -18,7 +18,8 @@
  * connection (the engine then stops the agent and reports why).
  */
 import type { Readable, Writable } from 'node:stream';
-import { DEFAULT_MAX_MESSAGE_BYTES, RequestError, type AnyMessage, type Stream } from '@agentclientprotocol/sdk';
+import type { AnyMessage, RequestError, Stream } from '@agentclientprotocol/sdk';
+import { acpSdk } from './sdk.js';
 import { readLines } from '../transport/line-reader.js';
 import { NdjsonWriter, parseLine } from '../transport/ndjson.js';
 import { isRecord, type Json } from './messages.js';
@@ -44,6 +45,7 @@ export interface AgentStreamOptions {
 
 /** Connects the agent's stdout and stdin as an SDK `Stream`; reading starts at once. */
 export function agentStream(stdout: Readable, stdin: Writable, observer: AgentStreamObserver, options: AgentStreamOptions = {}): Stream {
+  const { DEFAULT_MAX_MESSAGE_BYTES, RequestError } = acpSdk();
   const writer = new NdjsonWriter(stdin);
   let controller!: ReadableStreamDefaultController<AnyMessage>;
   /** The SDK's side is closed, errored or cancelled: nothing more is handed to it. */

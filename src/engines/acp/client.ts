@@ -12,7 +12,8 @@
  * no-op handler here, so that one handed on anyway (when the engine's observer failed on it) is
  * not recorded as unhandled by the `*` fallback.
  */
-import { client, RequestError, type ClientConnection, type Stream } from '@agentclientprotocol/sdk';
+import type { ClientConnection, Stream } from '@agentclientprotocol/sdk';
+import { acpSdk } from './sdk.js';
 import { errorMessage } from '../../errors.js';
 import { INTERNAL_ERROR, INVALID_PARAMS, rpcErrorDetails } from '../transport/json-rpc.js';
 import type { ConfinedFs } from './client-fs.js';
@@ -46,6 +47,7 @@ export function toRequestError(error: unknown): unknown {
   const rpc = rpcErrorDetails(error);
   if (!rpc) return error;
   const message = errorMessage(error);
+  const { RequestError } = acpSdk();
   if (rpc.rpcCode === INVALID_PARAMS) return RequestError.invalidParams(rpc.data, message);
   if (rpc.rpcCode === INTERNAL_ERROR) return RequestError.internalError(rpc.data, message);
   return new RequestError(rpc.rpcCode, message, rpc.data);
@@ -61,11 +63,12 @@ async function answer<T>(work: () => Promise<T> | T): Promise<T> {
 
 function require<T>(value: T | undefined, method: string): T {
   // Not advertised, so a well-behaved agent never calls it; one that does gets "method not found".
-  if (value === undefined) throw RequestError.methodNotFound(method);
+  if (value === undefined) throw acpSdk().RequestError.methodNotFound(method);
   return value;
 }
 
 export function connectAcpClient(stream: Stream, h: AcpClientHandlers): ClientConnection {
+  const { client, RequestError } = acpSdk();
   return client({ name: CLIENT_INFO.name })
     .onRequest('session/request_permission', passThrough, async ({ requestId, params }) => {
       const answer = h.permissionAnswer(rpcKey(requestId));

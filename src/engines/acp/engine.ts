@@ -22,7 +22,7 @@
  * requests and carries ours; what our requests reject with becomes an AseError in agent-request.ts.
  */
 import { resolve } from 'node:path';
-import { RequestError, type AnyMessage, type ClientConnection } from '@agentclientprotocol/sdk';
+import type { AnyMessage, ClientConnection } from '@agentclientprotocol/sdk';
 import { AgentError, AseError, errorMessage, isAseError, toAseError } from '../../errors.js';
 import type { EngineSettings, PermissionDecision, UserMessage } from '../../events/engine-input.js';
 import { ZERO_USAGE, type AgentEventBody } from '../../events/agent-event.js';
@@ -39,6 +39,7 @@ import { agentLaunch, type AgentLaunch } from './agent-launch.js';
 import { agentRequest } from './agent-request.js';
 import { agentStream } from './agent-stream.js';
 import { clientServices, type ClientServices } from './client-services.js';
+import { acpSdk, loadAcpSdk } from './sdk.js';
 import { connectAcpClient } from './client.js';
 import { handshake } from './handshake.js';
 import { HistoryReplay } from './history-replay.js';
@@ -212,7 +213,8 @@ export class AcpEngine implements AgentEngine {
     // Finding the agent, its services and the spawn are one step stop() waits for, so a stop
     // during the search still stops the process that follows it.
     const spawning = (async () => {
-      const launch: AgentLaunch = await agentLaunch(this.#options, this.#context.bin);
+      // The SDK loads while the agent is looked for (sdk.ts: not at import).
+      const [launch] = await Promise.all([agentLaunch(this.#options, this.#context.bin), loadAcpSdk()]);
       const { argv, env, preset } = launch;
       this.#launch = launch;
       this.#events.authHint = preset ? credentialHint({ title: preset.cli.title, lookedFor: preset.credentials, env }) : undefined;
@@ -245,7 +247,7 @@ export class AcpEngine implements AgentEngine {
       fs: () => this.#services.fs,
       terminals: () => this.#services.terminals,
       checkSession: (sessionId) => {
-        if (sessionId !== this.sessionId) throw RequestError.invalidParams({ sessionId }, 'unknown sessionId');
+        if (sessionId !== this.sessionId) throw acpSdk().RequestError.invalidParams({ sessionId }, 'unknown sessionId');
       },
       unhandled: (kind, method, params) => noteSkipped(this.unhandled, { reason: `unhandled ${kind} ${method}`, raw: params }),
     });

@@ -4,7 +4,7 @@
  * (`toAcpError`). The SDK rejects with its own `RequestError` (the agent's answer) or with
  * whatever closed the connection; neither may reach a caller as it is.
  */
-import { RequestError } from '@agentclientprotocol/sdk';
+import { loadedAcpSdk } from './sdk.js';
 import { AgentError, toAseError, type AseError } from '../../errors.js';
 import type { ErrorKind } from '../../events/agent-event.js';
 
@@ -27,7 +27,8 @@ export function classifyRpcError(code: number, message: string, data?: unknown):
  * own close reason, a timeout) stay as they are.
  */
 export function toAcpError(error: unknown, request: string): AseError {
-  if (error instanceof RequestError) {
+  const RequestError = loadedAcpSdk()?.RequestError; // none can exist before the SDK is loaded
+  if (RequestError && error instanceof RequestError) {
     const data = error.data === undefined ? '' : ` ${JSON.stringify(error.data)}`;
     return new AgentError({ request, upstreamCode: error.code, upstreamMessage: error.message, data: error.data, message: `${error.message} (JSON-RPC ${error.code}${data})` });
   }

@@ -10,7 +10,7 @@
  * the outcome: ready, or a start-up failure.
  */
 import type { ClientConnection, McpServer, NewSessionRequest } from '@agentclientprotocol/sdk';
-import { PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
+import { acpSdk } from './sdk.js';
 import { AseError, errorMessage } from '../../errors.js';
 import type { EngineEvents } from '../core/engine-events.js';
 import type { ClientServices } from './client-services.js';
@@ -57,7 +57,7 @@ export async function handshake(p: HandshakeParts): Promise<boolean> {
   const { session, agent, options: o } = p;
   const init = await p.request(
     agent.request('initialize', {
-      protocolVersion: PROTOCOL_VERSION,
+      protocolVersion: acpSdk().PROTOCOL_VERSION,
       clientCapabilities: {
         fs: { readTextFile: p.services.fs !== undefined, writeTextFile: p.services.fs !== undefined },
         terminal: p.services.terminals !== undefined,
