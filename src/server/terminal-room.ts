@@ -25,6 +25,8 @@ export interface TerminalSocket {
   terminate(): void;
   /** Bytes queued for the client and not yet handed to the network. */
   readonly bufferedAmount: number;
+  /** The WebSocket's state where known: 2 (closing) and 3 (closed) say its close is under way. */
+  readonly readyState?: number;
 }
 
 export type TerminalRole = 'writer' | 'viewer';
@@ -59,6 +61,12 @@ const MAX_COLS = 1000;
 const MAX_ROWS = 500;
 /** How long a cut client's close frame may wait behind its unread output. */
 const CUT_GRACE_MS = 1000;
+/**
+ * How long a writer that comes while another is attached waits for the place before it is closed
+ * with 4409: a desk that reconnects as its old connection closes (a hand-over, a sub-agent's
+ * focus moving back) is usually ahead of that close on the server.
+ */
+const WRITER_WAIT_MS = 1000;
 
 interface Client {
   socket: TerminalSocket;
@@ -78,6 +86,8 @@ export interface TerminalRoomOptions {
   maxBufferedBytes: number;
   /** How long a client may have unsent bytes and take none of them before it is cut. Default 30000. */
   writeTimeoutMs?: number;
+  /** How long a second writer waits for the place before 4409. Default 1000. */
+  writerWaitMs?: number;
   /** The clock (tests). Default `Date.now`. */
   now?: () => number;
   /** Told once the room is closed (the session ended): the server forgets it. */
@@ -88,6 +98,8 @@ export class TerminalRoom {
   readonly sessionId: string;
   readonly #opts: TerminalRoomOptions;
   readonly #clients = new Map<TerminalSocket, Client>();
+  /** Writers that came while the place was taken, in arrival order, each with its 4409 timer. */
+  readonly #waitingWriters = new Map<TerminalSocket, ReturnType<typeof setTimeout>>();
   #session: Session | undefined;
   #mirror: TerminalMirror | undefined;
   #mode: ControlMode = 'remote';
@@ -106,8 +118,7 @@ export class TerminalRoom {
   }
 
   get writerAttached(): boolean {
-    for (const client of this.#clients.values()) if (client.role === 'writer') return true;
-    return false;
+    return this.#writer() !== undefined;
   }
 
   /**
@@ -142,18 +153,29 @@ export class TerminalRoom {
   }
 
   /**
-   * A client connected. A second writer is closed with 4409; everyone else is sent its status, then
-   * (when a terminal UI runs) the current screen and the live output after it.
+   * A client connected. A writer that comes while another is attached gets the place once that one
+   * leaves (at once when its close is already under way), or is closed with 4409 after
+   * `writerWaitMs`; everyone else is sent its status, then (when a terminal UI runs) the current
+   * screen and the live output after it.
    */
   join(socket: TerminalSocket, role: TerminalRole): void {
     if (this.#closed) {
       socket.close(TERMINAL_CLOSE.sessionEnded, 'the session ended');
       return;
     }
-    if (role === 'writer' && this.writerAttached) {
-      socket.close(TERMINAL_CLOSE.writerTaken, 'a desk is already attached');
-      return;
+    if (role === 'writer') {
+      const current = this.#writer();
+      // Its close frame came, its close event not yet: the place is free.
+      if (current && current.socket.readyState !== undefined && current.socket.readyState >= 2) this.leave(current.socket);
+      if (this.writerAttached || this.#waitingWriters.size > 0) {
+        this.#waitForPlace(socket);
+        return;
+      }
     }
+    this.#admit(socket, role);
+  }
+
+  #admit(socket: TerminalSocket, role: TerminalRole): void {
     const client: Client = { socket, role, pending: undefined, pendingBytes: 0, decoder: new StringDecoder('utf8'), lastBuffered: 0, stalledSince: undefined };
     this.#clients.set(socket, client);
     this.#watchStalls();
@@ -174,11 +196,38 @@ export class TerminalRoom {
   }
 
   leave(socket: TerminalSocket): void {
+    const waiting = this.#waitingWriters.get(socket);
+    if (waiting !== undefined) {
+      clearTimeout(waiting);
+      this.#waitingWriters.delete(socket);
+      return;
+    }
     const client = this.#clients.get(socket);
     if (!client) return;
     this.#clients.delete(socket);
     this.#watchStalls();
-    if (client.role === 'writer') this.#broadcastStatus();
+    if (client.role !== 'writer') return;
+    // The place goes to the writer that has waited longest (its join tells everyone).
+    const [next, timer] = this.#waitingWriters.entries().next().value ?? [];
+    if (next === undefined) return this.#broadcastStatus();
+    clearTimeout(timer);
+    this.#waitingWriters.delete(next);
+    this.#admit(next, 'writer');
+  }
+
+  #writer(): Client | undefined {
+    for (const client of this.#clients.values()) if (client.role === 'writer') return client;
+    return undefined;
+  }
+
+  /** A second writer: closed with 4409 unless the place comes free within `writerWaitMs` (see {@link leave}). */
+  #waitForPlace(socket: TerminalSocket): void {
+    const timer = setTimeout(() => {
+      this.#waitingWriters.delete(socket);
+      socket.close(TERMINAL_CLOSE.writerTaken, 'a desk is already attached');
+    }, this.#opts.writerWaitMs ?? WRITER_WAIT_MS);
+    timer.unref?.();
+    this.#waitingWriters.set(socket, timer);
   }
 
   /** A binary frame from a client: keystrokes for the terminal UI, from the writer only. */
@@ -234,6 +283,11 @@ export class TerminalRoom {
       setTimeout(() => client.socket.terminate(), CUT_GRACE_MS).unref();
     }
     this.#clients.clear();
+    for (const [socket, timer] of this.#waitingWriters) {
+      clearTimeout(timer);
+      socket.close(code, reason);
+    }
+    this.#waitingWriters.clear();
     this.#watchStalls();
     this.#mirror?.dispose();
     this.#mirror = undefined;

@@ -121,6 +121,13 @@ describe('the terminal WebSocket of ase serve', () => {
     await fourth.waitFor(() => fourth.statuses.at(-1)?.role === 'writer', 'writer after an oversized frame');
     fourth.type('still-typing\r');
     await viewer.waitFor(() => /still-typing[\s\S]*still-typing/.test(viewer.output()), 'the terminal still works');
+    // A desk that reconnects the moment it closes (no wait for its close to reach the server): the new
+    // connection waits for the place (terminal-room.ts) instead of being refused with 4409.
+    fourth.close();
+    const fifth = await connect('writer');
+    await fifth.waitFor(() => fifth.statuses.at(-1)?.role === 'writer', 'the reconnected desk gets the place');
+    fifth.type('reconnected\r');
+    await viewer.waitFor(() => /reconnected[\s\S]*reconnected/.test(viewer.output()), 'its keys reach the terminal');
   });
 
   it("the writer's resize reaches the PTY, and a late viewer is repainted the screen at the new size", async () => {
