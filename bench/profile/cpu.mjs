@@ -6,22 +6,13 @@
 //   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { claudeDenseTurn, claudeTurn, writeScript } from '../support/agent-streams.ts';
+import { claudeDenseTurn, claudeTurn, standInDir } from '../support/agent-streams.ts';
 import { loadClaudeAgentSdk } from '../support/claude-agent-sdk.ts';
 
 const [lines = '50000', rounds = '3', repeated] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
-const STAND_IN = fileURLToPath(new URL('../support/stand-in-agent.mjs', import.meta.url));
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ase-cpu-'));
-const workDir = path.join(dir, 'work');
-fs.mkdirSync(workDir);
-const bin = path.join(dir, 'claude.mjs');
-fs.symlinkSync(STAND_IN, bin);
-const script = writeScript(dir, 'turn', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
-const env = { STANDIN_SCRIPT: script };
+const { dir, workDir, bin, env } = standInDir('ase-cpu-', 'claude.mjs', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 let n = 0;
 const sdk = await loadClaudeAgentSdk();
 if (!sdk.ok) console.error(`Claude Agent SDK not measured: ${sdk.reason}`);

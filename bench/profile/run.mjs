@@ -4,24 +4,15 @@
 //   [ASE_DIST=<other build>] node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/run.mjs <engine|session|memory> [lines] [repeated|dense]
 //   node bench/profile/top.mjs /tmp/prof/*.cpuprofile
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { claudeDenseTurn, claudeTurn, writeScript } from '../support/agent-streams.ts';
+import { claudeDenseTurn, claudeTurn, standInDir } from '../support/agent-streams.ts';
 // ASE_DIST: another build to profile (e.g. a worktree of the commit before a change), default ./dist.
 const dist = process.env.ASE_DIST ?? new URL('../../dist', import.meta.url).pathname;
 const { createSession, MemoryJournal, MemoryStore } = await import(`${dist}/index.js`);
 const { ClaudeEngine } = await import(`${dist}/claude.js`);
 
 const [consumer = 'session', lines = '50000', repeated] = process.argv.slice(2);
-const STAND_IN = fileURLToPath(new URL('../support/stand-in-agent.mjs', import.meta.url));
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ase-profile-'));
-const workDir = path.join(dir, 'work');
-fs.mkdirSync(workDir);
-const bin = path.join(dir, 'claude.mjs');
-fs.symlinkSync(STAND_IN, bin);
-const script = writeScript(dir, 'turn', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
-const env = { STANDIN_SCRIPT: script };
+const { dir, workDir, bin, env } = standInDir('ase-profile-', 'claude.mjs', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 
 async function engineRun() {
   const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });

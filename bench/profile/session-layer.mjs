@@ -8,26 +8,18 @@
 // (FileStore + FileJournal in a temp data dir).
 //   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/session-layer.mjs [lines] [rounds] [memory|file]
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { claudeDenseTurn, writeScript } from '../support/agent-streams.ts';
+import { claudeDenseTurn, standInDir } from '../support/agent-streams.ts';
 
 const [lines = '50000', rounds = '7', stores = 'memory'] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
-const STAND_IN = fileURLToPath(new URL('../support/stand-in-agent.mjs', import.meta.url));
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ase-session-layer-'));
-const workDir = path.join(dir, 'work');
-fs.mkdirSync(workDir);
-const bin = path.join(dir, 'claude.mjs');
-fs.symlinkSync(STAND_IN, bin);
-const script = writeScript(dir, 'turn', claudeDenseTurn({ lines: Number(lines) }), { protocol: 'claude' });
+const { dir, workDir, bin, env } = standInDir('ase-session-layer-', 'claude.mjs', claudeDenseTurn({ lines: Number(lines) }), { protocol: 'claude' });
 
 // Capture what the real engine makes of the stream (the turn's events, between `ready` and `exited`).
 const { ClaudeEngine } = await import(`${builds.this}/claude.js`);
 const captured = [];
 {
-  const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env: { STANDIN_SCRIPT: script } });
+  const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
   const ended = new Promise((resolve) =>
     engine.onEvent((e) => {
       if (e.type === 'ready') void engine.send({ localId: 'l1', text: 'go' });

@@ -8,7 +8,12 @@
  * after the turn's request, and a script file tells the stand-in how to answer the handshake.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The stand-in agent (stand-in-agent.mjs beside this file). */
+export const STAND_IN = fileURLToPath(new URL('./stand-in-agent.mjs', import.meta.url));
 
 export const SESSION_ID = 'a0308261-f4a9-4701-8ea9-55dc9eb0b1d2';
 export const THREAD_ID = '01a20788-2c8a-7042-a1ce-510530223095';
@@ -250,4 +255,23 @@ export function writeScript(dir: string, name: string, stream: string, script: O
   const scriptPath = path.join(dir, `${name}.json`);
   fs.writeFileSync(scriptPath, JSON.stringify({ ...script, stream: streamPath } satisfies StandInScript));
   return scriptPath;
+}
+
+/** A temp directory set up for the stand-in: a working directory, the stand-in linked as the agent's `bin`, and one turn's script. */
+export interface StandInDir {
+  dir: string;
+  workDir: string;
+  bin: string;
+  /** The engine's `env` option that hands the stand-in its script. */
+  env: { STANDIN_SCRIPT: string };
+}
+
+/** Sets up a {@link StandInDir} under the system's temp dir (`prefix`) for `stream`; the caller removes `dir`. */
+export function standInDir(prefix: string, binName: string, stream: string, script: Omit<StandInScript, 'stream'>): StandInDir {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const workDir = path.join(dir, 'work');
+  fs.mkdirSync(workDir);
+  const bin = path.join(dir, binName);
+  fs.symlinkSync(STAND_IN, bin);
+  return { dir, workDir, bin, env: { STANDIN_SCRIPT: writeScript(dir, 'turn', stream, script) } };
 }

@@ -19,7 +19,8 @@ import { MemoryStore } from '../../src/effects/store/memory-store.js';
 import { createSession } from '../../src/session/create-session.js';
 import type { SdkQuery } from './claude-agent-sdk.js';
 
-export const STAND_IN = fileURLToPath(new URL('./stand-in-agent.mjs', import.meta.url));
+export { STAND_IN } from './agent-streams.js';
+import { STAND_IN } from './agent-streams.js';
 
 export interface Run {
   ms: number;
