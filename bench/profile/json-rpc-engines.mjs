@@ -1,7 +1,7 @@
 // CPU time (process.cpuUsage: user + system of this process, the consumer) and wall time per turn
 // of the side-by-side benchmark's Codex app-server and ACP streams (issue 24): a bare read (spawn,
-// split, parse), the engine alone and the session with the default store and journal. With
-// ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
+// split, parse), the engine alone, and the session with the default store and journal (`session`)
+// and with MemoryStore + MemoryJournal (`memory`). With ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
 // With `profile` as the consumer it runs that one consumer 3 times, for `node --cpu-prof`.
 //   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/json-rpc-engines.mjs <codex|acp> [lines] [rounds]
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/json-rpc-engines.mjs <codex|acp> [lines] 0 <engine|session>
@@ -53,6 +53,7 @@ async function consumers(dist) {
   const lib = await import(`${dist}/index.js`);
   const engines = protocol === 'codex' ? await import(`${dist}/codex.js`) : await import(`${dist}/acp.js`);
   const engineOptions = protocol === 'acp' ? { command: process.execPath, args: [bin], env, home: 'inherit' } : { env };
+  const sessions = sessionConsumers(lib, engineOptions);
   const newEngine = () => (protocol === 'codex' ? engines.codexEngine(engineOptions).create({ ...context, bin }) : engines.acpEngine(engineOptions).create(context));
   return {
     bare: async () => {
@@ -94,18 +95,24 @@ async function consumers(dist) {
       if (deltas === 0) throw new Error('the engine saw no text delta');
       return () => engine.stop();
     },
-    session: async () => {
-      const dataDir = path.join(dir, `data-${n++}`);
-      const s = await lib.createSession({ agent: protocol, workDir, dataDir, ...(protocol === 'codex' && { bin }), engineOptions });
-      const ended = new Promise((resolve) => s.on('agent', (notice) => notice.event.type === 'turn_complete' && resolve()));
-      void s.send('go');
-      await ended;
-      return async () => {
-        await s.stop();
-        fs.rmSync(dataDir, { recursive: true, force: true });
-      };
-    },
+    ...sessions,
   };
+}
+
+/** The default session (FileStore + FileJournal), and with `memory` the same on MemoryStore + MemoryJournal. */
+function sessionConsumers(lib, engineOptions) {
+  const session = (memory) => async () => {
+    const dataDir = path.join(dir, `data-${n++}`);
+    const s = await lib.createSession({ agent: protocol, workDir, dataDir, ...(protocol === 'codex' && { bin }), engineOptions, ...(memory && { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() }) });
+    const ended = new Promise((resolve) => s.on('agent', (notice) => notice.event.type === 'turn_complete' && resolve()));
+    void s.send('go');
+    await ended;
+    return async () => {
+      await s.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    };
+  };
+  return { session: session(false), memory: session(true) };
 }
 
 const sets = Object.fromEntries(await Promise.all(Object.entries(builds).map(async ([name, dist]) => [name, await consumers(dist)])));
@@ -119,7 +126,7 @@ if (only) {
 } else {
   const results = {};
   for (let round = 0; round <= Number(rounds); round++) {
-    for (const kind of ['bare', 'engine', 'session']) {
+    for (const kind of ['bare', 'engine', 'memory', 'session']) {
       // The build that runs first in a round alternates: the first of a pair measured slower.
       const order = Object.entries(sets);
       if (round % 2 === 1) order.reverse();
