@@ -97,6 +97,11 @@ export class JournalFeed {
     await this.#watched.get(sessionId)?.ready;
   }
 
+  /** Whether a watch of `sessionId` is open (`offer` does nothing otherwise). */
+  watches(sessionId: string): boolean {
+    return this.#watched.has(sessionId);
+  }
+
   /** This journal's own appends, just committed, in seq order. */
   offer(sessionId: string, entries: JournaledEntry[]): void {
     const watched = this.#watched.get(sessionId);

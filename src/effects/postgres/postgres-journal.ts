@@ -35,12 +35,21 @@ function checkFence(fence: number | undefined): void {
   if (fence !== undefined && (!Number.isSafeInteger(fence) || fence < 1)) throw new AseError('INVALID_INPUT', `fence must be a positive integer, got ${String(fence)}`);
 }
 
-/** The entry to write, without a `seq` (the database assigns it): copied now, so a caller mutating the entry after the call cannot change what is written. */
-function copyForAppend(entry: TranscriptEntry): TranscriptEntry {
+/**
+ * The entry to write as JSON, without a `seq` (the database assigns it): serialized now, so a caller
+ * mutating the entry after the call cannot change what is written (and serialized once: the text is
+ * what the statement sends; watchers get it parsed back).
+ */
+function serializeForAppend(entry: TranscriptEntry): string {
   if (typeof entry?.sessionId !== 'string' || entry.sessionId === '') throw new AseError('INVALID_INPUT', 'a transcript entry needs a sessionId');
-  const copy = JSON.parse(JSON.stringify(entry)) as TranscriptEntry;
-  delete (copy as { seq?: number }).seq;
-  return copy;
+  let own: object = entry;
+  if (Object.hasOwn(entry, 'seq')) {
+    const { seq: _replaced, ...rest } = entry;
+    own = rest;
+  }
+  const text = JSON.stringify(own) as string | undefined;
+  if (text === undefined || !text.startsWith('{')) throw new Error('it does not serialize as a JSON object');
+  return text;
 }
 
 /** An entry refused before anything is queued: an AseError as it is, anything else (a serialization failure) as INVALID_INPUT. */
@@ -50,7 +59,8 @@ function refusal(error: unknown): AseError {
 }
 
 interface Pending {
-  entry: TranscriptEntry;
+  /** The entry's JSON without its seq (serializeForAppend). */
+  text: string;
   fence: number | undefined;
   resolve: (seq: number) => void;
   reject: (error: unknown) => void;
@@ -92,14 +102,14 @@ export class PostgresJournal implements TranscriptJournal {
   }
 
   append(entry: TranscriptEntry, options: JournalAppendOptions = {}): Promise<number> {
-    let copy: TranscriptEntry;
+    let text: string;
     try {
       checkFence(options.fence);
-      copy = copyForAppend(entry);
+      text = serializeForAppend(entry);
     } catch (error) {
       return Promise.reject(refusal(error));
     }
-    return new Promise<number>((resolve, reject) => this.#queue(entry.sessionId, [{ entry: copy, fence: options.fence, resolve, reject }]));
+    return new Promise<number>((resolve, reject) => this.#queue(entry.sessionId, [{ text, fence: options.fence, resolve, reject }]));
   }
 
   /**
@@ -108,26 +118,27 @@ export class PostgresJournal implements TranscriptJournal {
    * before anything is queued.
    */
   appendMany(entries: readonly TranscriptEntry[], options: JournalAppendOptions = {}): Promise<number[]> {
-    let copies: TranscriptEntry[];
+    let texts: string[];
+    let sessionId: string | undefined;
     try {
       if (!Array.isArray(entries)) throw new AseError('INVALID_INPUT', 'appendMany takes an array of transcript entries');
       checkFence(options.fence);
-      const sessionId = entries[0]?.sessionId;
-      copies = entries.map((entry) => {
+      sessionId = entries[0]?.sessionId;
+      texts = entries.map((entry) => {
         if (entry?.sessionId !== sessionId) throw new AseError('INVALID_INPUT', `appendMany takes entries of one session: "${String(entry?.sessionId)}" after "${String(sessionId)}"`);
-        return copyForAppend(entry);
+        return serializeForAppend(entry);
       });
     } catch (error) {
       return Promise.reject(refusal(error));
     }
-    if (copies.length === 0) return Promise.resolve([]);
+    if (texts.length === 0) return Promise.resolve([]);
     return new Promise<number[]>((resolve, reject) => {
-      const seqs = new Array<number>(copies.length);
-      let left = copies.length;
+      const seqs = new Array<number>(texts.length);
+      let left = texts.length;
       let failed = false;
-      const pending = copies.map(
-        (entry, i): Pending => ({
-          entry,
+      const pending = texts.map(
+        (text, i): Pending => ({
+          text,
           fence: options.fence,
           resolve: (seq) => {
             seqs[i] = seq;
@@ -140,7 +151,7 @@ export class PostgresJournal implements TranscriptJournal {
           },
         }),
       );
-      this.#queue(copies[0]!.sessionId, pending);
+      this.#queue(sessionId!, pending);
     });
   }
 
@@ -171,7 +182,7 @@ export class PostgresJournal implements TranscriptJournal {
   }
 
   async #write(sessionId: string, batch: Pending[], fence: number | undefined): Promise<void> {
-    const texts = batch.map((p) => JSON.stringify(p.entry));
+    const texts = batch.map((p) => p.text);
     let seqs: number[];
     try {
       await this.#ready;
@@ -193,12 +204,13 @@ export class PostgresJournal implements TranscriptJournal {
       for (const p of batch) p.reject(lost);
       return;
     }
-    const entries = batch.map((p, i) => ({ ...p.entry, seq: seqs[i]! }) as JournaledEntry);
+    // Watchers get objects: parsed back from the texts written, only when someone watches.
+    const entries = (): JournaledEntry[] => batch.map((p, i) => ({ ...(JSON.parse(p.text) as TranscriptEntry), seq: seqs[i]! }) as JournaledEntry);
     if (this.#feed) {
-      this.#feed.offer(sessionId, entries);
+      if (this.#feed.watches(sessionId)) this.#feed.offer(sessionId, entries());
       this.#feed.committed(sessionId, seqs.at(-1)!);
-    } else {
-      for (const entry of entries) this.#watchers.notify(entry);
+    } else if (this.#watchers.has(sessionId)) {
+      for (const entry of entries()) this.#watchers.notify(entry);
     }
     batch.forEach((p, i) => p.resolve(seqs[i]!));
   }
