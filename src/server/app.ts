@@ -239,20 +239,47 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   };
 
   /** The live session, continuing a stored one if needed (actions need a running session). */
-  const liveSession = async (id: string, adopt = false): Promise<Session> => {
+  /**
+   * Opening a stored session and settling the stop of one that runs nowhere (`stopNotRunningHere`)
+   * take turns per id: each takes the session's lease, and the other would find it held, by this
+   * very server, and answer a spurious 409 `SESSION_OWNED`.
+   */
+  const lifecycles = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(id: string, work: () => Promise<T>): Promise<T> => {
+    const run = (lifecycles.get(id) ?? Promise.resolve()).then(work, work);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    lifecycles.set(id, settled);
+    void settled.then(() => {
+      if (lifecycles.get(id) === settled) lifecycles.delete(id);
+    });
+    return run;
+  };
+
+  /** The session if it runs here (its hub attached), else undefined. */
+  const runningHere = (id: string): Session | undefined => {
     const hub = hubFor(id);
     const running = hub.session ?? host.get(id);
-    if (running) {
-      if (!hub.session) hub.attach(running);
-      return running;
-    }
+    if (running && !hub.session) hub.attach(running);
+    return running;
+  };
+
+  /** Continues a stored session here; the caller holds the id's turn (`oneAtATime`). */
+  const openHere = async (id: string, adopt: boolean): Promise<Session> => {
+    const running = runningHere(id); // opened while this call waited for its turn
+    if (running) return running;
     // A session another host stopped renewing is taken here only when asked (POST …/adopt).
     if (!adopt) await options.router?.refuseOrphaned?.(id);
+    const hub = hubFor(id);
     const opened = await host.open(id, { onNotice: hub.onNotice, inspect: hub.inspect });
     if (!opened) throw new AseError('NOT_FOUND', `no session ${id}`);
     hub.attach(opened);
     return opened;
   };
+
+  const liveSession = async (id: string, adopt = false): Promise<Session> => runningHere(id) ?? oneAtATime(id, () => openHere(id, adopt));
 
   const readJson = async <T>(c: Context, schema: z.ZodType<T>): Promise<T> => {
     const text = await readBodyText(c.req.raw, maxBody);
@@ -561,7 +588,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       }
       case 'stop': {
         if (hubs.get(id)?.session ?? host.get(id)) return { stopped: true, snapshot: await host.stop(id) };
-        return stopNotRunningHere(id);
+        return oneAtATime(id, () => (host.get(id) ? host.stop(id).then((snapshot) => ({ stopped: true, snapshot })) : stopNotRunningHere(id)));
       }
     }
   };
@@ -575,13 +602,13 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
    * `hibernated`, `failed`): nothing is started; the lease is taken for a moment to prove no live
    * process holds it (`settleStored`), and the answer says the phase (`live: false`). A live owner
    * is 409 `SESSION_OWNED` either way, as for every other command: never `stopped` for a session
-   * that still runs. Known only by its transcript: nothing to stop.
+   * that still runs. Known only by its transcript: nothing to stop. Runs in the id's turn (`oneAtATime`).
    */
   const stopNotRunningHere = async (id: string): Promise<Record<string, unknown>> => {
     const stored = await host.stored(id);
     if (!stored) return { stopped: true, live: false };
     if (STOP_BY_TAKING_OVER.has(stored.phase)) {
-      await liveSession(id);
+      await openHere(id, false);
       return { stopped: true, snapshot: await host.stop(id) };
     }
     const settled = host.settleStored ? await host.settleStored(id) : stored;
