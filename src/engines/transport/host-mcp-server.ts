@@ -25,7 +25,7 @@
  * it aborts the calls in flight and drops every connection, so no port outlives the session.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** A request body larger than this is refused (413) without being read to the end. */
@@ -79,6 +79,9 @@ export class HostMcpServer {
 
   /** Listens on 127.0.0.1, a random port, a fresh token. */
   static async start(options: HostMcpServerOptions): Promise<HostMcpServer> {
+    // Imported here, not at the top: importing node:http as an ES module evaluates every export,
+    // fetch's undici among them (~40 ms of CPU), in every process that imports this library.
+    const { createServer } = await import('node:http');
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
