@@ -93,7 +93,8 @@ describe('claude local mode (terminal UI in a PTY) with the real CLI', () => {
     expect(existsSync(hookDir)).toBe(false);
   });
 
-  it('a remote answer approves the dialog shown in the terminal UI (first answer wins)', async () => {
+  // Both dialog stories on one terminal UI, one turn each (one Claude Code start fewer).
+  it('a remote answer approves the dialog shown in the terminal UI (first answer wins); an answer typed in the terminal first withdraws the remote prompt', async () => {
     const { work, screen, events, engine, until } = setUp();
     await engine.start({ gen: 1, mode: 'local', workDir: work, options: {}, permissionMode: 'default' });
     await until((e) => e.type === 'ready', 'ready');
@@ -113,26 +114,23 @@ describe('claude local mode (terminal UI in a PTY) with the real CLI', () => {
     expect(events.some((e) => e.type === 'permission_cancelled')).toBe(false);
     await screen.waitFor(/file written/);
     expect(screen.text()).not.toMatch(/Do you want to proceed\?/);
-  });
 
-  it('an answer typed in the terminal first withdraws the remote prompt', async () => {
-    const { work, screen, events, engine, until } = setUp();
-    await engine.start({ gen: 1, mode: 'local', workDir: work, options: {}, permissionMode: 'default' });
-    await until((e) => e.type === 'ready', 'ready');
-    await screen.waitFor(/❯/);
+    // The next turn: an answer typed in the terminal first withdraws the remote prompt.
+    const from = events.length;
+    const next = (match: (e: AgentEvent) => boolean, what: string) => until((e) => match(e) && events.indexOf(e) >= from, what);
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo local > local.txt', description: 'write a file' } }, { kind: 'text', text: 'done locally' });
     screen.type('write it here');
     await screen.waitFor(/write it here/);
     screen.type('\r');
-    const ask = (await until((e) => e.type === 'permission_request', 'permission_request')) as Extract<AgentEvent, { type: 'permission_request' }>;
+    const local = (await next((e) => e.type === 'permission_request', 'permission_request')) as Extract<AgentEvent, { type: 'permission_request' }>;
     await screen.waitFor(/Do you want to proceed\?/);
     await new Promise((resolve) => setTimeout(resolve, 500));
     screen.type('\r');
-    const cancelled = await until((e) => e.type === 'permission_cancelled', 'permission_cancelled');
-    expect(cancelled).toMatchObject({ requestId: ask.requestId, reason: 'answered in the local terminal' });
-    await until((e) => e.type === 'turn_complete', 'turn_complete');
+    const cancelled = await next((e) => e.type === 'permission_cancelled', 'permission_cancelled');
+    expect(cancelled).toMatchObject({ requestId: local.requestId, reason: 'answered in the local terminal' });
+    await next((e) => e.type === 'turn_complete', 'turn_complete');
     expect(readFileSync(join(work, 'local.txt'), 'utf8')).toBe('local\n');
     // A late remote answer changes nothing (the first answer won).
-    await expect(engine.answerPermission(ask.requestId, { behavior: 'deny', interrupt: false })).resolves.toBeUndefined();
+    await expect(engine.answerPermission(local.requestId, { behavior: 'deny', interrupt: false })).resolves.toBeUndefined();
   });
 });
