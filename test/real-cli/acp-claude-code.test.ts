@@ -59,7 +59,9 @@ describe('acp engine with claude-code-acp', () => {
     console.log(`[acp-claude-code] timings ${JSON.stringify(timings)}`);
   });
 
-  it('a SessionActor in remote mode completes permissioned Bash (our terminal) and Write (our fs) turns through decide()', async () => {
+  // One agent for both stories (a start of claude-code-acp is ~5 s): the session's turns, then
+  // session/load of that same session on a second agent.
+  it('a SessionActor in remote mode completes permissioned Bash (our terminal) and Write (our fs) turns through decide(); session/load replays that history into engine.history (not as a live turn), then the session goes on', async () => {
     const h = hermeticClaudeCodeAcp({ port: mock.port, root });
     const recorder = new TrafficRecorder();
     const started = await acpSession({ preset: 'claude-code-acp', onTraffic: recorder.tap }, h.work, options(h.env));
@@ -67,10 +69,16 @@ describe('acp engine with claude-code-acp', () => {
     const { log } = started;
     await sessionReady(log);
 
+    // A plain turn first: the word the loaded session must still know.
+    mock.enqueue({ kind: 'text', text: 'I will remember pineapple.' });
+    let done = log.next('turn_complete');
+    session.send('remember the word pineapple');
+    expect(await done).toMatchObject({ status: 'completed' });
+
     // Bash through terminal/create → wait_for_exit → output → release
     mock.enqueue({ kind: 'tool_use', name: BASH, input: { command: 'echo made-by-terminal > bash.txt && echo ok', description: 'write a file', timeout: 10_000 } }, { kind: 'text', text: 'Ran it.' });
     let prompt = nextNotice(session, 'permission_prompt');
-    let done = log.next('turn_complete');
+    done = log.next('turn_complete');
     session.send('run the command');
     let p = await prompt;
     expect(p.toolName).toBe(BASH);
@@ -105,15 +113,12 @@ describe('acp engine with claude-code-acp', () => {
     const toolResults = mock.requests.filter(isMainClaudeRequest).at(-1)?.body?.messages?.at(-1)?.content;
     expect(JSON.stringify(toolResults)).toContain('read me through the client');
 
+    const token = log.of('session_identified')[0]!.resumeToken;
     await session.stop();
     session = undefined;
     expect(await waitNoProcessesUnder(root)).toEqual([]);
-  });
 
-  it('session/load replays the history into engine.history (not as a live turn), then the session goes on', async () => {
-    const h = hermeticClaudeCodeAcp({ port: mock.port, root });
-    const token = await bench.rememberPineapple({ preset: 'claude-code-acp', env: h.env }, h.work, 'I will remember pineapple.');
-
+    // session/load of that session on a new agent.
     const t = performance.now();
     const { engine: b, log: second } = await bench.startEngine({ preset: 'claude-code-acp', env: h.env }, { gen: 2, workDir: h.work, resumeToken: token });
     const loadMs = Math.round(performance.now() - t);
@@ -127,7 +132,7 @@ describe('acp engine with claude-code-acp', () => {
     expect(history).toContain('remember the word pineapple');
     expect(history).toContain('I will remember pineapple.');
     mock.enqueue({ kind: 'text', text: 'Pineapple.' });
-    const done = second.next('turn_complete');
+    done = second.next('turn_complete');
     await b.send({ localId: 'b', text: 'what was the word?' });
     expect(await done).toMatchObject({ status: 'completed' });
     expect(JSON.stringify(mock.requests.filter(isMainClaudeRequest).at(-1)?.body?.messages)).toContain('pineapple');

@@ -453,15 +453,17 @@ describe('claude engine with the real CLI', () => {
     expect(processesOf(bin, root)).toEqual([]);
   });
 
-  it('a Bash command that runs longer than the stall timeout is not taken for a stalled stream', async () => {
+  // setPermissionMode on the same live engine afterwards (one CLI start for both).
+  it('a Bash command that runs longer than the stall timeout is not taken for a stalled stream; setPermissionMode("acceptEdits") on the live engine then returns the new mode', async () => {
     const { bin, work, env } = hermetic();
+    const { factory, engines } = capturing<ClaudeEngine>(claudeEngine());
     const events: AgentEvent[] = [];
     // The CLI prints nothing while a tool runs (observed: not a line during a 33 s command), so a
     // build longer than stallTimeoutMs (default 3 min) looks exactly like a stalled stream. Scaled
     // down here: a 1.5 s stall timeout and a 4 s command.
     session = await createSession({
       agent: 'claude',
-      engines: [claudeEngine()],
+      engines: [factory],
       store: new MemoryStore(),
       journal: new MemoryJournal(),
       workDir: work,
@@ -481,22 +483,15 @@ describe('claude engine with the real CLI', () => {
     const tc = (await done) as Extract<SessionNotice, { type: 'agent' }>;
     expect(tc.event).toMatchObject({ type: 'turn_complete', status: 'completed' });
     expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ callId: p.callId, status: 'completed' });
-    await session.stop();
-    session = undefined;
-    expect(processesOf(bin, root)).toEqual([]);
-  });
 
-  it('setPermissionMode("acceptEdits") on the live engine returns the new mode', async () => {
-    const { bin, work, env } = hermetic();
-    const { factory, engines } = capturing<ClaudeEngine>(claudeEngine());
-    session = await createSession({ agent: 'claude', engines: [factory], store: new MemoryStore(), journal: new MemoryJournal(), workDir: work, bin, engineOptions: { env } });
-    await waitForNotice(session, agentEvent('ready'), 'ready');
+    // setPermissionMode on the live engine, then a turn.
+    expect(engines).toHaveLength(1);
     const t = performance.now();
     await expect(engines[0]!.setPermissionMode('acceptEdits')).resolves.toEqual({ mode: 'acceptEdits' });
     const ms = Math.round(performance.now() - t);
-    const done = waitForNotice(session, agentEvent('turn_complete'), 'turn after mode switch');
+    const after = waitForNotice(session, agentEvent('turn_complete'), 'turn after mode switch');
     session.send('still there?');
-    expect(((await done) as Extract<SessionNotice, { type: 'agent' }>).event).toMatchObject({ status: 'completed' });
+    expect(((await after) as Extract<SessionNotice, { type: 'agent' }>).event).toMatchObject({ status: 'completed' });
     await session.stop();
     session = undefined;
     expect(processesOf(bin, root)).toEqual([]);

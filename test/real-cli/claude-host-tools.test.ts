@@ -81,63 +81,17 @@ describe('host tools on the real Claude Code CLI', () => {
 
   const streaming = () => mock.requests.filter((r) => r.body?.stream === true);
 
-  it('a host tool is offered directly, called, answered, and shown under its own name', async () => {
+  // The five stories on one session, one after the other (one Claude Code start, was five): each
+  // tool is its own, and each story's assertions are about its own calls.
+  it('a host tool is offered directly, called, answered, and shown under its own name; a thrown handler is an error result and the session goes on; invalid input is refused before the handler runs; aborting the turn mid-call aborts the handler signal and the next turn runs; requiresPermission waits for the ledger: allowed runs, denied does not', async () => {
     const seen: { args: unknown; callId: string; sessionId: string }[] = [];
-    const { session, events, journal } = await open([
-      { ...add, handler: (args: { a: number; b: number }, ctx) => (seen.push({ args, callId: ctx.callId, sessionId: ctx.sessionId }), `sum=${args.a + args.b}`) } as HostTool<never>,
-    ]);
-    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__add', input: { a: 2, b: 3 }, id: 'toolu_add1' }, observe);
-    const turn = await session.run('add 2 and 3');
-    expect(turn.status).toBe('completed');
-    expect(turn.text).toBe('Observed: sum=5');
-    expect(seen).toEqual([{ args: { a: 2, b: 3 }, callId: 'toolu_add1', sessionId: session.id }]);
-
-    // The model had the tool in its tool list (alwaysLoad), not behind ToolSearch.
-    const first = streaming()[0]!;
-    expect((first.body.tools as { name: string }[]).map((t) => t.name)).toContain('mcp__host__add');
-    // The second request carries the tool's result, not an error.
-    const results = toolResults(streaming()[1]!);
-    expect(results).toHaveLength(1);
-    expect(results[0]).toMatchObject({ tool_use_id: 'toolu_add1' });
-    expect(results[0]!.is_error ?? false).toBe(false);
-
-    // Events and transcript: named `add`, not `mcp__host__add`; no permission was asked (trusted).
-    const call = events.find((e) => e.type === 'tool_call');
-    expect(call).toMatchObject({ type: 'tool_call', toolName: 'add', callId: 'toolu_add1', input: { a: 2, b: 3 } });
-    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ callId: 'toolu_add1', status: 'completed', isError: false });
-    expect(events.some((e) => e.type === 'permission_request')).toBe(false);
-    const transcript = JSON.stringify(await journal.read(session.id));
-    expect(transcript).toContain('"toolName":"add"');
-    expect(transcript).not.toContain('mcp__host__add');
-  });
-
-  it('a thrown handler is an error result to the agent; the session goes on', async () => {
-    const { session, events } = await open([
-      defineTool({ name: 'lookup', description: 'Looks a ticket up', inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, handler: () => { throw new Error('ticket service down'); } }) as HostTool<never>,
-    ]);
-    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__lookup', input: { id: 'T-1' }, id: 'toolu_lk' }, observe);
-    const turn = await session.run('look up T-1');
-    expect(turn.status).toBe('completed');
-    expect(turn.text).toBe('Observed: ERROR host tool "lookup" failed: ticket service down');
-    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ callId: 'toolu_lk', status: 'failed', isError: true });
-    // The next turn runs as usual.
-    expect((await session.run('still there?')).text).toBe('Echo: still there?');
-  });
-
-  it('invalid input is refused before the handler runs', async () => {
-    let ran = 0;
-    const { session } = await open([{ ...add, handler: () => ++ran } as HostTool<never>]);
-    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__add', input: { a: 'two', b: 3 }, id: 'toolu_bad' }, observe);
-    const turn = await session.run('add badly');
-    expect(turn.text).toMatch(/^Observed: ERROR invalid input for host tool "add": a: /);
-    expect(ran).toBe(0);
-  });
-
-  it('aborting the turn mid-call aborts the handler signal; the session takes the next turn', async () => {
     let signal: AbortSignal | undefined;
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
-    const { session, events } = await open([
+    let deployed = 0;
+    const { session, events, journal } = await open([
+      { ...add, handler: (args: { a: number; b: number }, ctx) => (seen.push({ args, callId: ctx.callId, sessionId: ctx.sessionId }), `sum=${args.a + args.b}`) } as HostTool<never>,
+      defineTool({ name: 'lookup', description: 'Looks a ticket up', inputSchema: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, handler: () => { throw new Error('ticket service down'); } }) as HostTool<never>,
       defineTool({
         name: 'wait_for_human',
         description: 'Waits until a human answers',
@@ -148,7 +102,47 @@ describe('host tools on the real Claude Code CLI', () => {
           return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true }));
         },
       }) as HostTool<never>,
+      defineTool({ name: 'deploy', description: 'Deploys', inputSchema: z.object({ env: z.string() }), requiresPermission: true, handler: ({ env }) => (++deployed, `deployed to ${env}`) }) as HostTool<never>,
     ]);
+
+    // 1. Called, answered, shown under its own name.
+    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__add', input: { a: 2, b: 3 }, id: 'toolu_add1' }, observe);
+    const turn = await session.run('add 2 and 3');
+    expect(turn.status).toBe('completed');
+    expect(turn.text).toBe('Observed: sum=5');
+    expect(seen).toEqual([{ args: { a: 2, b: 3 }, callId: 'toolu_add1', sessionId: session.id }]);
+    // The model had the tool in its tool list (alwaysLoad), not behind ToolSearch.
+    const first = streaming()[0]!;
+    expect((first.body.tools as { name: string }[]).map((t) => t.name)).toContain('mcp__host__add');
+    // The second request carries the tool's result, not an error.
+    const results = toolResults(streaming()[1]!);
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({ tool_use_id: 'toolu_add1' });
+    expect(results[0]!.is_error ?? false).toBe(false);
+    // Events and transcript: named `add`, not `mcp__host__add`; no permission was asked (trusted).
+    const call = events.find((e) => e.type === 'tool_call');
+    expect(call).toMatchObject({ type: 'tool_call', toolName: 'add', callId: 'toolu_add1', input: { a: 2, b: 3 } });
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ callId: 'toolu_add1', status: 'completed', isError: false });
+    expect(events.some((e) => e.type === 'permission_request')).toBe(false);
+    const transcript = JSON.stringify(await journal.read(session.id));
+    expect(transcript).toContain('"toolName":"add"');
+    expect(transcript).not.toContain('mcp__host__add');
+
+    // 2. A thrown handler is an error result to the agent; the session goes on.
+    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__lookup', input: { id: 'T-1' }, id: 'toolu_lk' }, observe);
+    const thrown = await session.run('look up T-1');
+    expect(thrown.status).toBe('completed');
+    expect(thrown.text).toBe('Observed: ERROR host tool "lookup" failed: ticket service down');
+    expect(events.find((e) => e.type === 'tool_result' && e.callId === 'toolu_lk')).toMatchObject({ callId: 'toolu_lk', status: 'failed', isError: true });
+    expect((await session.run('still there?')).text).toBe('Echo: still there?');
+
+    // 3. Invalid input is refused before the handler runs.
+    mock.enqueue({ kind: 'tool_use', name: 'mcp__host__add', input: { a: 'two', b: 3 }, id: 'toolu_bad' }, observe);
+    const bad = await session.run('add badly');
+    expect(bad.text).toMatch(/^Observed: ERROR invalid input for host tool "add": a: /);
+    expect(seen).toHaveLength(1); // the handler ran for toolu_add1 only
+
+    // 4. Aborting the turn mid-call aborts the handler signal; the session takes the next turn.
     mock.enqueue({ kind: 'tool_use', name: 'mcp__host__wait_for_human', input: {}, id: 'toolu_wait' }, observe);
     const receipt = session.send('ask the human');
     await receipt;
@@ -163,13 +157,8 @@ describe('host tools on the real Claude Code CLI', () => {
     const next = await session.run('next');
     expect(next.status).toBe('completed');
     expect(JSON.stringify(mock.requests.at(-1)!.body.messages)).toContain('toolu_wait');
-  });
 
-  it('requiresPermission: the call waits for the ledger; allowed runs, denied does not', async () => {
-    let ran = 0;
-    const { session, events } = await open([
-      defineTool({ name: 'deploy', description: 'Deploys', inputSchema: z.object({ env: z.string() }), requiresPermission: true, handler: ({ env }) => (++ran, `deployed to ${env}`) }) as HostTool<never>,
-    ]);
+    // 5. requiresPermission: the call waits for the ledger; allowed runs, denied does not.
     const prompts: string[] = [];
     let answer: 'allow' | 'deny' = 'allow';
     session.on('permission_prompt', (p) => {
@@ -180,12 +169,11 @@ describe('host tools on the real Claude Code CLI', () => {
     expect((await session.run('deploy staging')).text).toBe('Observed: deployed to staging');
     expect(prompts).toEqual(['deploy']);
     expect(events.find((e) => e.type === 'permission_request')).toMatchObject({ toolName: 'deploy', callId: 'toolu_d1' });
-
     answer = 'deny';
     mock.enqueue({ kind: 'tool_use', name: 'mcp__host__deploy', input: { env: 'prod' }, id: 'toolu_d2' }, observe);
     const denied = await session.run('deploy prod');
     expect(denied.text).toMatch(/^Observed: ERROR /);
-    expect(ran).toBe(1);
+    expect(deployed).toBe(1);
     expect(events.filter((e) => e.type === 'tool_result' && e.callId === 'toolu_d2')).toMatchObject([{ status: 'denied' }]);
   });
 

@@ -58,7 +58,7 @@ describe('claude local mode (terminal UI in a PTY) with the real CLI', () => {
     return { work, env, screen, events, engine: started, until };
   }
 
-  it('a turn typed into the terminal UI is reported as AgentEvents with the API message ids; stop leaves nothing', async () => {
+  it('a turn typed into the terminal UI is reported as AgentEvents with the API message ids; a remote answer approves the dialog shown in the terminal UI (first answer wins); an answer typed in the terminal first withdraws the remote prompt; stop leaves nothing', async () => {
     const { work, screen, events, engine, until } = setUp();
     await engine.start({ gen: 1, mode: 'local', workDir: work, options: {}, permissionMode: 'default' });
     const identified = (await until((e) => e.type === 'session_identified', 'session_identified')) as Extract<AgentEvent, { type: 'session_identified' }>;
@@ -82,6 +82,43 @@ describe('claude local mode (terminal UI in a PTY) with the real CLI', () => {
     expect(events.find((e) => e.type === 'turn_complete')).toMatchObject({ status: 'completed' });
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
 
+    // The same terminal UI's next turns (one Claude Code start for the file's stories, was three).
+    // A remote answer approves the dialog shown in the terminal UI (first answer wins).
+    let from = events.length;
+    const next = (match: (e: AgentEvent) => boolean, what: string) => until((e) => match(e) && events.indexOf(e) >= from, what);
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo approved > remote.txt', description: 'write a file' } }, { kind: 'text', text: 'file written' });
+    screen.type('please write the file');
+    await screen.waitFor(/please write the file/);
+    screen.type('\r');
+    const ask = (await next((e) => e.type === 'permission_request', 'permission_request')) as Extract<AgentEvent, { type: 'permission_request' }>;
+    expect(ask).toMatchObject({ toolName: 'Bash', input: { command: 'echo approved > remote.txt' } });
+    await screen.waitFor(/Do you want to proceed\?/);
+
+    await engine.answerPermission(ask.requestId, { behavior: 'allow' });
+    await next((e) => e.type === 'turn_complete', 'turn_complete');
+    expect(readFileSync(join(work, 'remote.txt'), 'utf8')).toBe('approved\n');
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ status: 'completed', isError: false });
+    expect(events.some((e) => e.type === 'permission_cancelled')).toBe(false);
+    await screen.waitFor(/file written/);
+    expect(screen.text()).not.toMatch(/Do you want to proceed\?/);
+
+    // The next turn: an answer typed in the terminal first withdraws the remote prompt.
+    from = events.length;
+    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo local > local.txt', description: 'write a file' } }, { kind: 'text', text: 'done locally' });
+    screen.type('write it here');
+    await screen.waitFor(/write it here/);
+    screen.type('\r');
+    const local = (await next((e) => e.type === 'permission_request', 'permission_request')) as Extract<AgentEvent, { type: 'permission_request' }>;
+    await screen.waitFor(/Do you want to proceed\?/);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    screen.type('\r');
+    const cancelled = await next((e) => e.type === 'permission_cancelled', 'permission_cancelled');
+    expect(cancelled).toMatchObject({ requestId: local.requestId, reason: 'answered in the local terminal' });
+    await next((e) => e.type === 'turn_complete', 'turn_complete');
+    expect(readFileSync(join(work, 'local.txt'), 'utf8')).toBe('local\n');
+    // A late remote answer changes nothing (the first answer won).
+    await expect(engine.answerPermission(local.requestId, { behavior: 'deny', interrupt: false })).resolves.toBeUndefined();
+
     const pid = (engine as unknown as { engine: { terminal: { pid: number } } }).engine.terminal.pid;
     const hookDir = hookDirOf(pid, 'ase-cl-');
     expect(existsSync(join(hookDir, 'hooks.sock'))).toBe(true);
@@ -91,48 +128,5 @@ describe('claude local mode (terminal UI in a PTY) with the real CLI', () => {
     expect(findProcesses((p) => p.environ().includes(root) || p.pid === pid)).toEqual([]);
     // The private hook directory is gone with it.
     expect(existsSync(hookDir)).toBe(false);
-  });
-
-  it('a remote answer approves the dialog shown in the terminal UI (first answer wins)', async () => {
-    const { work, screen, events, engine, until } = setUp();
-    await engine.start({ gen: 1, mode: 'local', workDir: work, options: {}, permissionMode: 'default' });
-    await until((e) => e.type === 'ready', 'ready');
-    await screen.waitFor(/❯/);
-    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo approved > remote.txt', description: 'write a file' } }, { kind: 'text', text: 'file written' });
-    screen.type('please write the file');
-    await screen.waitFor(/please write the file/);
-    screen.type('\r');
-    const ask = (await until((e) => e.type === 'permission_request', 'permission_request')) as Extract<AgentEvent, { type: 'permission_request' }>;
-    expect(ask).toMatchObject({ toolName: 'Bash', input: { command: 'echo approved > remote.txt' } });
-    await screen.waitFor(/Do you want to proceed\?/);
-
-    await engine.answerPermission(ask.requestId, { behavior: 'allow' });
-    await until((e) => e.type === 'turn_complete', 'turn_complete');
-    expect(readFileSync(join(work, 'remote.txt'), 'utf8')).toBe('approved\n');
-    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ status: 'completed', isError: false });
-    expect(events.some((e) => e.type === 'permission_cancelled')).toBe(false);
-    await screen.waitFor(/file written/);
-    expect(screen.text()).not.toMatch(/Do you want to proceed\?/);
-  });
-
-  it('an answer typed in the terminal first withdraws the remote prompt', async () => {
-    const { work, screen, events, engine, until } = setUp();
-    await engine.start({ gen: 1, mode: 'local', workDir: work, options: {}, permissionMode: 'default' });
-    await until((e) => e.type === 'ready', 'ready');
-    await screen.waitFor(/❯/);
-    mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'echo local > local.txt', description: 'write a file' } }, { kind: 'text', text: 'done locally' });
-    screen.type('write it here');
-    await screen.waitFor(/write it here/);
-    screen.type('\r');
-    const ask = (await until((e) => e.type === 'permission_request', 'permission_request')) as Extract<AgentEvent, { type: 'permission_request' }>;
-    await screen.waitFor(/Do you want to proceed\?/);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    screen.type('\r');
-    const cancelled = await until((e) => e.type === 'permission_cancelled', 'permission_cancelled');
-    expect(cancelled).toMatchObject({ requestId: ask.requestId, reason: 'answered in the local terminal' });
-    await until((e) => e.type === 'turn_complete', 'turn_complete');
-    expect(readFileSync(join(work, 'local.txt'), 'utf8')).toBe('local\n');
-    // A late remote answer changes nothing (the first answer won).
-    await expect(engine.answerPermission(ask.requestId, { behavior: 'deny', interrupt: false })).resolves.toBeUndefined();
   });
 });

@@ -119,16 +119,6 @@ describe('claude: setModel / setPermissionMode reach the real CLI', () => {
     expect(events.filter((e) => e.type === 'error')).toEqual([]);
   });
 
-  it('a message sent right after setModel resolves runs on the new model', async () => {
-    const { s } = await start();
-    await s.setModel('claude-runtime-model');
-    await s.setPermissionMode('plan');
-    mock.enqueue({ kind: 'text', text: 'one' });
-    expect((await turn(s, 'first')).status).toBe('completed');
-    expect(modelRequests().map(modelOf)).toEqual(['claude-runtime-model']);
-    expect(inits().at(-1)?.['permissionMode']).toBe('plan');
-  });
-
   it('mid-turn: the running turn’s next model request uses the new model', async () => {
     const { s } = await start({ allowedTools: ['Bash(sleep:*)'] });
     mock.enqueue({ kind: 'tool_use', name: 'Bash', input: { command: 'sleep 2', description: 'Wait a little' } }, { kind: 'text', text: 'done waiting' });
@@ -144,13 +134,20 @@ describe('claude: setModel / setPermissionMode reach the real CLI', () => {
     expect(models).toEqual(['claude-start-model', 'claude-mid-turn-model']);
   });
 
-  it('kept across a crash: the restarted CLI runs with the stored choice', async () => {
+  // Three stories on one CLI (two starts fewer): a refused mode changes nothing, the first message
+  // after setModel/setPermissionMode resolved runs with them, and they outlive a crash.
+  it('a permission mode the CLI does not have is refused before anything is stored; a message sent right after setModel resolves runs on the new model; kept across a crash: the restarted CLI runs with the stored choice', async () => {
     const { s, engines } = await start();
+    await expect(s.setPermissionMode('yolo')).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('acceptEdits') });
+    expect(s.snapshot()).not.toHaveProperty('permissionMode');
+    expect(traffic.some((r) => r.line.includes('set_permission_mode'))).toBe(false);
+
     await s.setModel('claude-runtime-model');
     await s.setPermissionMode('acceptEdits');
     mock.enqueue({ kind: 'text', text: 'one' });
     expect((await turn(s, 'first')).status).toBe('completed');
-    expect(modelOf(modelRequests().at(-1))).toBe('claude-runtime-model');
+    expect(modelRequests().map(modelOf)).toEqual(['claude-runtime-model']);
+    expect(inits().at(-1)?.['permissionMode']).toBe('acceptEdits');
 
     const exited = waitForNotice(s, agentEvent('exited'), 'exited after the kill');
     process.kill(engines[0]!.pid!, 'SIGKILL');
@@ -163,12 +160,5 @@ describe('claude: setModel / setPermissionMode reach the real CLI', () => {
     expect(s.snapshot().gen).toBe(2);
     expect(modelOf(modelRequests().at(-1))).toBe('claude-runtime-model');
     expect(inits().at(-1)).toMatchObject({ permissionMode: 'acceptEdits', model: 'claude-runtime-model' });
-  });
-
-  it('a permission mode the CLI does not have is refused before anything is stored', async () => {
-    const { s } = await start();
-    await expect(s.setPermissionMode('yolo')).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('acceptEdits') });
-    expect(s.snapshot()).not.toHaveProperty('permissionMode');
-    expect(traffic.some((r) => r.line.includes('set_permission_mode'))).toBe(false);
   });
 });

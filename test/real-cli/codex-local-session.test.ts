@@ -18,7 +18,10 @@ import { latencyStats, runSwitchSoak } from '../support/local-switch-soak.js';
 import { phase, waitForNotice } from '../support/session-notices.js';
 import { findProcesses } from '../support/processes.js';
 
-const SWITCHES = Number(process.env.LOCAL_SOAK_SWITCHES ?? 20);
+// 8 switches (4 each way: a resumed session resumed again, and again) prove what 20 did: each
+// message once and in order, one session throughout, nothing left. The long soak (latency
+// figures in docs/engines.md): LOCAL_SOAK_SWITCHES=20 node scripts/loopback-only.mjs npx vitest run test/real-cli/codex-local-session.test.ts
+const SWITCHES = Number(process.env.LOCAL_SOAK_SWITCHES ?? 8);
 /** Waits on a notice, as long as a switch of the real CLI may take. */
 const waitFor = (session: Session, pred: (n: SessionNotice) => boolean, what: string) => waitForNotice(session, pred, what, 60_000);
 
