@@ -238,7 +238,6 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     void peekOwner(hub.id).then((snapshot) => snapshot && !hub.session && !stream.closed && sendSnapshot(snapshot, (e, d) => stream.ephemeral(e, d)));
   };
 
-  /** The live session, continuing a stored one if needed (actions need a running session). */
   /**
    * Opening a stored session and settling the stop of one that runs nowhere (`stopNotRunningHere`)
    * take turns per id: each takes the session's lease, and the other would find it held, by this
@@ -279,6 +278,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     return opened;
   };
 
+  /** The live session, continuing a stored one if needed (actions need a running session). */
   const liveSession = async (id: string, adopt = false): Promise<Session> => runningHere(id) ?? oneAtATime(id, () => openHere(id, adopt));
 
   const readJson = async <T>(c: Context, schema: z.ZodType<T>): Promise<T> => {

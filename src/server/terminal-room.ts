@@ -67,6 +67,15 @@ const CUT_GRACE_MS = 1000;
  * focus moving back) is usually ahead of that close on the server.
  */
 const WRITER_WAIT_MS = 1000;
+/** What a waiting writer may send before it has the place (kept, then applied in order once it has it). */
+const WAITING_FRAMES_MAX_BYTES = 64 * 1024;
+
+/** A writer waiting for the place: its 4409 timer, and the frames it sent meanwhile. */
+interface WaitingWriter {
+  timer: ReturnType<typeof setTimeout>;
+  frames: (Uint8Array | string)[];
+  bytes: number;
+}
 
 interface Client {
   socket: TerminalSocket;
@@ -98,8 +107,8 @@ export class TerminalRoom {
   readonly sessionId: string;
   readonly #opts: TerminalRoomOptions;
   readonly #clients = new Map<TerminalSocket, Client>();
-  /** Writers that came while the place was taken, in arrival order, each with its 4409 timer. */
-  readonly #waitingWriters = new Map<TerminalSocket, ReturnType<typeof setTimeout>>();
+  /** Writers that came while the place was taken, in arrival order. */
+  readonly #waitingWriters = new Map<TerminalSocket, WaitingWriter>();
   #session: Session | undefined;
   #mirror: TerminalMirror | undefined;
   #mode: ControlMode = 'remote';
@@ -166,7 +175,7 @@ export class TerminalRoom {
     if (role === 'writer') {
       const current = this.#writer();
       // Its close frame came, its close event not yet: the place is free.
-      if (current && current.socket.readyState !== undefined && current.socket.readyState >= 2) this.leave(current.socket);
+      if (current && isClosing(current.socket)) this.leave(current.socket);
       if (this.writerAttached || this.#waitingWriters.size > 0) {
         this.#waitForPlace(socket);
         return;
@@ -198,7 +207,7 @@ export class TerminalRoom {
   leave(socket: TerminalSocket): void {
     const waiting = this.#waitingWriters.get(socket);
     if (waiting !== undefined) {
-      clearTimeout(waiting);
+      clearTimeout(waiting.timer);
       this.#waitingWriters.delete(socket);
       return;
     }
@@ -206,13 +215,27 @@ export class TerminalRoom {
     if (!client) return;
     this.#clients.delete(socket);
     this.#watchStalls();
-    if (client.role !== 'writer') return;
-    // The place goes to the writer that has waited longest (its join tells everyone).
-    const [next, timer] = this.#waitingWriters.entries().next().value ?? [];
-    if (next === undefined) return this.#broadcastStatus();
-    clearTimeout(timer);
-    this.#waitingWriters.delete(next);
-    this.#admit(next, 'writer');
+    if (client.role === 'writer') this.#writerGone();
+  }
+
+  /**
+   * The writer left or was cut: the place goes to the writer that has waited longest and is still
+   * connected (its frames sent meanwhile applied in order; its admission tells everyone), else
+   * everyone is told it is free.
+   */
+  #writerGone(): void {
+    for (const [socket, waiting] of this.#waitingWriters) {
+      clearTimeout(waiting.timer);
+      this.#waitingWriters.delete(socket);
+      if (isClosing(socket)) continue;
+      this.#admit(socket, 'writer');
+      for (const frame of waiting.frames) {
+        if (typeof frame === 'string') this.control(socket, frame);
+        else this.input(socket, frame);
+      }
+      return;
+    }
+    this.#broadcastStatus();
   }
 
   #writer(): Client | undefined {
@@ -220,18 +243,37 @@ export class TerminalRoom {
     return undefined;
   }
 
-  /** A second writer: closed with 4409 unless the place comes free within `writerWaitMs` (see {@link leave}). */
+  /** A second writer: closed with 4409 unless the place comes free within `writerWaitMs` (see {@link #writerGone}). */
   #waitForPlace(socket: TerminalSocket): void {
     const timer = setTimeout(() => {
+      // The writer's close may have begun since (its close event comes only once the connection ends).
+      const current = this.#writer();
+      if (current && isClosing(current.socket)) this.leave(current.socket);
+      const waiting = this.#waitingWriters.get(socket);
+      if (!waiting) return; // it got the place
       this.#waitingWriters.delete(socket);
       socket.close(TERMINAL_CLOSE.writerTaken, 'a desk is already attached');
     }, this.#opts.writerWaitMs ?? WRITER_WAIT_MS);
     timer.unref?.();
-    this.#waitingWriters.set(socket, timer);
+    this.#waitingWriters.set(socket, { timer, frames: [], bytes: 0 });
+  }
+
+  /** A frame from a writer still waiting for the place: kept for when it gets it; too many, and it is closed. */
+  #hold(socket: TerminalSocket, waiting: WaitingWriter, frame: Uint8Array | string): void {
+    waiting.bytes += typeof frame === 'string' ? frame.length : frame.byteLength;
+    if (waiting.bytes > WAITING_FRAMES_MAX_BYTES) {
+      clearTimeout(waiting.timer);
+      this.#waitingWriters.delete(socket);
+      socket.close(TERMINAL_CLOSE.tooSlow, 'too much input while waiting for the writer place');
+      return;
+    }
+    waiting.frames.push(typeof frame === 'string' ? frame : Uint8Array.from(frame));
   }
 
   /** A binary frame from a client: keystrokes for the terminal UI, from the writer only. */
   input(socket: TerminalSocket, bytes: Uint8Array): void {
+    const waiting = this.#waitingWriters.get(socket);
+    if (waiting) return this.#hold(socket, waiting, bytes);
     const client = this.#clients.get(socket);
     if (client?.role !== 'writer') return;
     const text = client.decoder.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
@@ -240,6 +282,8 @@ export class TerminalRoom {
 
   /** A text frame from a client: `resize` or `mode`, from the writer only; anything else is ignored. */
   control(socket: TerminalSocket, text: string): void {
+    const waiting = this.#waitingWriters.get(socket);
+    if (waiting) return this.#hold(socket, waiting, text);
     const client = this.#clients.get(socket);
     if (client?.role !== 'writer' || text.length > 1024) return;
     let message: unknown;
@@ -283,8 +327,8 @@ export class TerminalRoom {
       setTimeout(() => client.socket.terminate(), CUT_GRACE_MS).unref();
     }
     this.#clients.clear();
-    for (const [socket, timer] of this.#waitingWriters) {
-      clearTimeout(timer);
+    for (const [socket, waiting] of this.#waitingWriters) {
+      clearTimeout(waiting.timer);
       socket.close(code, reason);
     }
     this.#waitingWriters.clear();
@@ -396,10 +440,15 @@ export class TerminalRoom {
     client.socket.close(TERMINAL_CLOSE.tooSlow, 'too slow: terminal output not read');
     // The close frame waits behind the unread output: give it a moment, then drop the connection.
     setTimeout(() => client.socket.terminate(), CUT_GRACE_MS).unref();
-    if (client.role === 'writer') this.#broadcastStatus();
+    if (client.role === 'writer') this.#writerGone();
   }
 }
 
 function isSize(value: unknown, max: number): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= max;
+}
+
+/** Its close is under way (the WebSocket's readyState says closing or closed), where the socket tells. */
+function isClosing(socket: TerminalSocket): boolean {
+  return socket.readyState !== undefined && socket.readyState >= 2;
 }

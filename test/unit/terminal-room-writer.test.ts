@@ -3,6 +3,7 @@
  * a sub-agent's focus moving back) gets the place, not 4409; a genuine second desk is still refused.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Session } from '../../src/index.js';
 import { TerminalRoom, TERMINAL_CLOSE, type TerminalSocket } from '../../src/server/terminal-room.js';
 
 class FakeSocket implements TerminalSocket {
@@ -23,7 +24,28 @@ class FakeSocket implements TerminalSocket {
   }
 }
 
-const room = () => new TerminalRoom({ sessionId: 's', maxBufferedBytes: 1 << 20, writerWaitMs: 1000, onClosed: () => {} });
+const room = (maxBufferedBytes = 1 << 20) => new TerminalRoom({ sessionId: 's', maxBufferedBytes, writerWaitMs: 1000, onClosed: () => {} });
+
+/** Just what the room reads of a session: its terminal (keys written, sizes asked, output to emit), its mode, its end. */
+function fakeSession() {
+  const written: string[] = [];
+  const sizes: string[] = [];
+  let emit: (data: string) => void = () => {};
+  const session = {
+    snapshot: () => ({ mode: 'local' }),
+    on: () => () => {},
+    done: new Promise(() => {}),
+    terminal: {
+      attached: false,
+      onData: (listener: (data: string) => void) => ((emit = listener), () => {}),
+      onChange: () => () => {},
+      write: (text: string) => void written.push(text),
+      resize: (cols: number, rows: number) => void sizes.push(`${cols}x${rows}`),
+      dimensions: () => undefined,
+    },
+  };
+  return { session: session as unknown as Session, written, sizes, output: (data: string) => emit(data) };
+}
 
 describe('terminal room: the writer place', () => {
   beforeEach(() => void vi.useFakeTimers());
@@ -110,5 +132,70 @@ describe('terminal room: the writer place', () => {
     expect(waiting.closed).toEqual({ code: TERMINAL_CLOSE.sessionEnded, reason: 'the session ended' });
     vi.advanceTimersByTime(5_000);
     expect(waiting.closed).toEqual({ code: TERMINAL_CLOSE.sessionEnded, reason: 'the session ended' });
+  });
+
+  it('what a waiting writer sends (its size, keys, a mode change) is applied in order once it has the place', () => {
+    const r = room();
+    const fake = fakeSession();
+    r.bind(fake.session);
+    const old = new FakeSocket();
+    r.join(old, 'writer');
+    const desk = new FakeSocket();
+    r.join(desk, 'writer');
+    r.control(desk, JSON.stringify({ type: 'resize', cols: 100, rows: 30 }));
+    r.input(desk, new TextEncoder().encode('typed while waiting'));
+    expect(fake.sizes).toEqual([]);
+    expect(fake.written).toEqual([]);
+    r.leave(old);
+    expect(fake.sizes).toEqual(['100x30']);
+    expect(fake.written).toEqual(['typed while waiting']);
+    r.close();
+  });
+
+  it('a waiting writer that sends more than it may keep is closed; one refused with 4409 has nothing applied', () => {
+    const r = room();
+    const fake = fakeSession();
+    r.bind(fake.session);
+    r.join(new FakeSocket(), 'writer');
+    const flood = new FakeSocket();
+    r.join(flood, 'writer');
+    r.input(flood, new Uint8Array(65 * 1024).fill(0x61));
+    expect(flood.closed).toEqual({ code: TERMINAL_CLOSE.tooSlow, reason: 'too much input while waiting for the writer place' });
+    const refused = new FakeSocket();
+    r.join(refused, 'writer');
+    r.input(refused, new TextEncoder().encode('never'));
+    vi.advanceTimersByTime(1000);
+    expect(refused.closed).toMatchObject({ code: TERMINAL_CLOSE.writerTaken });
+    expect(fake.written).toEqual([]);
+    r.close();
+  });
+
+  it('a writer cut for not reading hands the place to the waiting one at once', () => {
+    const r = room(1024);
+    const fake = fakeSession();
+    r.bind(fake.session);
+    const slow = new FakeSocket();
+    r.join(slow, 'writer');
+    const desk = new FakeSocket();
+    r.join(desk, 'writer');
+    slow.bufferedAmount = 2048; // over the bound: the next output cuts it
+    fake.output('some output');
+    expect(slow.closed).toMatchObject({ code: TERMINAL_CLOSE.tooSlow });
+    expect(desk.closed).toBeUndefined();
+    expect(desk.statuses().at(-1)).toMatchObject({ role: 'writer', writerAttached: true });
+    r.close();
+  });
+
+  it('a writer whose close began while another waited: the waiting one gets the place when its wait ends, not 4409', () => {
+    const r = room();
+    const old = new FakeSocket();
+    r.join(old, 'writer');
+    const desk = new FakeSocket();
+    r.join(desk, 'writer');
+    old.readyState = 2; // its close frame came after the desk joined; its close event is late
+    vi.advanceTimersByTime(1000);
+    expect(desk.closed).toBeUndefined();
+    expect(desk.statuses().at(-1)).toMatchObject({ role: 'writer', writerAttached: true });
+    r.close();
   });
 });

@@ -5,6 +5,7 @@
  * calls `acpSdk()`; an ACP engine's `start()` has loaded it by then (`loadAcpSdk()`).
  */
 import type * as Sdk from '@agentclientprotocol/sdk';
+import { AseError } from '../../errors.js';
 
 export type AcpSdk = typeof Sdk;
 
@@ -25,7 +26,7 @@ export function loadAcpSdk(): Promise<AcpSdk> {
 
 /** The SDK, once {@link loadAcpSdk} resolved; throws before that (a bug: whatever runs ACP traffic loads it first). */
 export function acpSdk(): AcpSdk {
-  if (!sdk) throw new Error('the ACP SDK was used before loadAcpSdk() resolved');
+  if (!sdk) throw new AseError('INTERNAL', 'the ACP SDK was used before loadAcpSdk() resolved');
   return sdk;
 }
 
