@@ -4,7 +4,9 @@
  * the loopback MCP server, the scripted model calls one, the handler runs, and the model gets its
  * answer; a thrown handler is an error result to the model, never a crash. Reported as
  * `tool_call` / `tool_result` named after the tool. The server's token is on no command line, and
- * its port is closed when the engine stops. (Claude's local mode also runs `spawn_session` this way
+ * its port is closed when the engine stops. Claude's `ready` waits until Claude Code listed the
+ * tools, so a prompt typed at `ready` has them on its first model request even when the MCP
+ * connection is slow (a proxy holds its `initialize` 3 s, as a loaded CI machine did). (Claude's local mode also runs `spawn_session` this way
  * in test/real-cli/ase-sub-agent-tmux.test.ts.)
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +26,7 @@ import { realEngineContext } from '../support/engine-context.js';
 import { CODEX_TUI_SEEN_TOML, HeadlessScreen, seedClaudeTuiConfig } from '../support/headless-screen.js';
 import { hostToolKit, portClosed, TICKET_ANSWER } from '../support/host-tools-kit.js';
 import { findProcesses } from '../support/processes.js';
+import { startSlowMcpProxy } from '../support/slow-mcp-proxy.js';
 
 const WAIT_MS = 60_000;
 
@@ -76,11 +79,12 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   }
 
-  it('claude: a trusted tool runs without a dialog, a thrown handler is an error result', { timeout: 180_000 }, async () => {
+  it('claude: a prompt typed at ready has the tools; a trusted tool runs without a dialog, a thrown handler is an error result', { timeout: 180_000 }, async () => {
     const mock: AnthropicMock = await startAnthropicMock();
+    const slow = await startSlowMcpProxy(3_000);
     try {
       const work = join(root, 'work');
-      const env = hermeticClaudeEnv({ port: mock.port, root });
+      const env = { ...hermeticClaudeEnv({ port: mock.port, root }), HTTP_PROXY: slow.url, http_proxy: slow.url };
       seedClaudeTuiConfig(env.CLAUDE_CONFIG_DIR!, work);
       await import('node:fs').then((fs) => fs.mkdirSync(work, { recursive: true }));
       const kit = hostToolKit();
@@ -92,10 +96,14 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
         { kind: 'tool_use', id: 'toolu_boom', name: 'mcp__host__explode', input: {} },
         (request) => ({ kind: 'text', text: `Failed: ${claudeToolResults(request)}` }),
       );
+      // Typed the moment `ready` comes, as ase types a remote message or a sub-agent's result: no
+      // wait for ❯. Claude Code connects its MCP servers ~0.9 s after its UI is up (here 3 s more:
+      // the proxy), and takes a prompt before that: `ready` waits for its tools/list.
+      const prompt = 'what about T-42?';
+      engine!.onEvent((e) => {
+        if (e.type === 'ready') void engine!.send({ localId: 'first', text: prompt });
+      });
       await engine!.start({ gen: 1, mode: 'local', workDir: work, options: {} });
-      await r.until((e) => e.type === 'ready', 'ready');
-      await screen.waitFor(/❯/);
-      await r.typeTurn('what about T-42?');
       await screen.waitFor(/Observed: T-42 is open/, WAIT_MS);
       await r.until((e) => e.type === 'turn_complete', 'turn_complete');
       const call = r.events.find((e) => e.type === 'tool_call');
@@ -103,11 +111,12 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
       expect(r.events.find((e) => e.type === 'tool_result')).toMatchObject({ callId: 'toolu_t42', status: 'completed' });
       expect(r.events.filter((e) => e.type === 'permission_request')).toEqual([]);
       expect(kit.calls[0]).toEqual({ name: 'lookup_ticket', args: { id: 'T-42' }, ctx: { sessionId: 'host-tools-test', callId: 'toolu_t42' } });
-      // Always loaded (not deferred behind ToolSearch): listed to the model. Read on the request that
-      // carries the call's result: Claude Code connects its MCP servers after its UI is up, so a
-      // request made at once (a prompt typed the moment ❯ shows) may still lack them (a CI run did).
-      const asked = mock.requests.find((q) => q.body?.stream === true && JSON.stringify(q.body.messages).includes('toolu_t42'))!;
+      // Always loaded (not deferred behind ToolSearch), and there from the FIRST model request of the
+      // prompt typed at `ready` (before ready waited for Claude Code's tools/list, it often lacked them).
+      const asked = mock.requests.find((q) => q.body?.stream === true && JSON.stringify(q.body.messages).includes(prompt))!;
       expect((asked.body.tools as { name: string }[]).map((t) => t.name)).toContain('mcp__host__lookup_ticket');
+      expect(r.events.filter((e) => e.type === 'warning')).toEqual([]);
+      expect(slow.held).toBe(1);
 
       await r.typeTurn('now break it');
       await screen.waitFor(/Failed: host tool "explode" failed: kaboom from the host/, WAIT_MS);
@@ -118,6 +127,7 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
       await engine!.stop();
       expect(findProcesses((p) => p.environ().includes(root))).toEqual([]);
     } finally {
+      await slow.close();
       await mock.close();
     }
   });

@@ -8,7 +8,7 @@
  *   (transport/pty-process.ts) handed to the host (`EngineContext.terminal`) for rendering.
  * - `SessionStart` says which session really runs: `session_identified`, then `ready`. An id other
  *   than the requested one is an `error` event (never silent), and the transcript followed moves
- *   to the new file.
+ *   to the new file. With host tools, `ready` waits until Claude Code listed them (below).
  * - Output comes from the transcript JSONL (`transcript_path` of the hook), read from where it
  *   ended when this process started, mapped by the remote engine's translator (same ids).
  * - `UserPromptSubmit` / `Stop` bracket a turn typed in the terminal; `Stop` reads the transcript
@@ -25,6 +25,10 @@
  *   this generation, declared in an `--mcp-config` file in the private hook directory (so its secret
  *   URL is on no command line), listed always-loaded; the trusted ones in `--allowedTools` (no
  *   dialog), those with `requiresPermission` asked like any tool. Reported under their own names.
+ *   Claude Code connects its MCP servers only after its UI is up (and after `SessionStart`): a
+ *   prompt typed at once would reach the model without the tools. So `ready` comes once its
+ *   `tools/list` was answered, or after `hostToolsConnectTimeoutMs` with a `warning`
+ *   (`host_tools_not_connected`): everything that types into the UI waits for `ready`.
  * - The host's commands (`/ase:enter <id>`, terminal-commands.ts): a `UserPromptSubmit` naming one
  *   is blocked (the model never sees it) and handed to the host (`TerminalHost.command`), whose
  *   answer the UI shows; no turn starts.
@@ -58,6 +62,8 @@ import { TranscriptTranslator } from './transcript-translate.js';
  */
 const STOP_TRANSCRIPT_WAIT_MS = 3_000;
 const STOP_TRANSCRIPT_POLL_MS = 25;
+/** How long `ready` waits for Claude Code to list the host tools, unless `hostToolsConnectTimeoutMs` says otherwise. */
+export const HOST_TOOLS_CONNECT_TIMEOUT_MS = 15_000;
 
 export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   protected readonly label = 'claude local engine';
@@ -68,6 +74,9 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   /** This generation's host tools server (only when the session has tools); closed at the exit. */
   #loopback: HostToolsLoopback | undefined;
   #hostCalls: HostToolCalls | undefined;
+  #toolsConnectTimeoutMs = HOST_TOOLS_CONNECT_TIMEOUT_MS;
+  /** Ends the wait for the host tools without `ready` (the terminal UI exited meanwhile). */
+  #stopWaitingForTools: (() => void) | undefined;
   #ready = false;
   /** The texts of the assistant messages reported in this turn. */
   #turnTexts = new Set<string>();
@@ -100,6 +109,7 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
     const options = toolbox ? withTrustedHostTools(chosen, toolbox) : chosen;
     const toolArgs: string[] = [];
     if (toolbox) {
+      this.#toolsConnectTimeoutMs = options.hostToolsConnectTimeoutMs ?? HOST_TOOLS_CONNECT_TIMEOUT_MS;
       this.#hostCalls = toolbox.calls();
       this.#loopback = await startHostToolsLoopback(this.#hostCalls);
       const mcpConfig = join(hooks.dir, 'mcp.json');
@@ -221,8 +231,35 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
     this.emit({ type: 'session_identified', resumeToken: id, ...(path !== undefined && { transcriptPath: path }) });
     if (!this.#ready) {
       this.#ready = true;
-      this.emit({ type: 'ready' });
+      // Not awaited: the hook is answered first (Claude Code may hold its MCP connection behind it),
+      // and the hooks after it are not held up.
+      if (this.#loopback) void this.#readyOnceToolsListed(this.#loopback);
+      else this.emit({ type: 'ready' });
     }
+  }
+
+  /** `ready` once Claude Code listed the host tools, or at the timeout with a warning; none if the UI exits first. */
+  async #readyOnceToolsListed(loopback: HostToolsLoopback): Promise<void> {
+    const ms = this.#toolsConnectTimeoutMs;
+    const outcome = await new Promise<'listed' | 'timed out' | 'gone'>((resolve) => {
+      const timer = this.context.setTimeout(() => settle('timed out'), ms);
+      const settle = (how: 'listed' | 'timed out' | 'gone'): void => {
+        this.context.clearTimeout(timer);
+        this.#stopWaitingForTools = undefined;
+        resolve(how);
+      };
+      this.#stopWaitingForTools = () => settle('gone');
+      void loopback.toolsListed.then(() => settle('listed'));
+    });
+    if (outcome === 'gone') return;
+    if (outcome === 'timed out') {
+      this.emit({
+        type: 'warning',
+        code: 'host_tools_not_connected',
+        message: `${this.label}: Claude Code did not list the host tools within ${ms / 1000} s; ready anyway, but a prompt now may reach the model without them`,
+      });
+    }
+    this.emit({ type: 'ready' });
   }
 
   async #readUntilReported(lastText: unknown): Promise<void> {
@@ -259,6 +296,7 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   }
 
   protected async onTerminalExit(): Promise<void> {
+    this.#stopWaitingForTools?.();
     await this.#tail?.close().catch(() => undefined);
     await this.#loopback?.close('the terminal UI exited').catch(() => undefined);
     this.withdrawPrompts('answered in the local terminal');
