@@ -84,7 +84,7 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
     const slow = await startSlowMcpProxy(3_000);
     try {
       const work = join(root, 'work');
-      const env = { ...hermeticClaudeEnv({ port: mock.port, root }), HTTP_PROXY: slow.url, http_proxy: slow.url };
+      const env: Record<string, string> = { ...hermeticClaudeEnv({ port: mock.port, root }), HTTP_PROXY: slow.url, http_proxy: slow.url };
       seedClaudeTuiConfig(env.CLAUDE_CONFIG_DIR!, work);
       await import('node:fs').then((fs) => fs.mkdirSync(work, { recursive: true }));
       const kit = hostToolKit();
@@ -132,10 +132,12 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
     }
   });
 
-  it('codex: the model calls the tool in namespace mcp__host, the handler answers it; the port closes at stop', { timeout: 180_000 }, async () => {
+  it('codex: a prompt typed at ready has the tools; the model calls the tool in namespace mcp__host, the handler answers it; the port closes at stop', { timeout: 180_000 }, async () => {
     const mock: OpenAIResponsesMock = await startOpenAIResponsesMock();
+    const slow = await startSlowMcpProxy(3_000);
     try {
-      const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML });
+      const proxied = { HTTP_PROXY: slow.url, http_proxy: slow.url };
+      const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML, extraEnv: proxied });
       const kit = hostToolKit();
       // Trusted tools only: with one that requiresPermission, Codex asks for every tool of the server (its approval is per server).
       const toolbox = new HostToolbox(kit.tools.filter((t) => t.name !== 'deploy'), { sessionId: 'host-tools-test' });
@@ -145,16 +147,24 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
         { kind: 'tool_call', name: 'lookup_ticket', namespace: 'mcp__host', arguments: { id: 'T-42' } },
         (request) => ({ kind: 'text', text: `Observed: ${toolOutputsSinceLastUser(request.body).map((o) => o.output).join(' | ')}` }),
       );
+      // Typed the moment `ready` comes (as for claude above): Codex takes input ~1.1 s before it
+      // connects its MCP servers (here 3 s more: the proxy); `ready` waits for its tools/list.
+      const prompt = 'what about T-42?';
+      engine!.onEvent((e) => {
+        if (e.type === 'ready') void engine!.send({ localId: 'first', text: prompt });
+      });
       await engine!.start({ gen: 1, mode: 'local', workDir: h.workDir, options: {}, model: 'gpt-5.5' });
-      await r.until((e) => e.type === 'ready', 'ready');
-      await screen.waitFor(/Ask Codex/);
+      await r.until((e) => e.type === 'turn_complete', 'turn_complete');
       const pid = (engine as unknown as { pid: number }).pid;
       const argv = argvOf(pid);
       expect(argv).toContain('mcp_servers.host.url');
       expect(argv).not.toMatch(/\/mcp\/[A-Za-z0-9_-]{43}/);
       const port = Number(/127\.0\.0\.1:(\d+)\/mcp/.exec(argv)?.[1]);
-      await r.typeTurn('what about T-42?');
-      await r.until((e) => e.type === 'turn_complete', 'turn_complete');
+      // Codex defers MCP tools behind tool_search: the FIRST request of the prompt names the namespace.
+      const asked = mock.requests.find((q) => JSON.stringify(q.body?.input ?? '').includes(prompt))!;
+      expect(JSON.stringify(asked.body.input)).toMatch(/Deferred tool namespaces:[^<]*mcp__host/);
+      expect(r.events.filter((e) => e.type === 'warning' && e.code === 'host_tools_not_connected')).toEqual([]);
+      expect(slow.held).toBeGreaterThanOrEqual(1); // Codex may initialize more than once
       expect(kit.calls).toEqual([{ name: 'lookup_ticket', args: { id: 'T-42' }, ctx: { sessionId: 'host-tools-test', callId: expect.any(String) } }]);
       const call = r.events.find((e) => e.type === 'tool_call');
       expect(call).toMatchObject({ toolName: 'lookup_ticket' });
@@ -166,6 +176,7 @@ describe('host tools in local mode (the agents\' own terminal UIs)', () => {
       await engine!.stop();
       expect(await portClosed(port)).toBe(true);
     } finally {
+      await slow.close();
       await mock.close();
     }
   });

@@ -43,7 +43,7 @@ import { findAgent } from '../../core/agent-discovery.js';
 import type { EngineCapabilities, EngineContext, EngineStartSpec } from '../../core/engine.js';
 import { startHostToolsLoopback, type HostToolsLoopback } from '../../core/host-tools-loopback.js';
 import { HOST_TOOL_SERVER, type HostToolCalls } from '../../core/host-tools.js';
-import { TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
+import { HOST_TOOLS_CONNECT_TIMEOUT_MS, TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
 import { buildEnv } from '../../transport/env.js';
 import type { HookCall } from '../../transport/hook-server.js';
 import { JsonlTail } from '../../transport/jsonl-tail.js';
@@ -62,8 +62,6 @@ import { TranscriptTranslator } from './transcript-translate.js';
  */
 const STOP_TRANSCRIPT_WAIT_MS = 3_000;
 const STOP_TRANSCRIPT_POLL_MS = 25;
-/** How long `ready` waits for Claude Code to list the host tools, unless `hostToolsConnectTimeoutMs` says otherwise. */
-export const HOST_TOOLS_CONNECT_TIMEOUT_MS = 15_000;
 
 export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   protected readonly label = 'claude local engine';
@@ -75,8 +73,6 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   #loopback: HostToolsLoopback | undefined;
   #hostCalls: HostToolCalls | undefined;
   #toolsConnectTimeoutMs = HOST_TOOLS_CONNECT_TIMEOUT_MS;
-  /** Ends the wait for the host tools without `ready` (the terminal UI exited meanwhile). */
-  #stopWaitingForTools: (() => void) | undefined;
   #ready = false;
   /** The texts of the assistant messages reported in this turn. */
   #turnTexts = new Set<string>();
@@ -233,33 +229,8 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
       this.#ready = true;
       // Not awaited: the hook is answered first (Claude Code may hold its MCP connection behind it),
       // and the hooks after it are not held up.
-      if (this.#loopback) void this.#readyOnceToolsListed(this.#loopback);
-      else this.emit({ type: 'ready' });
+      this.readyOnceToolsListed(this.#loopback, this.#toolsConnectTimeoutMs);
     }
-  }
-
-  /** `ready` once Claude Code listed the host tools, or at the timeout with a warning; none if the UI exits first. */
-  async #readyOnceToolsListed(loopback: HostToolsLoopback): Promise<void> {
-    const ms = this.#toolsConnectTimeoutMs;
-    const outcome = await new Promise<'listed' | 'timed out' | 'gone'>((resolve) => {
-      const timer = this.context.setTimeout(() => settle('timed out'), ms);
-      const settle = (how: 'listed' | 'timed out' | 'gone'): void => {
-        this.context.clearTimeout(timer);
-        this.#stopWaitingForTools = undefined;
-        resolve(how);
-      };
-      this.#stopWaitingForTools = () => settle('gone');
-      void loopback.toolsListed.then(() => settle('listed'));
-    });
-    if (outcome === 'gone') return;
-    if (outcome === 'timed out') {
-      this.emit({
-        type: 'warning',
-        code: 'host_tools_not_connected',
-        message: `${this.label}: Claude Code did not list the host tools within ${ms / 1000} s; ready anyway, but a prompt now may reach the model without them`,
-      });
-    }
-    this.emit({ type: 'ready' });
   }
 
   async #readUntilReported(lastText: unknown): Promise<void> {
@@ -296,7 +267,6 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   }
 
   protected async onTerminalExit(): Promise<void> {
-    this.#stopWaitingForTools?.();
     await this.#tail?.close().catch(() => undefined);
     await this.#loopback?.close('the terminal UI exited').catch(() => undefined);
     this.withdrawPrompts('answered in the local terminal');
