@@ -7,8 +7,9 @@
 //   connect  initialize and notifications/initialized, but never tools/list
 //   none     never connects
 // STANDIN_EXIT_MS exits (code 0) that long after the hook ran; else it runs until a signal.
+// STANDIN_KEYS names a file that gets one JSON line {at, text} per read of what is typed.
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const arg = (name) => {
@@ -37,6 +38,8 @@ async function post(url, message) {
 }
 
 setInterval(() => {}, 60_000); // a UI runs until it is told to go
+const keys = process.env.STANDIN_KEYS;
+if (keys) process.stdin.on('data', (data) => appendFileSync(keys, JSON.stringify({ at: Date.now(), text: data.toString('utf8') }) + '\n'));
 await runHook({ hook_event_name: 'SessionStart', session_id: sessionId, transcript_path: transcript, source: 'startup' });
 const exitMs = process.env.STANDIN_EXIT_MS;
 if (exitMs) setTimeout(() => process.exit(0), Number(exitMs));

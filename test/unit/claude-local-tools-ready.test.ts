@@ -3,10 +3,11 @@
  * (test/support/claude-tui-stand-in.mjs: our real hook script and loopback server, a scripted MCP
  * client): `ready` waits for the client's `tools/list`; a client that never lists gets `ready` at
  * `hostToolsConnectTimeoutMs` with a `host_tools_not_connected` warning; a UI that exits during the
- * wait gets no `ready` at all (and its timer is cleared). Without host tools nothing waits. (The real CLI, typing at `ready`:
+ * wait gets no `ready` at all (and its timer is cleared); a message sent during the wait is typed
+ * after it. Without host tools nothing waits. (The real CLI, typing at `ready`:
  * test/real-cli/host-tools-local.test.ts.)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,7 +35,7 @@ describe('claude local engine: ready once the host tools are listed', () => {
 
   /** Starts the engine on the stand-in; the events, stamped with when they came (ms after start). */
   async function start(standIn: Record<string, string>, options: { hostToolsConnectTimeoutMs?: number; tools?: boolean } = {}) {
-    const events: { event: AgentEvent; ms: number }[] = [];
+    const events: { event: AgentEvent; ms: number; at: number }[] = [];
     const { tools = true, ...engineOptions } = options;
     // The engine's timers, to see the wait's own one cleared.
     const timers = new Map<number, { ms: number; cleared: boolean }>();
@@ -54,7 +55,7 @@ describe('claude local engine: ready once the host tools are listed', () => {
     };
     engine = claudeEngine({ env: { HOME: root, ...standIn }, ...engineOptions }).create(context);
     const t0 = performance.now();
-    engine.onEvent((event) => events.push({ event, ms: performance.now() - t0 }));
+    engine.onEvent((event) => events.push({ event, ms: performance.now() - t0, at: Date.now() }));
     await engine.start({ gen: 1, mode: 'local', workDir: root, options: {} });
     const until = async (type: AgentEvent['type'], withinMs = 30_000) => {
       const deadline = Date.now() + withinMs;
@@ -85,6 +86,22 @@ describe('claude local engine: ready once the host tools are listed', () => {
     const run = await start({ STANDIN_MCP: 'list' }, { hostToolsConnectTimeoutMs: 20_000 });
     await run.until('ready', 15_000);
     expect(run.types().filter((t) => t === 'warning')).toEqual([]);
+  });
+
+  it('a message sent while ready waits is typed when the wait ends, after ready', { timeout: 60_000 }, async () => {
+    const keys = join(root, 'keys.jsonl');
+    const run = await start({ STANDIN_MCP: 'connect', STANDIN_KEYS: keys }, { hostToolsConnectTimeoutMs: 800 });
+    await run.until('session_identified');
+    const sent = engine!.send({ localId: 'early', text: 'typed early' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(existsSync(keys)).toBe(false); // nothing typed during the wait
+    await sent;
+    const readyAt = (await run.until('ready')).at;
+    const deadline = Date.now() + 10_000;
+    while (!(existsSync(keys) && readFileSync(keys, 'utf8').includes('typed early')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const first = JSON.parse(readFileSync(keys, 'utf8').split('\n')[0]!) as { at: number; text: string };
+    expect(first.text).toContain('typed early');
+    expect(first.at).toBeGreaterThanOrEqual(readyAt);
   });
 
   it('a UI that exits while ready waits: no ready, no warning, exited; the wait\'s timer is cleared with it', { timeout: 60_000 }, async () => {

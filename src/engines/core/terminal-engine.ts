@@ -13,7 +13,8 @@
  * And `ready` with host tools: both terminal UIs take input before they have connected their MCP
  * servers (Claude Code ~0.9 s after its ❯, Codex ~1.1 s after its prompt, longer on a loaded
  * machine), and a prompt typed meanwhile reaches the model without the tools. So `ready` (after
- * which the host types: `send`, a sub-agent's result) waits until the agent listed them
+ * which the host types: `send`, a sub-agent's result; a `send` during the wait is typed after it)
+ * waits until the agent listed them
  * (`HostToolsLoopback.toolsListed`), at most the engine's `hostToolsConnectTimeoutMs`; then it
  * comes with a `host_tools_not_connected` warning.
  */
@@ -68,6 +69,8 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
   #hookChain: Promise<void> = Promise.resolve();
   /** Ends the wait for the host tools without `ready` (the terminal UI exited meanwhile). */
   #stopWaitingForTools: (() => void) | undefined;
+  /** While `ready` waits for the host tools: settles when that wait ends (`send` types after it). */
+  #toolsWait: Promise<unknown> | undefined;
 
   /** How errors name the engine: `claude local engine`. */
   protected abstract readonly label: string;
@@ -156,8 +159,13 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
     this.started();
   }
 
-  /** Types `message` into the terminal as a paste, then Enter. */
+  /**
+   * Types `message` into the terminal as a paste, then Enter. Sent while `ready` still waits for the
+   * host tools, it is typed when that wait ends (so it too reaches a model that has them).
+   */
   async send(message: UserMessage): Promise<void> {
+    this.assertRunning('send');
+    await this.#toolsWait;
     const pty = this.assertRunning('send');
     pty.write(`\x1b[200~${message.text}\x1b[201~`);
     await new Promise((resolve) => this.context.setTimeout(() => resolve(undefined), this.submitDelayMs));
@@ -250,7 +258,7 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
       this.emit({ type: 'ready' });
       return;
     }
-    void new Promise<'listed' | 'timed out' | 'gone'>((resolve) => {
+    this.#toolsWait = new Promise<'listed' | 'timed out' | 'gone'>((resolve) => {
       const timer = this.context.setTimeout(() => settle('timed out'), timeoutMs);
       const settle = (how: 'listed' | 'timed out' | 'gone'): void => {
         this.context.clearTimeout(timer);
