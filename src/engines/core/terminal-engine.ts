@@ -13,10 +13,9 @@
  * And `ready` with host tools: both terminal UIs take input before they have connected their MCP
  * servers (Claude Code ~0.9 s after its ❯, Codex ~1.1 s after its prompt, longer on a loaded
  * machine), and a prompt typed meanwhile reaches the model without the tools. So `ready` (after
- * which the host types: `send`, a sub-agent's result; a `send` during the wait is typed after it)
- * waits until the agent listed them
+ * which the host types: `send`, a sub-agent's result) waits until the agent listed them
  * (`HostToolsLoopback.toolsListed`), at most the engine's `hostToolsConnectTimeoutMs`; then it
- * comes with a `host_tools_not_connected` warning.
+ * comes with a `host_tools_not_connected` warning. A `send` during the wait is typed after it.
  */
 import { AseError } from '../../errors.js';
 import type { AgentEventBody } from '../../events/agent-event.js';
