@@ -13,6 +13,12 @@
  * is sent the message as before (the tree's default, deduplicated by its `localId`). What one delivery
  * typed it never types again: a retry after a timeout waits for the prompt already typed. (A host
  * that dies between the agent taking the prompt and the tree noting it would still deliver it twice.)
+ *
+ * Typed only once the parent's UI is ready (phase `local`): a UI that was just started (after a
+ * switch back to local) is attached before its engine says `ready`, and with host tools `ready`
+ * waits until the agent has listed them (core/terminal-engine.ts), so a result typed earlier would
+ * reach the model without them. A parent that leaves local mode before it is ready is not typed
+ * into: the delivery fails and the tree's next attempt sends it.
  */
 import { AseError } from '../errors.js';
 import { messageText } from '../events/message-text.js';
@@ -34,7 +40,7 @@ export function pasteSafe(text: string): string {
 
 /** A result typed into a parent's UI and not yet reported back by its agent. */
 interface TypedPending {
-  /** Settles once the parent's agent reported the prompt (true), or the parent ended first (false). */
+  /** Settles once the parent's agent reported the prompt (true), or the parent ended or left local mode before it was typed (false). */
   readonly taken: Promise<boolean>;
 }
 
@@ -70,18 +76,23 @@ export function typedResultDelivery(options: { confirmMs?: number } = {}): Resul
     }
     const taken = await settleWithin(pending.taken, confirmMs);
     if (taken === undefined) throw new AseError('TIMEOUT', `${parent.id} did not take the sub-agent's result typed into its terminal UI within ${confirmMs / 1000} s; it stays undelivered (still typed: not typed again)`);
-    if (!taken) throw new AseError('SESSION_STOPPED', `${parent.id} ended before it took the sub-agent's result typed into its terminal UI; it stays undelivered`);
+    if (!taken) throw new AseError('SESSION_STOPPED', `${parent.id} ended, or left local mode, before it took the sub-agent's result for its terminal UI; it stays undelivered`);
   };
 }
 
-/** Types `text` into the parent's UI and resolves true once its agent reports it as a user message, false if the parent ends first. */
+/**
+ * Types `text` into the parent's UI once it is ready, and resolves true once its agent reports it as
+ * a user message; false if the parent ends first, or leaves local mode before the UI was ready.
+ */
 function typeAndWatch(parent: Session, text: string, firstLine: string): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     let settled = false;
+    let offStatus: (() => void) | undefined;
     const settle = (taken: boolean): void => {
       if (settled) return;
       settled = true;
       off();
+      offStatus?.();
       resolve(taken);
     };
     const off = parent.on('agent', ({ event }) => {
@@ -92,8 +103,19 @@ function typeAndWatch(parent: Session, text: string, firstLine: string): Promise
     // A parent that ends first will never take it: undelivered at once, not after the whole wait.
     const ended = (): void => settle(false);
     void parent.done.then(ended, ended);
-    parent.terminal.write(`\x1b[200~${text}\x1b[201~`);
-    setTimeout(() => parent.terminal.write('\r'), SUBMIT_DELAY_MS);
+    const type = (): void => {
+      parent.terminal.write(`\x1b[200~${text}\x1b[201~`);
+      setTimeout(() => parent.terminal.write('\r'), SUBMIT_DELAY_MS);
+    };
+    if (parent.snapshot().phase === 'local') return type();
+    // Attached but not ready yet (its engine may still wait for the agent's host tools): typed at ready.
+    offStatus = parent.on('status', ({ phase, mode }) => {
+      if (mode !== 'local') return settle(false);
+      if (phase !== 'local') return;
+      offStatus?.();
+      offStatus = undefined;
+      type();
+    });
   });
 }
 

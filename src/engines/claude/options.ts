@@ -73,6 +73,7 @@ export const ClaudeOptionsSchema = z.object({
   initializeTimeoutMs: ms.optional(),
   interruptTimeoutMs: ms.optional(),
   controlTimeoutMs: ms.optional(),
+  hostToolsConnectTimeoutMs: ms.optional(),
   maxLineBytes: ms.optional(),
   onTraffic: fn<TrafficTap>('onTraffic').optional(),
   launcher: fn<NdjsonLauncher>('launcher').optional(),
@@ -119,6 +120,12 @@ export interface ClaudeEngineOptions {
   maxLineBytes?: number;
   /** Default timeout of `setPermissionMode` / `setModel`. Default 30 s. */
   controlTimeoutMs?: number;
+  /**
+   * Local mode with host tools: how long `ready` waits for Claude Code to list them (it connects
+   * its MCP servers after its UI is up); then `ready` comes with a `host_tools_not_connected`
+   * warning. Default 15 s.
+   */
+  hostToolsConnectTimeoutMs?: number;
   /** Sees every stdin/stdout line (for recording fixtures, diagnostics). */
   onTraffic?: TrafficTap;
   /** Starts the CLI process; default: a real supervised process. Tests swap in a replay. */

@@ -89,6 +89,12 @@ export interface CodexEngineOptions {
    * behind Codex's `tool_search`). `codex-exec` always uses the loopback server.
    */
   hostTools?: 'dynamic' | 'mcp';
+  /**
+   * Local mode with host tools: how long `ready` waits for Codex's terminal UI to list them (it
+   * connects its MCP servers after it takes input); then `ready` comes with a
+   * `host_tools_not_connected` warning. Default 15 s.
+   */
+  hostToolsConnectTimeoutMs?: number;
 }
 
 const ms = z.number().positive();
@@ -112,7 +118,12 @@ const SHARED = {
 };
 
 /** The options of the `codex` (app-server) engine. */
-export const CodexOptionsSchema = z.object({ ...SHARED, approvalPolicy: z.enum(CODEX_APPROVAL_POLICIES).optional(), hostTools: z.enum(['dynamic', 'mcp']).optional() });
+export const CodexOptionsSchema = z.object({
+  ...SHARED,
+  approvalPolicy: z.enum(CODEX_APPROVAL_POLICIES).optional(),
+  hostTools: z.enum(['dynamic', 'mcp']).optional(),
+  hostToolsConnectTimeoutMs: z.number().int().positive().optional(),
+});
 
 /** The options of the `codex-mcp` engine: its `approval-policy` knows only on-request and never. */
 export const CodexMcpOptionsSchema = z.object({

@@ -4,6 +4,10 @@
  * `codex-exec`) start, one per engine generation (so one per session at a time), and close when the
  * engine stops. The server is the transport and gate; the MCP meaning of each message is the same
  * dispatcher Claude's in-process server uses (host-tools-mcp.ts).
+ *
+ * `toolsListed` says when the agent has the tools: a terminal UI connects its MCP servers after
+ * it takes input, so a local engine holds its `ready` until the agent's first `tools/list` is
+ * answered (a prompt typed before that would reach the model without them).
  */
 import { HostMcpServer } from '../transport/host-mcp-server.js';
 import { answerMcpMessage, mcpCallId } from './host-tools-mcp.js';
@@ -18,6 +22,11 @@ export interface HostToolsLoopback {
   readonly port: number;
   /** The MCP server name the agent is given (tools appear as `mcp__host__<tool>` and the like). */
   readonly serverName: string;
+  /**
+   * Settles once the agent's first `tools/list` is answered (the answer is on its way; the agent's
+   * later model requests carry the tools). Never rejects; never settles for an agent that does not list.
+   */
+  readonly toolsListed: Promise<void>;
   /** Closes the calls (their handlers' signals abort) and the server; the port is free afterwards. Idempotent. */
   close(reason: string): Promise<void>;
 }
@@ -32,12 +41,16 @@ export interface HostToolsLoopbackOptions {
 }
 
 export async function startHostToolsLoopback(calls: HostToolCalls, options: HostToolsLoopbackOptions = {}): Promise<HostToolsLoopback> {
+  let listed!: () => void;
+  const toolsListed = new Promise<void>((resolve) => (listed = resolve));
   const server = await HostMcpServer.start({
-    handle: (message, { signal }) => {
+    handle: async (message, { signal }) => {
       const m = message as { method?: unknown; params?: { name?: unknown } } | null;
       const needsId = m?.method === 'tools/call' && typeof m.params?.name === 'string' && mcpCallId(m.params) === undefined;
       const fallbackCallId = needsId ? options.callIdFor?.(m.params!.name as string) : undefined;
-      return answerMcpMessage(calls, message, { serverName: HOST_TOOL_SERVER, signal, ...(fallbackCallId !== undefined && { fallbackCallId }) });
+      const answer = await answerMcpMessage(calls, message, { serverName: HOST_TOOL_SERVER, signal, ...(fallbackCallId !== undefined && { fallbackCallId }) });
+      if (m?.method === 'tools/list') listed();
+      return answer;
     },
   });
   return {
@@ -46,6 +59,7 @@ export async function startHostToolsLoopback(calls: HostToolCalls, options: Host
     bearerToken: server.bearerToken,
     port: server.port,
     serverName: HOST_TOOL_SERVER,
+    toolsListed,
     close: async (reason) => {
       calls.close(reason);
       await server.close();

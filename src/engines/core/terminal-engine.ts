@@ -9,6 +9,13 @@
  * then the PTY ladder: hang-up, SIGTERM, SIGKILL of the process group and every collected
  * descendant), hook calls handled one at a time in arrival order, and the exit (the engine reports
  * what the last moments wrote, then the terminal is detached, the hook directory removed, `exited`).
+ *
+ * And `ready` with host tools: both terminal UIs take input before they have connected their MCP
+ * servers (Claude Code ~0.9 s after its ❯, Codex ~1.1 s after its prompt, longer on a loaded
+ * machine), and a prompt typed meanwhile reaches the model without the tools. So `ready` (after
+ * which the host types: `send`, a sub-agent's result) waits until the agent listed them
+ * (`HostToolsLoopback.toolsListed`), at most the engine's `hostToolsConnectTimeoutMs`; then it
+ * comes with a `host_tools_not_connected` warning. A `send` during the wait is typed after it.
  */
 import { AseError } from '../../errors.js';
 import type { AgentEventBody } from '../../events/agent-event.js';
@@ -18,11 +25,14 @@ import { HookServer, type HookCall } from '../transport/hook-server.js';
 import { spawnPty, type PtyProcess } from '../transport/pty-process.js';
 import type { AgentEngine, AgentEventListener, EngineCapabilities, EngineContext, EngineStartSpec, TerminalPort } from './engine.js';
 import { EngineEvents } from './engine-events.js';
+import type { HostToolsLoopback } from './host-tools-loopback.js';
 
 /** Terminal size when the host has none to offer. */
 const DEFAULT_SIZE = { cols: 120, rows: 40 };
 /** After Esc, how long stop() lets the agent write the interrupted turn before hanging up. */
 const STOP_INTERRUPT_MS = 300;
+/** How long `ready` waits for the agent to list the host tools, unless `hostToolsConnectTimeoutMs` says otherwise. */
+export const HOST_TOOLS_CONNECT_TIMEOUT_MS = 15_000;
 
 /** The engine's hook directory: where the socket is, and how it goes away. */
 export interface TerminalHooks {
@@ -56,6 +66,10 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
   #asks = 0;
   /** Hook calls are handled one at a time, in arrival order (a Stop must not overtake a SessionStart). */
   #hookChain: Promise<void> = Promise.resolve();
+  /** Ends the wait for the host tools without `ready` (the terminal UI exited meanwhile). */
+  #stopWaitingForTools: (() => void) | undefined;
+  /** While `ready` waits for the host tools: settles when that wait ends (`send` types after it). */
+  #toolsWait: Promise<unknown> | undefined;
 
   /** How errors name the engine: `claude local engine`. */
   protected abstract readonly label: string;
@@ -144,8 +158,13 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
     this.started();
   }
 
-  /** Types `message` into the terminal as a paste, then Enter. */
+  /**
+   * Types `message` into the terminal as a paste, then Enter. Sent while `ready` still waits for the
+   * host tools, it is typed when that wait ends (so it too reaches a model that has them).
+   */
   async send(message: UserMessage): Promise<void> {
+    this.assertRunning('send');
+    await this.#toolsWait;
     const pty = this.assertRunning('send');
     pty.write(`\x1b[200~${message.text}\x1b[201~`);
     await new Promise((resolve) => this.context.setTimeout(() => resolve(undefined), this.submitDelayMs));
@@ -228,6 +247,38 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
     }
   }
 
+  /**
+   * `ready` now without host tools (`loopback` undefined); with them once the agent listed them, or
+   * after `timeoutMs` with a `host_tools_not_connected` warning; never if the terminal UI exits first.
+   * Returns at once: the wait runs on its own (not in the hook chain, whose hooks it must not hold).
+   */
+  protected readyOnceToolsListed(loopback: HostToolsLoopback | undefined, timeoutMs: number): void {
+    if (!loopback) {
+      this.emit({ type: 'ready' });
+      return;
+    }
+    this.#toolsWait = new Promise<'listed' | 'timed out' | 'gone'>((resolve) => {
+      const timer = this.context.setTimeout(() => settle('timed out'), timeoutMs);
+      const settle = (how: 'listed' | 'timed out' | 'gone'): void => {
+        this.context.clearTimeout(timer);
+        this.#stopWaitingForTools = undefined;
+        resolve(how);
+      };
+      this.#stopWaitingForTools = () => settle('gone');
+      void loopback.toolsListed.then(() => settle('listed'));
+    }).then((outcome) => {
+      if (outcome === 'gone') return;
+      if (outcome === 'timed out') {
+        this.emit({
+          type: 'warning',
+          code: 'host_tools_not_connected',
+          message: `${this.label}: the agent did not list the host tools within ${timeoutMs / 1000} s (its MCP connection to them); ready anyway, but a prompt now may reach the model without them`,
+        });
+      }
+      this.emit({ type: 'ready' });
+    });
+  }
+
   /** Ends a turn the transcript did not end (the PTY went away mid-turn). */
   protected endTurn(status: 'completed' | 'cancelled', usage: Extract<AgentEventBody, { type: 'turn_complete' }>['usage']): void {
     this.busy = false;
@@ -236,6 +287,7 @@ export abstract class TerminalEngine<H extends TerminalHooks = TerminalHooks> im
   }
 
   async #onExit(exit: ProcessExit): Promise<void> {
+    this.#stopWaitingForTools?.();
     // Whatever the last moments wrote is reported before the exit.
     await this.#hookChain;
     await this.onTerminalExit();

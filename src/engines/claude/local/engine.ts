@@ -8,7 +8,7 @@
  *   (transport/pty-process.ts) handed to the host (`EngineContext.terminal`) for rendering.
  * - `SessionStart` says which session really runs: `session_identified`, then `ready`. An id other
  *   than the requested one is an `error` event (never silent), and the transcript followed moves
- *   to the new file.
+ *   to the new file. With host tools, `ready` waits until Claude Code listed them (below).
  * - Output comes from the transcript JSONL (`transcript_path` of the hook), read from where it
  *   ended when this process started, mapped by the remote engine's translator (same ids).
  * - `UserPromptSubmit` / `Stop` bracket a turn typed in the terminal; `Stop` reads the transcript
@@ -25,6 +25,10 @@
  *   this generation, declared in an `--mcp-config` file in the private hook directory (so its secret
  *   URL is on no command line), listed always-loaded; the trusted ones in `--allowedTools` (no
  *   dialog), those with `requiresPermission` asked like any tool. Reported under their own names.
+ *   Claude Code connects its MCP servers only after its UI is up (and after `SessionStart`): a
+ *   prompt typed at once would reach the model without the tools. So `ready` comes once its
+ *   `tools/list` was answered, or after `hostToolsConnectTimeoutMs` with a `warning`
+ *   (`host_tools_not_connected`): everything that types into the UI waits for `ready`.
  * - The host's commands (`/ase:enter <id>`, terminal-commands.ts): a `UserPromptSubmit` naming one
  *   is blocked (the model never sees it) and handed to the host (`TerminalHost.command`), whose
  *   answer the UI shows; no turn starts.
@@ -39,7 +43,7 @@ import { findAgent } from '../../core/agent-discovery.js';
 import type { EngineCapabilities, EngineContext, EngineStartSpec } from '../../core/engine.js';
 import { startHostToolsLoopback, type HostToolsLoopback } from '../../core/host-tools-loopback.js';
 import { HOST_TOOL_SERVER, type HostToolCalls } from '../../core/host-tools.js';
-import { TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
+import { HOST_TOOLS_CONNECT_TIMEOUT_MS, TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
 import { buildEnv } from '../../transport/env.js';
 import type { HookCall } from '../../transport/hook-server.js';
 import { JsonlTail } from '../../transport/jsonl-tail.js';
@@ -68,6 +72,7 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
   /** This generation's host tools server (only when the session has tools); closed at the exit. */
   #loopback: HostToolsLoopback | undefined;
   #hostCalls: HostToolCalls | undefined;
+  #toolsConnectTimeoutMs = HOST_TOOLS_CONNECT_TIMEOUT_MS;
   #ready = false;
   /** The texts of the assistant messages reported in this turn. */
   #turnTexts = new Set<string>();
@@ -100,6 +105,7 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
     const options = toolbox ? withTrustedHostTools(chosen, toolbox) : chosen;
     const toolArgs: string[] = [];
     if (toolbox) {
+      this.#toolsConnectTimeoutMs = options.hostToolsConnectTimeoutMs ?? HOST_TOOLS_CONNECT_TIMEOUT_MS;
       this.#hostCalls = toolbox.calls();
       this.#loopback = await startHostToolsLoopback(this.#hostCalls);
       const mcpConfig = join(hooks.dir, 'mcp.json');
@@ -221,7 +227,9 @@ export class ClaudeLocalEngine extends TerminalEngine<HookFiles> {
     this.emit({ type: 'session_identified', resumeToken: id, ...(path !== undefined && { transcriptPath: path }) });
     if (!this.#ready) {
       this.#ready = true;
-      this.emit({ type: 'ready' });
+      // Not awaited: the hook is answered first (Claude Code may hold its MCP connection behind it),
+      // and the hooks after it are not held up.
+      this.readyOnceToolsListed(this.#loopback, this.#toolsConnectTimeoutMs);
     }
   }
 

@@ -30,7 +30,9 @@
  *   environment (`bearer_token_env_var`: `ps` never shows it), approvals off unless a tool has
  *   `requiresPermission` (then Codex asks for the server's tools, through the `PermissionRequest`
  *   hook or its dialog). Codex lists MCP tools behind its `tool_search` (namespace `mcp__host`).
- *   Reported under the tool's own name.
+ *   Reported under the tool's own name. Codex takes input ~1.1 s before it connects them (0.169.0),
+ *   so `ready` waits for its `tools/list` (core/terminal-engine.ts), `hostToolsConnectTimeoutMs`
+ *   at most.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +42,7 @@ import { readAgentVersion, versionWarning } from '../../core/agent-version.js';
 import type { EngineCapabilities, EngineContext, EngineStartSpec, TerminalPort } from '../../core/engine.js';
 import { startHostToolsLoopback, type HostToolsLoopback } from '../../core/host-tools-loopback.js';
 import { displayToolName, type HostToolbox, type HostToolCalls } from '../../core/host-tools.js';
-import { TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
+import { HOST_TOOLS_CONNECT_TIMEOUT_MS, TerminalEngine, type TerminalLaunch } from '../../core/terminal-engine.js';
 import { buildEnv } from '../../transport/env.js';
 import { createHookDir, type HookDir } from '../../transport/hook-dir.js';
 import type { HookCall } from '../../transport/hook-server.js';
@@ -71,6 +73,7 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
   #loopback: HostToolsLoopback | undefined;
   #hostCalls: HostToolCalls | undefined;
   #toolbox: HostToolbox | undefined;
+  #toolsConnectTimeoutMs = HOST_TOOLS_CONNECT_TIMEOUT_MS;
   /** Set when a thread is resumed: named at once, confirmed by SessionStart. */
   #resumed: string | undefined;
 
@@ -119,6 +122,7 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
     let hostServer: Record<string, unknown> = {};
     if (toolbox) {
       this.#toolbox = toolbox;
+      this.#toolsConnectTimeoutMs = options.hostToolsConnectTimeoutMs ?? HOST_TOOLS_CONNECT_TIMEOUT_MS;
       this.#hostCalls = toolbox.calls();
       const loopback = (this.#loopback = await startHostToolsLoopback(this.#hostCalls));
       env[HOST_TOKEN_ENV] = loopback.bearerToken;
@@ -150,9 +154,10 @@ export class CodexLocalEngine extends TerminalEngine<HookDir> {
   }
 
   protected override started(): void {
-    // Codex names a new thread only with its first prompt: a resumed one is known now.
+    // Codex names a new thread only with its first prompt: a resumed one is known now. Without host
+    // tools the UI is ready as soon as the PTY runs (it takes keystrokes from then on).
     if (this.#resumed !== undefined) this.emit({ type: 'session_identified', resumeToken: this.#resumed, transcriptPath: this.#tail!.path });
-    this.emit({ type: 'ready' });
+    this.readyOnceToolsListed(this.#loopback, this.#toolsConnectTimeoutMs);
   }
 
   protected override async closeTranscript(): Promise<void> {
