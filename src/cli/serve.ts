@@ -47,51 +47,53 @@ export async function runServe(args: ServeArgs, output: Output, signal?: AbortSi
   const other = await findLiveServer(args.dataDir);
   if (other) throw new AseError('INVALID_OPTIONS', `another ase serve (pid ${other.pid}, ${other.url}) runs on the data dir ${args.dataDir}: two servers would drive the same sessions`);
   const shared = args.store === undefined ? undefined : await sharedStore(args.store);
-  const server = await startServer({
-    ...shared,
-    hostname: args.host,
-    port: args.port,
-    dataDir: args.dataDir,
-    ...(token !== undefined && { token }),
-    ...(engines.length > 0 && { engines }),
-    ...(args.allowOrigins.length > 0 && { allowedOrigins: args.allowOrigins }),
-    ...(args.allowHosts !== undefined && args.allowHosts.length > 0 && { allowedHosts: args.allowHosts }),
-    ...(args.bins && Object.keys(args.bins).length > 0 && { bins: args.bins }),
-    ...(args.leaseTtlMs !== undefined && { leaseTtlMs: args.leaseTtlMs }),
-    ...(args.subAgents && { subAgents: true }),
-  });
-  output.out(`ase serve: open ${server.pageUrl}\n`);
-  if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);
-  output.out(`data: ${args.dataDir}${shared ? ` (sessions in PostgreSQL, schema ${shared.store.schema})` : ''}\n`);
-  // Sessions that were live when the last server died are reopened in the background: said once done.
-  void server.recovery.then((report) => {
-    if (report.error) output.err(`ase serve: could not list the stored sessions to reopen: ${report.error.code}: ${report.error.message}\n`);
-    if (report.reopened.length > 0) output.err(`ase serve: reopened ${report.reopened.length} session(s) that were live when the last server stopped: ${report.reopened.join(', ')}\n`);
-    for (const s of report.skipped) output.err(`ase serve: session ${s.sessionId} was live but is not reopened here: ${s.code}: ${s.message}\n`);
-  });
-  // serve.json: `ase run --mode local` and `ase attach` on this data dir find the server there.
-  // A generated token goes into a file only this user can read, for them.
-  const tokenFile = args.tokenFile ?? generatedTokenPath(args.dataDir);
+  // Listened for before the server starts: a SIGTERM right after the page URL is out (or while the
+  // server starts) stops the sessions cleanly instead of killing the process with them running.
+  const stop = stopRequest(signal);
   try {
-    if (args.tokenFile === undefined) await writeFile(tokenFile, server.token + '\n', { mode: 0o600 });
-    await writeServeFile(args.dataDir, { url: reachableUrl(server.url, args.host), tokenFile, ...(args.subAgents && { subAgents: true }) });
-    await new Promise<void>((resolve) => {
-      const done = () => resolve();
-      process.once('SIGINT', done);
-      process.once('SIGTERM', done);
-      signal?.addEventListener('abort', done, { once: true });
+    const server = await startServer({
+      ...shared,
+      hostname: args.host,
+      port: args.port,
+      dataDir: args.dataDir,
+      ...(token !== undefined && { token }),
+      ...(engines.length > 0 && { engines }),
+      ...(args.allowOrigins.length > 0 && { allowedOrigins: args.allowOrigins }),
+      ...(args.allowHosts !== undefined && args.allowHosts.length > 0 && { allowedHosts: args.allowHosts }),
+      ...(args.bins && Object.keys(args.bins).length > 0 && { bins: args.bins }),
+      ...(args.leaseTtlMs !== undefined && { leaseTtlMs: args.leaseTtlMs }),
+      ...(args.subAgents && { subAgents: true }),
     });
+    output.out(`ase serve: open ${server.pageUrl}\n`);
+    if (server.generatedToken) output.out(`token: ${server.token}   (API clients: Authorization: Bearer <token>)\n`);
+    output.out(`data: ${args.dataDir}${shared ? ` (sessions in PostgreSQL, schema ${shared.store.schema})` : ''}\n`);
+    // Sessions that were live when the last server died are reopened in the background: said once done.
+    void server.recovery.then((report) => {
+      if (report.error) output.err(`ase serve: could not list the stored sessions to reopen: ${report.error.code}: ${report.error.message}\n`);
+      if (report.reopened.length > 0) output.err(`ase serve: reopened ${report.reopened.length} session(s) that were live when the last server stopped: ${report.reopened.join(', ')}\n`);
+      for (const s of report.skipped) output.err(`ase serve: session ${s.sessionId} was live but is not reopened here: ${s.code}: ${s.message}\n`);
+    });
+    // serve.json: `ase run --mode local` and `ase attach` on this data dir find the server there.
+    // A generated token goes into a file only this user can read, for them.
+    const tokenFile = args.tokenFile ?? generatedTokenPath(args.dataDir);
+    try {
+      if (args.tokenFile === undefined) await writeFile(tokenFile, server.token + '\n', { mode: 0o600 });
+      await writeServeFile(args.dataDir, { url: reachableUrl(server.url, args.host), tokenFile, ...(args.subAgents && { subAgents: true }) });
+      await stop.requested;
+    } finally {
+      await removeServeFile(args.dataDir).catch(() => undefined);
+      if (args.tokenFile === undefined) await rm(tokenFile, { force: true }).catch(() => undefined);
+    }
+    output.err('ase serve: stopping sessions...\n');
+    await server.close();
+    await shared?.router.close();
+    await shared?.relay.close();
+    await shared?.store.close();
+    await shared?.journal.close();
+    return 0;
   } finally {
-    await removeServeFile(args.dataDir).catch(() => undefined);
-    if (args.tokenFile === undefined) await rm(tokenFile, { force: true }).catch(() => undefined);
+    stop.dispose();
   }
-  output.err('ase serve: stopping sessions...\n');
-  await server.close();
-  await shared?.router.close();
-  await shared?.relay.close();
-  await shared?.store.close();
-  await shared?.journal.close();
-  return 0;
 }
 
 /** The URL a command on this machine uses: a wildcard bind is reached on loopback. */
@@ -111,4 +113,22 @@ async function sharedStore(url: string) {
   const connectionString = parsed.toString();
   const options = { connectionString, ...(schema !== undefined && { schema }) };
   return { store: new PostgresStore(options), journal: new PostgresJournal(options), router: new PostgresCommandRouter(options), relay: new PostgresLiveRelay(options) };
+}
+
+/** Resolves on SIGINT, SIGTERM or `signal`'s abort; `dispose` removes the listeners. */
+function stopRequest(signal?: AbortSignal): { requested: Promise<void>; dispose(): void } {
+  let done!: () => void;
+  const requested = new Promise<void>((resolve) => (done = () => resolve()));
+  process.once('SIGINT', done);
+  process.once('SIGTERM', done);
+  signal?.addEventListener('abort', done, { once: true });
+  if (signal?.aborted) done();
+  return {
+    requested,
+    dispose: () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      signal?.removeEventListener('abort', done);
+    },
+  };
 }

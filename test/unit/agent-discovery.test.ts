@@ -306,7 +306,7 @@ describe('claude options → flags', () => {
     expect(refuse({ passEnv: ['*'] })).toContain('"*" alone would pass everything');
     expect(refuse({ env: { '': 'x' } })).toContain('a variable name cannot be empty');
     expect(refuse({ bogus: 1, other: 2 })).toBe(
-      'claude engine options: unknown options "bogus", "other" (known: addDirs, allowedTools, appendSystemPrompt, bin, controlTimeoutMs, disallowedTools, env, extraArgs, fallbackModel, initializeTimeoutMs, interruptTimeoutMs, launcher, maxLineBytes, maxTurns, mcpServers, model, onTraffic, passEnv, permissionMode, settings, shutdown, systemPrompt)',
+      'claude engine options: unknown options "bogus", "other" (known: addDirs, allowedTools, appendSystemPrompt, bin, controlTimeoutMs, disallowedTools, env, extraArgs, fallbackModel, hostToolsConnectTimeoutMs, initializeTimeoutMs, interruptTimeoutMs, launcher, maxLineBytes, maxTurns, mcpServers, model, onTraffic, passEnv, permissionMode, settings, shutdown, systemPrompt)',
     );
   });
 });
