@@ -80,9 +80,12 @@ async function consumers(dist) {
 }
 
 const sets = Object.fromEntries(await Promise.all(Object.entries(builds).map(async ([name, dist]) => [name, await consumers(dist)])));
+// CONSUMERS=engine,session measures only those (e.g. one per process, from a shell loop: each then
+// starts from its own heap instead of the one the consumer before it left).
+const KINDS = process.env.CONSUMERS ? process.env.CONSUMERS.split(',') : ['bare', 'sdk', 'engine', 'session', 'memory'];
 const results = {};
 for (let round = 0; round <= Number(rounds); round++) {
-  for (const kind of ['bare', 'sdk', 'engine', 'session', 'memory']) {
+  for (const kind of KINDS) {
     // Which build goes first alternates by round: the first of a pair measured ~10% slower.
     const order = Object.entries(sets);
     if (round % 2 === 1) order.reverse();

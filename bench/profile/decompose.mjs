@@ -3,7 +3,7 @@
 // for memory (store, journal), CPU time of this process (process.cpuUsage), medians of interleaved
 // rounds. The differences between rows say what the FileStore, the FileJournal and the session
 // layer itself each add to a turn.
-//   npm run build && node bench/profile/decompose.mjs [lines] [rounds]
+//   npm run build && node [--expose-gc] bench/profile/decompose.mjs [lines] [rounds]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,6 +61,9 @@ for (let round = 0; round <= Number(rounds); round++) {
   const order = Object.entries(consumers);
   if (round % 2 === 1) order.reverse();
   for (const [name, run] of order) {
+    // Under --expose-gc every consumer starts from a collected heap: otherwise each inherits what the
+    // one before it left, and a major collection lands in whichever run happens to trigger it.
+    globalThis.gc?.();
     const c0 = process.cpuUsage();
     const stop = await run();
     const { user, system } = process.cpuUsage(c0);
