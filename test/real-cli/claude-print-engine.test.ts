@@ -13,7 +13,8 @@ import { createSession, MemoryJournal, MemoryStore, type AgentEvent } from '../.
 import { startAnthropicMock, type AnthropicMock } from '../mocks/anthropic-mock.js';
 import { claudeBinary, hermeticClaudeEnv } from '../support/claude-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
-import { engineConformance, eventOrderingViolations, registerWithVitest } from '../../src/testing.js';
+import { engineConformance, registerWithVitest } from '../../src/testing.js';
+import { expectWellOrdered } from '../support/well-ordered.js';
 import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { processesUnder } from '../support/processes.js';
 import { agentEvent, waitForNotice } from '../support/session-notices.js';
@@ -64,16 +65,6 @@ describe('claude-print engine (driven) with the real Claude Code CLI', () => {
     }),
     { describe, it },
   );
-
-  /** What the kit's `start` and `resume` checks assert of one engine generation's whole event log (after stop). */
-  const TURN_EVENTS = new Set(['thinking', 'text_delta', 'message', 'tool_call', 'tool_result', 'permission_request', 'turn_complete']);
-  function expectWellOrdered(events: readonly AgentEvent[], gen: number, turns: number) {
-    const ready = events.findIndex((e) => e.type === 'ready');
-    expect(ready).toBeGreaterThanOrEqual(0);
-    expect(events.slice(0, ready).filter((e) => TURN_EVENTS.has(e.type))).toEqual([]);
-    expect(eventOrderingViolations(events, { gen, turns })).toEqual([]);
-    expect(events.at(-1)?.type).toBe('exited');
-  }
 
   it('resumes the session by id after a host restart (a new engine generation), through createSession', async () => {
     const store = new MemoryStore();

@@ -13,7 +13,8 @@ import { createSession, MemoryJournal, MemoryStore, type AgentEvent, type Sessio
 import { execCommandCall, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { findRollouts, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
 import { EventLog, realEngineContext, recordTraffic, saveFixture, type TrafficEntry } from '../support/codex-engine-kit.js';
-import { engineConformance, eventOrderingViolations, registerWithVitest } from '../../src/testing.js';
+import { engineConformance, registerWithVitest } from '../../src/testing.js';
+import { expectWellOrdered } from '../support/well-ordered.js';
 import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { processesUnder } from '../support/processes.js';
 import { agentEvent, waitForNotice } from '../support/session-notices.js';
@@ -57,16 +58,6 @@ describe('codex-exec engine (driven) with the real codex 0.169.0', () => {
     }),
     { describe, it },
   );
-
-  /** What the kit's `start` and `resume` checks assert of an engine's whole event log (after stop). */
-  const TURN_EVENTS = new Set(['thinking', 'text_delta', 'message', 'tool_call', 'tool_result', 'permission_request', 'turn_complete']);
-  function expectWellOrdered(events: readonly AgentEvent[], gen: number, turns: number) {
-    const ready = events.findIndex((e) => e.type === 'ready');
-    expect(ready).toBeGreaterThanOrEqual(0);
-    expect(events.slice(0, ready).filter((e) => TURN_EVENTS.has(e.type))).toEqual([]);
-    expect(eventOrderingViolations(events, { gen, turns })).toEqual([]);
-    expect(events.at(-1)?.type).toBe('exited');
-  }
 
   it('resumes the same thread on every turn (one rollout), and runs under a session', async () => {
     const engine = new CodexExecEngine(realEngineContext(), { bin: h.bin, env: h.env, onTraffic: recordTraffic(traffic) });

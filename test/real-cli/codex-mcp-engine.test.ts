@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codexMcpEngine, CodexMcpEngine, type CodexMcpEngineOptions } from '../../src/engines/codex/index.js';
 import type { EngineFactory } from '../../src/engines/core/engine.js';
 import { engineConformance, eventOrderingViolations, registerWithVitest } from '../../src/testing.js';
+import { expectNoTurnEventBeforeReady } from '../support/well-ordered.js';
 import { applyPatchCall, execCommandCall, lastUserText, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { codexBinary, type HermeticCodex } from '../support/codex-hermetic.js';
 import { realEngineContext } from '../support/codex-engine-kit.js';
@@ -45,7 +46,7 @@ describe('codex-mcp engine with the real codex 0.153.4 mcp-server', () => {
     const readyMs = Math.round(performance.now() - started);
     expect(engine.version).toBe(VERSION);
     // (The kit's start check) no turn event before `ready`.
-    expect(log.events.slice(0, log.events.findIndex((e) => e.type === 'ready')).filter((e) => ['thinking', 'text_delta', 'message', 'tool_call', 'tool_result', 'permission_request', 'turn_complete'].includes(e.type))).toEqual([]);
+    expectNoTurnEventBeforeReady(log.events);
 
     mock.enqueue({ kind: 'text', text: 'Hello from the mock.', reasoning: 'considering', usage: { inputTokens: 120, cachedInputTokens: 20 } });
     let mark = log.mark();
