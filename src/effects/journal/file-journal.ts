@@ -19,6 +19,7 @@ import { TranscriptEntrySchema, upgradeTranscriptEntry, type JournaledEntry, typ
 import { JournalWatchers, type JournalBounds, type JournaledJson, type JournalListener, type JournalRange, type TranscriptJournal } from './transcript-journal.js';
 import { assertSessionId } from '../store/file-store.js';
 import { errno, syncDir } from '../fs-durable.js';
+import { serializeEntry } from './serialize-entry.js';
 import { checkpointAfter, checkpointBefore, emptyIndex, endsLine, extendIndex, nextSeq, readLines, seqAtEnd, type SeqIndex } from './seq-index.js';
 
 export interface FileJournalOptions {
@@ -465,18 +466,6 @@ function isStoredAsRead(entry: TranscriptEntry, seq: number, data: object, text:
   if (entry.seq !== seq || upgradeTranscriptEntry(entry) !== entry || text.includes('\r')) return false;
   for (const key in data) if (!ENTRY_KEYS.has(key)) return false;
   return true;
-}
-
-/** An entry as a JSON object without its `seq` (the journal assigns it); throws when it is not serializable as one. */
-function serializeEntry(entry: TranscriptEntry): string {
-  let own: object = entry;
-  if (Object.hasOwn(entry, 'seq')) {
-    const { seq: _replaced, ...rest } = entry;
-    own = rest;
-  }
-  const json = JSON.stringify(own) as string | undefined;
-  if (json === undefined || !json.startsWith('{')) throw new Error('it does not serialize as a JSON object');
-  return json;
 }
 
 /**

@@ -14,6 +14,7 @@
  */
 import { AseError, isAseError } from '../../errors.js';
 import { TranscriptEntrySchema, type JournaledEntry, type TranscriptEntry } from '../../events/transcript-entry.js';
+import { serializeEntry } from '../journal/serialize-entry.js';
 import { JournalWatchers, type JournalAppendOptions, type JournalBounds, type JournalListener, type JournalRange, type TranscriptJournal } from '../journal/transcript-journal.js';
 import { JournalFeed } from './journal-feed.js';
 import { PostgresPool, type PostgresConnectionOptions } from './pool.js';
@@ -42,14 +43,7 @@ function checkFence(fence: number | undefined): void {
  */
 function serializeForAppend(entry: TranscriptEntry): string {
   if (typeof entry?.sessionId !== 'string' || entry.sessionId === '') throw new AseError('INVALID_INPUT', 'a transcript entry needs a sessionId');
-  let own: object = entry;
-  if (Object.hasOwn(entry, 'seq')) {
-    const { seq: _replaced, ...rest } = entry;
-    own = rest;
-  }
-  const text = JSON.stringify(own) as string | undefined;
-  if (text === undefined || !text.startsWith('{')) throw new Error('it does not serialize as a JSON object');
-  return text;
+  return serializeEntry(entry);
 }
 
 /** An entry refused before anything is queued: an AseError as it is, anything else (a serialization failure) as INVALID_INPUT. */
