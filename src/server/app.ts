@@ -34,6 +34,7 @@ import { LIVE_PHASES } from './recover-sessions.js';
 import type { SessionHost } from './session-host.js';
 import { TreeFeed } from './tree-feed.js';
 import * as treeRules from '../session/session-tree-state.js';
+import { oneAtATime } from '../effects/one-at-a-time.js';
 import { storedOrStopped } from '../session/stored-or-stopped.js';
 import { typedResultDelivery } from '../session/typed-result.js';
 import { diagramSvg } from './diagram-svg.js';
@@ -243,19 +244,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
    * take turns per id: each takes the session's lease, and the other would find it held, by this
    * very server, and answer a spurious 409 `SESSION_OWNED`.
    */
-  const lifecycles = new Map<string, Promise<unknown>>();
-  const oneAtATime = <T>(id: string, work: () => Promise<T>): Promise<T> => {
-    const run = (lifecycles.get(id) ?? Promise.resolve()).then(work, work);
-    const settled = run.then(
-      () => undefined,
-      () => undefined,
-    );
-    lifecycles.set(id, settled);
-    void settled.then(() => {
-      if (lifecycles.get(id) === settled) lifecycles.delete(id);
-    });
-    return run;
-  };
+  const inTurn = oneAtATime();
 
   /** The session if it runs here (its hub attached), else undefined. */
   const runningHere = (id: string): Session | undefined => {
@@ -265,7 +254,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
     return running;
   };
 
-  /** Continues a stored session here; the caller holds the id's turn (`oneAtATime`). */
+  /** Continues a stored session here; the caller holds the id's turn (`inTurn`). */
   const openHere = async (id: string, adopt: boolean): Promise<Session> => {
     const running = runningHere(id); // opened while this call waited for its turn
     if (running) return running;
@@ -279,7 +268,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
   };
 
   /** The live session, continuing a stored one if needed (actions need a running session). */
-  const liveSession = async (id: string, adopt = false): Promise<Session> => runningHere(id) ?? oneAtATime(id, () => openHere(id, adopt));
+  const liveSession = async (id: string, adopt = false): Promise<Session> => runningHere(id) ?? inTurn(id, () => openHere(id, adopt));
 
   const readJson = async <T>(c: Context, schema: z.ZodType<T>): Promise<T> => {
     const text = await readBodyText(c.req.raw, maxBody);
@@ -588,7 +577,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
       }
       case 'stop': {
         if (hubs.get(id)?.session ?? host.get(id)) return { stopped: true, snapshot: await host.stop(id) };
-        return oneAtATime(id, () => (host.get(id) ? host.stop(id).then((snapshot) => ({ stopped: true, snapshot })) : stopNotRunningHere(id)));
+        return inTurn(id, () => (host.get(id) ? host.stop(id).then((snapshot) => ({ stopped: true, snapshot })) : stopNotRunningHere(id)));
       }
     }
   };
@@ -602,7 +591,7 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
    * `hibernated`, `failed`): nothing is started; the lease is taken for a moment to prove no live
    * process holds it (`settleStored`), and the answer says the phase (`live: false`). A live owner
    * is 409 `SESSION_OWNED` either way, as for every other command: never `stopped` for a session
-   * that still runs. Known only by its transcript: nothing to stop. Runs in the id's turn (`oneAtATime`).
+   * that still runs. Known only by its transcript: nothing to stop. Runs in the id's turn (`inTurn`).
    */
   const stopNotRunningHere = async (id: string): Promise<Record<string, unknown>> => {
     const stored = await host.stored(id);

@@ -40,6 +40,7 @@ import { AseError } from '../../errors.js';
 import { assertExpectedVersion, assertStateOf } from './memory-store.js';
 import { assertAcquireOptions, assertCurrentLease, assertLease, takeLease, toLease, type LeaseRecord } from './lease.js';
 import { heldLeases, type HeldLeases } from './held-leases.js';
+import { oneAtATime } from '../one-at-a-time.js';
 import { heartbeatDir, ownerHeartbeat, readHeartbeatExpiry, type OwnerHeartbeat } from './owner-heartbeat.js';
 import { currentProcess, liveness, type ProcessIdentity } from './process-identity.js';
 import type { AcquireOptions, Lease, LeaseOwner, SaveResult, SessionStore } from './session-store.js';
@@ -80,21 +81,7 @@ export function isValidSessionId(sessionId: string): boolean {
 }
 
 /** Per session file, process-wide, so two FileStore instances on one dir also serialize. */
-const chains = new Map<string, Promise<void>>();
-
-function serialize<T>(key: string, task: () => Promise<T>): Promise<T> {
-  const previous = chains.get(key) ?? Promise.resolve();
-  const run = previous.then(task);
-  const tail = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  chains.set(key, tail);
-  void tail.then(() => {
-    if (chains.get(key) === tail) chains.delete(key);
-  });
-  return run;
-}
+const serialize = oneAtATime();
 
 /** What is on disk: `state` is undefined when the file has a readable version but a bad state. */
 interface OnDisk {
