@@ -5,23 +5,8 @@
  * waiting, stays.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { TerminalRoom, type TerminalSocket } from '../../src/server/terminal-room.js';
-
-class FakeSocket implements TerminalSocket {
-  bufferedAmount = 0;
-  closed: { code: number; reason: string } | undefined;
-  terminated = false;
-  sent = 0;
-  send(): void {
-    this.sent++;
-  }
-  close(code: number, reason: string): void {
-    this.closed ??= { code, reason };
-  }
-  terminate(): void {
-    this.terminated = true;
-  }
-}
+import { TerminalRoom } from '../../src/server/terminal-room.js';
+import { FakeTerminalSocket as FakeSocket } from '../support/fake-terminal-socket.js';
 
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

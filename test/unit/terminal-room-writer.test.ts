@@ -4,25 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Session } from '../../src/index.js';
-import { TerminalRoom, TERMINAL_CLOSE, type TerminalSocket } from '../../src/server/terminal-room.js';
-
-class FakeSocket implements TerminalSocket {
-  bufferedAmount = 0;
-  readyState = 1;
-  closed: { code: number; reason: string } | undefined;
-  frames: string[] = [];
-  send(data: string | Uint8Array): void {
-    if (typeof data === 'string') this.frames.push(data);
-  }
-  close(code: number, reason: string): void {
-    this.closed ??= { code, reason };
-  }
-  terminate(): void {}
-  /** The status frames it was sent. */
-  statuses(): { role: string; writerAttached: boolean }[] {
-    return this.frames.map((f) => JSON.parse(f) as { type: string; role: string; writerAttached: boolean }).filter((f) => f.type === 'status');
-  }
-}
+import { TerminalRoom, TERMINAL_CLOSE } from '../../src/server/terminal-room.js';
+import { FakeTerminalSocket as FakeSocket } from '../support/fake-terminal-socket.js';
 
 const room = (maxBufferedBytes = 1 << 20) => new TerminalRoom({ sessionId: 's', maxBufferedBytes, writerWaitMs: 1000, onClosed: () => {} });
 
