@@ -205,12 +205,7 @@ export class TerminalRoom {
   }
 
   leave(socket: TerminalSocket): void {
-    const waiting = this.#waitingWriters.get(socket);
-    if (waiting !== undefined) {
-      clearTimeout(waiting.timer);
-      this.#waitingWriters.delete(socket);
-      return;
-    }
+    if (this.#stopWaiting(socket)) return;
     const client = this.#clients.get(socket);
     if (!client) return;
     this.#clients.delete(socket);
@@ -225,8 +220,7 @@ export class TerminalRoom {
    */
   #writerGone(): void {
     for (const [socket, waiting] of this.#waitingWriters) {
-      clearTimeout(waiting.timer);
-      this.#waitingWriters.delete(socket);
+      this.#stopWaiting(socket);
       if (isClosing(socket)) continue;
       this.#admit(socket, 'writer');
       for (const frame of waiting.frames) {
@@ -249,21 +243,26 @@ export class TerminalRoom {
       // The writer's close may have begun since (its close event comes only once the connection ends).
       const current = this.#writer();
       if (current && isClosing(current.socket)) this.leave(current.socket);
-      const waiting = this.#waitingWriters.get(socket);
-      if (!waiting) return; // it got the place
-      this.#waitingWriters.delete(socket);
+      if (!this.#waitingWriters.delete(socket)) return; // it got the place
       socket.close(TERMINAL_CLOSE.writerTaken, 'a desk is already attached');
     }, this.#opts.writerWaitMs ?? WRITER_WAIT_MS);
     timer.unref?.();
     this.#waitingWriters.set(socket, { timer, frames: [], bytes: 0 });
   }
 
+  /** Forgets a waiting writer (its 4409 timer too); false when `socket` was not one. */
+  #stopWaiting(socket: TerminalSocket): boolean {
+    const waiting = this.#waitingWriters.get(socket);
+    if (!waiting) return false;
+    clearTimeout(waiting.timer);
+    return this.#waitingWriters.delete(socket);
+  }
+
   /** A frame from a writer still waiting for the place: kept for when it gets it; too many, and it is closed. */
   #hold(socket: TerminalSocket, waiting: WaitingWriter, frame: Uint8Array | string): void {
     waiting.bytes += typeof frame === 'string' ? frame.length : frame.byteLength;
     if (waiting.bytes > WAITING_FRAMES_MAX_BYTES) {
-      clearTimeout(waiting.timer);
-      this.#waitingWriters.delete(socket);
+      this.#stopWaiting(socket);
       socket.close(TERMINAL_CLOSE.tooSlow, 'too much input while waiting for the writer place');
       return;
     }
