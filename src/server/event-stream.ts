@@ -124,6 +124,12 @@ export class EventStream {
     return this.#closed;
   }
 
+  /** Where the stream is (for a debugger): replaying the journal, live, or closed; and the last seq it sent. */
+  get state(): { phase: 'replaying' | 'live' | 'closed'; lastSeq: number; held: number; waitingForRoom: boolean } {
+    const phase = this.#closed ? 'closed' : this.#replaying ? 'replaying' : 'live';
+    return { phase, lastSeq: this.#lastSeq, held: this.#held.length, waitingForRoom: this.#roomWaiter !== undefined };
+  }
+
   /** Bytes waiting for the client (what a stalled client costs). */
   get queuedBytes(): number {
     return this.#queuedBytes;

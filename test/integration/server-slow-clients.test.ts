@@ -50,6 +50,8 @@ const SESSION_BUDGET = 128 * MIB;
  * shared between the queues (they are: a broadcast frame is encoded once).
  */
 const RSS_BOUND = SESSION_BUDGET + STALLED * (MAX_QUEUED_BYTES + LONGEST_FRAME);
+/** How long the reader may take to get the whole turn. */
+const READER_LIMIT_MS = 120_000;
 const TALLY = fileURLToPath(new URL('../support/sse-tally.mjs', import.meta.url));
 
 let server: RunningServer | undefined;
@@ -98,12 +100,20 @@ interface Tally {
   error?: string;
 }
 
-/** The reader in its own process (sse-tally.mjs); resolves with its tally when it has the turn's end or the stream ended. */
-function tallyReader(url: string, token: string): { result: Promise<Tally> } {
-  const child = spawn(process.execPath, [TALLY, url, token, String(TEXT.length), '"turn_complete"'], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * The reader in its own process (sse-tally.mjs); resolves with its tally when it has the turn's end
+ * or the stream ended. `where()` asks a reader that has not finished where it is (its stderr line).
+ */
+function tallyReader(url: string, token: string): { result: Promise<Tally>; where(): Promise<string> } {
+  const child = spawn(process.execPath, [TALLY, url, token, String(TEXT.length), '"turn_complete"'], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
+  let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => {
+    err += chunk.toString('utf8');
+    process.stderr.write(chunk);
+  });
   const result = new Promise<Tally>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code) => {
@@ -114,20 +124,28 @@ function tallyReader(url: string, token: string): { result: Promise<Tally> } {
       }
     });
   });
-  return { result };
+  const where = async (): Promise<string> => {
+    if (child.exitCode !== null || !child.kill('SIGUSR2')) return `the reader exited ${child.exitCode}`;
+    const before = err.length;
+    const end = Date.now() + 2000;
+    while (!err.slice(before).includes('\n') && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    return err.slice(before).trim() || 'the reader did not answer';
+  };
+  return { result, where };
 }
 
 describe('slow clients', () => {
   it('50 stalled clients on a session producing 50 MB keep the server within its memory bound; a reader still gets everything', async () => {
     const script = { turns: [[...Array.from({ length: MESSAGES }, () => ({ text: TEXT })), { complete: {} }]] };
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-slow-clients-'));
+    const journal = new MemoryJournal();
     // The in-memory journal: the probe is about the clients' queues, not the disk (a loaded CI disk
     // would make the turn's 25 MB of datasynced entries the slowest part).
     server = await startServer({
       port: 0,
       dataDir,
       store: new MemoryStore(),
-      journal: new MemoryJournal(),
+      journal,
       engines: [fakeEngine(script)],
       heartbeatMs: 10_000,
       presenceGraceMs: 200,
@@ -163,7 +181,23 @@ describe('slow clients', () => {
     try {
       const sent = await api('POST', `/api/sessions/${id}/messages`, { text: 'go', localId: 'go' });
       expect(sent.status).toBe(200);
-      tally = await Promise.race([reader.result, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the reader did not finish in 240 s')), 240_000))]);
+      // 3-5 s on a quiet machine, 20 s at load 16. Past the limit the failure says where each side
+      // was: the reader's own account, its streams on the server, the session and its journal.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), READER_LIMIT_MS)));
+      const first = await Promise.race([reader.result, late]);
+      clearTimeout(timer);
+      if (first === 'late') {
+        const told = await reader.where();
+        const readerStreams = [...(hub()?.streams ?? [])].filter((stream) => !stalledStreams.has(stream)).map((stream) => ({ ...stream.state, queuedBytes: stream.queuedBytes }));
+        const session = hub()?.session?.snapshot();
+        throw new Error(
+          `the reader did not finish in ${READER_LIMIT_MS / 1000} s. Reader: ${told}. Its open streams on the server: ${JSON.stringify(readerStreams)}; ` +
+            `its first stream's cut: ${readerStream?.cutReason ?? 'none'}; open streams ${hub()?.streams.size}; ` +
+            `session ${JSON.stringify(session && { state: session.state, mode: session.mode, online: session.online, queued: session.queue.length, lastError: session.lastError })}; journal ${JSON.stringify(await journal.bounds(id))}; load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+        );
+      }
+      tally = first;
       // Every stalled client was cut off (each was offered 50 MB; it may hold 4 MiB), and its queue freed.
       await until(() => (hub()?.streams.size ?? 0) <= 1, 60_000);
     } finally {
@@ -186,5 +220,5 @@ describe('slow clients', () => {
     expect(streams.filter((stream) => stalledStreams.has(stream) && stream.cutReason?.startsWith('over ')).length).toBe(STALLED);
     expect(peakQueued).toBeLessThanOrEqual(STALLED * MAX_QUEUED_BYTES);
     expect(growth).toBeLessThan(RSS_BOUND);
-  }, 400_000);
+  }, 240_000);
 });

@@ -15,6 +15,8 @@
 // durable is lost): at load 95 on 2 cores even this process fell over 4 MiB behind the fake session
 // and was cut once (the session does not wait for its clients, by design).
 //
+// SIGUSR2 makes it say where it is, on stderr (the probe asks when it gives up waiting).
+//
 // Usage: node sse-tally.mjs <url> <bearer token> <minEntryBytes> <doneMarker>
 // Prints one JSON line after the done entry, or when it gives up:
 //   {"status":200,"frames":{"entry":101,...},"bigEntries":100,"duplicates":0,"lastSeq":104,"reconnects":0,"done":true,"bytes":...}
@@ -31,6 +33,8 @@ const SEPARATOR = Buffer.from('\n\n');
 const ENTRY_HEAD = /^id: (\d+)\nevent: entry\n/;
 
 const tally = { status: 0, frames: {}, bigEntries: 0, duplicates: 0, lastSeq: 0, reconnects: 0, done: false, bytes: 0 };
+/** Where the reader is (told on SIGUSR2, by a probe that gave up waiting): connecting, reading, or closed; and when it last got bytes. */
+const where = { phase: 'connecting', lastBytesAt: 0 };
 /** A cut-off client comes back, as EventSource does; more than this many times in a row is a failure. */
 const MAX_RECONNECTS = 100;
 let reported = false;
@@ -43,7 +47,9 @@ const report = () => {
 /** Reads one connection; resumes from the last entry's seq (Last-Event-ID) when the server cuts it off. */
 function connect() {
   const headers = { accept: 'text/event-stream', authorization: `Bearer ${token}`, ...(tally.lastSeq > 0 && { 'last-event-id': String(tally.lastSeq) }) };
+  where.phase = 'connecting';
   const request = http.get(url, { headers }, (response) => {
+    where.phase = 'reading';
     tally.status = response.statusCode ?? 0;
     // The frame being read: its parts and its length (a frame cut off with the connection is dropped).
     let parts = [];
@@ -73,6 +79,7 @@ function connect() {
     let carry = 0; // 1 when the previous chunk ended in "\n" (a separator may straddle chunks)
     response.on('data', (chunk) => {
       tally.bytes += chunk.length;
+      where.lastBytesAt = Date.now();
       let from = 0;
       if (carry && chunk[0] === 0x0a) {
         // "\n" | "\n": the frame ended with the previous chunk (its trailing "\n" is already in parts).
@@ -96,6 +103,7 @@ function connect() {
     });
     response.on('error', () => undefined); // a reset when the server cuts us off: 'close' follows
     response.on('close', () => {
+      where.phase = 'closed';
       if (tally.done) return;
       if (tally.status !== 200 || tally.reconnects >= MAX_RECONNECTS) return report();
       tally.reconnects++;
@@ -110,3 +118,4 @@ function connect() {
 
 connect();
 process.on('exit', report);
+process.on('SIGUSR2', () => process.stderr.write(`sse-tally: ${JSON.stringify({ ...tally, ...where, msSinceBytes: Date.now() - where.lastBytesAt })}\n`));
