@@ -41,10 +41,10 @@ class Client {
   #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   #text = '';
   readonly #decoder = new TextDecoder();
+  /** A read not answered yet (the client waited for it and moved on; it is taken next time). */
+  #pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
 
-  constructor(
-    readonly open: (cursor: number) => EventStream,
-  ) {}
+  constructor(readonly open: (cursor: number) => EventStream) {}
 
   get lastSeq(): number {
     return this.seqs.at(-1) ?? 0;
@@ -57,9 +57,6 @@ class Client {
     this.#stream = this.open(this.lastSeq);
     this.#reader = this.#stream.response.getReader();
   }
-
-  /** A read not answered yet (the client waited for it and moved on; it is taken next time). */
-  #pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
 
   /** Takes one chunk if one comes within `waitMs` (reconnecting if the stream ended: cut off); false if none came. */
   async next(waitMs: number): Promise<boolean> {
@@ -106,26 +103,24 @@ describe('event stream: a client cut off and coming back with its cursor', () =>
           for (const l of [...listeners]) l(e, frame);
         });
         const streams = new Set<EventStream>();
-        const client = new Client(
-          (cursor) => {
-            const stream = new EventStream({
-              sessionId: SESSION,
-              journal,
-              cursor,
-              inspect: false,
-              maxQueuedBytes: queueKiB * 1024,
-              writeTimeoutMs: 60_000,
-              watchDurable: (l) => {
-                listeners.add(l);
-                return () => listeners.delete(l);
-              },
-              onClose: (s) => streams.delete(s),
-            });
-            streams.add(stream);
-            void stream.start();
-            return stream;
-          },
-        );
+        const client = new Client((cursor) => {
+          const stream = new EventStream({
+            sessionId: SESSION,
+            journal,
+            cursor,
+            inspect: false,
+            maxQueuedBytes: queueKiB * 1024,
+            writeTimeoutMs: 60_000,
+            watchDurable: (l) => {
+              listeners.add(l);
+              return () => listeners.delete(l);
+            },
+            onClose: (s) => streams.delete(s),
+          });
+          streams.add(stream);
+          void stream.start();
+          return stream;
+        });
         client.connect();
         let next = 1;
         try {
