@@ -3,7 +3,7 @@
  * process up to a whole `createSession` pipeline, with the Claude Agent SDK as the peer. A
  * stand-in agent (support/stand-in-agent.mjs) answers the handshake at once and writes the turn in
  * 1 MiB chunks, so the times are the consumers' own. Consumers run interleaved (one run of each per
- * round, the order rotating, each from a collected heap), 1 warm-up round + the median of 5: a neighbour that loads the
+ * round, the order rotating), 1 warm-up round + the median of 5: a neighbour that loads the
  * machine slows every consumer of a round alike, so the ratios hold even when the absolute
  * times move.
  */
@@ -53,11 +53,6 @@ async function interleaved(consumers: Record<string, () => Run | Promise<Run>>):
   for (let round = 0; round <= REPS; round++) {
     for (let i = 0; i < names.length; i++) {
       const name = names[(i + round) % names.length]!;
-      // Every consumer starts from a collected heap (the bench runs with --expose-gc): otherwise each
-      // pays for the garbage the one before it left, and a major collection lands in whichever run
-      // triggers it (docs/benchmarks.md section 13, pass 5: that moved the session's ratios by more than
-      // the gaps issue 24 sets).
-      globalThis.gc?.();
       const run = await consumers[name]!();
       if (round > 0) runs[name]!.push(run);
     }
@@ -267,7 +262,7 @@ describe('side by side', () => {
       title: '9. Side by side: the same agent turn, every consumer',
       method:
         `A stand-in agent (bench/support/stand-in-agent.mjs) answers the handshake at once and writes one generated turn (lines shaped like the recorded fixtures: \`stream_event\` deltas and \`assistant\` lines with unique message ids for Claude; \`item/agentMessage/delta\` for Codex; \`session/update\` chunks for ACP) in 1 MiB chunks. ` +
-        `Times run from starting the agent to the turn's last message. Consumers run interleaved: ${REPS} measured rounds after one warm-up, one run of each per round, the order rotating, each run from a collected heap (\`gc()\` before it); the result is the median (fastest–slowest), with ratios to the bare read and to the Claude Agent SDK (installed on demand outside the repository, see bench/support/claude-agent-sdk.ts). ` +
+        `Times run from starting the agent to the turn's last message. Consumers run interleaved: ${REPS} measured rounds after one warm-up, one run of each per round, the order rotating; the result is the median (fastest–slowest), with ratios to the bare read and to the Claude Agent SDK (installed on demand outside the repository, see bench/support/claude-agent-sdk.ts). ` +
         'Every consumer is checked to have seen every text delta. The profile behind these numbers is in bench/results/issue-11-profile.md.' +
         (sdkNote ? ` ${sdkNote}.` : ''),
       rows,

@@ -3,7 +3,7 @@
 // it can be installed: bench/support/claude-agent-sdk.ts), the engine alone and the session with the
 // default and the in-memory store and journal: a measure that a loaded machine inflates far less than wall time. With
 // ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
-//   npm run build && [ASE_DIST=<other build>/dist] node --expose-gc bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
+//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -91,8 +91,6 @@ for (let round = 0; round <= Number(rounds); round++) {
     if (round % 2 === 1) order.reverse();
     for (const [build, set] of order) {
       if (!set[kind]) continue;
-      // Under --expose-gc each consumer starts from a collected heap (decompose.mjs says why).
-      globalThis.gc?.();
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       const stop = await set[kind]();

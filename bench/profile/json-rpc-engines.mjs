@@ -3,7 +3,7 @@
 // split, parse), the engine alone, and the session with the default store and journal (`session`)
 // and with MemoryStore + MemoryJournal (`memory`). With ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
 // With `profile` as the consumer it runs that one consumer 3 times, for `node --cpu-prof`.
-//   npm run build && [ASE_DIST=<other build>/dist] node --expose-gc bench/profile/json-rpc-engines.mjs <codex|acp> [lines] [rounds]
+//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/json-rpc-engines.mjs <codex|acp> [lines] [rounds]
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile/json-rpc-engines.mjs <codex|acp> [lines] 0 <engine|session>
 //   node bench/profile/top.mjs /tmp/prof/*.cpuprofile
 import { spawn } from 'node:child_process';
@@ -131,8 +131,6 @@ if (only) {
       const order = Object.entries(sets);
       if (round % 2 === 1) order.reverse();
       for (const [build, set] of order) {
-        // Under --expose-gc each consumer starts from a collected heap (decompose.mjs says why).
-        globalThis.gc?.();
         const c0 = process.cpuUsage();
         const t0 = performance.now();
         const stop = await set[kind]();
