@@ -125,8 +125,11 @@ if (only) {
   }
 } else {
   const results = {};
-  for (let round = 0; round <= Number(rounds); round++) {
-    for (const kind of ['bare', 'engine', 'memory', 'session']) {
+  const WARMUP = Number(process.env.WARMUP ?? 1);
+  // WARMUP=<n> warm-up rounds (default 1): a Claude session's code takes ~9 dense turns to settle in a process of its own, its engine ~3 (docs/benchmarks.md 13, pass 6).
+  for (let round = 0; round < Number(rounds) + WARMUP; round++) {
+    // CONSUMERS=session measures only those (one per process, from a shell loop: each from its own heap; cpu.mjs does the same).
+    for (const kind of process.env.CONSUMERS ? process.env.CONSUMERS.split(',') : ['bare', 'engine', 'memory', 'session']) {
       // The build that runs first in a round alternates: the first of a pair measured slower.
       const order = Object.entries(sets);
       if (round % 2 === 1) order.reverse();
@@ -137,7 +140,7 @@ if (only) {
         const wall = performance.now() - t0;
         const { user, system } = process.cpuUsage(c0);
         await stop();
-        if (round === 0) continue; // warm-up
+        if (round < WARMUP) continue; // warm-up
         (results[`${kind} ${build}`] ??= []).push({ cpu: (user + system) / 1000, wall });
       }
     }
