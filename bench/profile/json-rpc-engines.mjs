@@ -140,6 +140,8 @@ if (only) {
         const wall = performance.now() - t0;
         const { user, system } = process.cpuUsage(c0);
         await stop();
+        // VERBOSE=1 prints every turn, warm-up included (how a process settles).
+        if (process.env.VERBOSE) console.error(`${kind} ${build} round ${round}: ${((user + system) / 1000).toFixed(0)} ms CPU, ${wall.toFixed(0)} ms wall`);
         if (round < WARMUP) continue; // warm-up
         (results[`${kind} ${build}`] ??= []).push({ cpu: (user + system) / 1000, wall });
       }
