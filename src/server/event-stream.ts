@@ -124,7 +124,7 @@ export class EventStream {
     return this.#closed;
   }
 
-  /** Where the stream is (for a debugger): replaying the journal, live, or closed; and the last seq it sent. */
+  /** Where the stream is, for a debugger: replaying the journal, live or closed; the last seq it sent; live entries held meanwhile; whether the replay waits for room. */
   get state(): { phase: 'replaying' | 'live' | 'closed'; lastSeq: number; held: number; waitingForRoom: boolean } {
     const phase = this.#closed ? 'closed' : this.#replaying ? 'replaying' : 'live';
     return { phase, lastSeq: this.#lastSeq, held: this.#held.length, waitingForRoom: this.#roomWaiter !== undefined };

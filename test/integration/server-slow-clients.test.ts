@@ -138,9 +138,9 @@ describe('slow clients', () => {
   it('50 stalled clients on a session producing 50 MB keep the server within its memory bound; a reader still gets everything', async () => {
     const script = { turns: [[...Array.from({ length: MESSAGES }, () => ({ text: TEXT })), { complete: {} }]] };
     dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'ase-slow-clients-'));
-    const journal = new MemoryJournal();
     // The in-memory journal: the probe is about the clients' queues, not the disk (a loaded CI disk
     // would make the turn's 25 MB of datasynced entries the slowest part).
+    const journal = new MemoryJournal();
     server = await startServer({
       port: 0,
       dataDir,
