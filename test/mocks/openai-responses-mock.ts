@@ -124,6 +124,11 @@ export interface OpenAIResponsesMock {
   close(): Promise<void>;
 }
 
+/** Codex's own request for a title of the first prompt (its terminal UI sends it beside the turn). */
+export function isTitleRequest(request: RecordedRequest): boolean {
+  return lastUserText(request.body).startsWith('Generate a concise, single-line task title');
+}
+
 /** Injected context Codex sends as user messages; never the user's own text. */
 const INJECTED_USER_TEXT = [
   /^\s*<([a-z_][\w-]*)\b[^>]*>[\s\S]*<\/\1>\s*$/i, // whole text wrapped in one tag: <environment_context>…, <user_instructions>…
@@ -350,6 +355,10 @@ export async function startOpenAIResponsesMock(options: OpenAIResponsesMockOptio
   }
 
   function nextReply(request: RecordedRequest): MockReply {
+    // Codex's terminal UI asks the model for a title of its first prompt, alongside the turn and at
+    // times of its own: that request is never a turn, so it never takes a scripted turn reply (it
+    // took the first one whenever it won the race, and the turn got the second).
+    if (isTitleRequest(request)) return { kind: 'text', text: 'A task title' };
     const script = queue.shift();
     if (script === undefined) return { kind: 'text', text: `Echo: ${lastUserText(request.body)}` };
     return typeof script === 'function' ? script(request) : script;

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execCommandCall, lastUserText, startOpenAIResponsesMock, toolOutputsSinceLastUser, type MockReply, type OpenAIResponsesMock, type RecordedRequest } from '../mocks/openai-responses-mock.js';
+import { execCommandCall, isTitleRequest, lastUserText, startOpenAIResponsesMock, toolOutputsSinceLastUser, type MockReply, type OpenAIResponsesMock, type RecordedRequest } from '../mocks/openai-responses-mock.js';
 import { ASE_BIN, ensureBuiltCli, REPO_ROOT } from '../support/built-cli.js';
 import { launchChromium } from '../support/chromium.js';
 import { findRollouts, hermeticCodex } from '../support/codex-hermetic.js';
@@ -57,11 +57,10 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     // The mock's key under a CODEX_* name: what the codex engines pass on from the server's own env
     // (an allow-list), the only env a session the server reopens by itself gets.
     const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML, envKey: 'CODEX_MOCK_API_KEY' });
-    // The model: answers by what it is asked (Codex's terminal UI also asks it for titles, at times
-    // of its own choosing, so a queue of replies in order would be taken by the wrong request).
+    // The model: answers by what it is asked (the desk's and the phone's turns interleave; Codex's
+    // title requests the mock answers itself).
     const model = (request: RecordedRequest): MockReply => {
       const text = lastUserText(request.body);
-      if (text.startsWith('Generate a concise, single-line task title')) return { kind: 'text', text: 'Desk and phone' };
       if (text === 'hang on') return { kind: 'stall' }; // the turn the server dies in
       const who = text === 'write the desk file' ? 'desk' : text === 'hello from the phone' ? 'phone' : undefined;
       if (who === undefined) return { kind: 'text', text: `Echo: ${text}` };
@@ -252,9 +251,8 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     // Each message reached the model once (the request that opened its turn), and the session holds each once.
     // (Codex's terminal UI also asks the model for a title of its first prompt: its own request, not a turn.)
     const opened = mock.requests
-      .filter((r) => r.pathname.endsWith('/responses') && toolOutputsSinceLastUser(r.body).length === 0)
-      .map((r) => lastUserText(r.body))
-      .filter((text) => !text.startsWith('Generate a concise, single-line task title'));
+      .filter((r) => r.pathname.endsWith('/responses') && !isTitleRequest(r) && toolOutputsSinceLastUser(r.body).length === 0)
+      .map((r) => lastUserText(r.body));
     expect(opened).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk', 'hang on', 'after the crash']);
     const users = after.filter((e) => e.type === 'message' && e.payload.role === 'user').map((e) => e.payload.blocks.map((b: { text?: string }) => b.text ?? '').join(''));
     expect(users).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk', 'hang on', 'after the crash']);

@@ -47,10 +47,9 @@ describe.runIf(hasTmux)('sub-agents entered with the chord menu (ase run --mode 
     const hostTmp = join(root, 'host-tmp');
     mkdirSync(hostTmp, { recursive: true });
 
-    // One router for every request, whoever sends it (parent or child, titles at Codex's own times).
+    // One router for every request, whoever sends it (parent or child; Codex's title requests the mock answers itself).
     const model = (request: RecordedRequest): MockReply => {
       const text = lastUserText(request.body);
-      if (text.startsWith('Generate a concise, single-line task title')) return { kind: 'text', text: 'Sub-agents' };
       if (text === PARENT_PROMPT) {
         if (toolOutputsSinceLastUser(request.body).length > 0) return { kind: 'text', text: 'Spawned the child.' };
         return { kind: 'tool_call', name: 'spawn_session', namespace: 'mcp__host', arguments: { agent: 'codex', prompt: CHILD_TASK } };

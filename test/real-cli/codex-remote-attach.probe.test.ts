@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnPty, type PtyProcess } from '../../src/engines/transport/pty-process.js';
-import { execCommandCall, lastUserText, startOpenAIResponsesMock, type OpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
+import { execCommandCall, isTitleRequest, lastUserText, type OpenAIResponsesMock, startOpenAIResponsesMock } from '../mocks/openai-responses-mock.js';
 import { findRollouts, hermeticCodex, type HermeticCodex } from '../support/codex-hermetic.js';
 import { CODEX_TUI_SEEN_TOML, HeadlessScreen } from '../support/headless-screen.js';
 import { findProcesses, waitUntilNone } from '../support/processes.js';
@@ -503,7 +503,7 @@ describe.skipIf(!process.env.ASE_PROBES)('probe: codex terminal UI attached to o
       await tui.pty.stop();
     }
     // Does the local TUI generate a title too (the extra model request seen above)?
-    const titleRequests = () => mock.responsesRequests().filter((r) => /^Generate a concise, single-line task title/.test(lastUserText(r.body))).length;
+    const titleRequests = () => mock.responsesRequests().filter(isTitleRequest).length;
     const titlesBefore = titleRequests();
     const tui = await spawnTui(h, ['resume', threadId, '-c', 'features.daemon_auto_start=false']);
     await tui.screen.waitFor(/Ask Codex/);
