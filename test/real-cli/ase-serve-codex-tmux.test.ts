@@ -57,6 +57,8 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     // The mock's key under a CODEX_* name: what the codex engines pass on from the server's own env
     // (an allow-list), the only env a session the server reopens by itself gets.
     const h = hermeticCodex({ root, baseUrl: mock.providerBaseUrl, approvalPolicy: 'on-request', extraToml: CODEX_TUI_SEEN_TOML, envKey: 'CODEX_MOCK_API_KEY' });
+    // This test's Codex processes: the binary is shared with any other Codex test running beside this one.
+    const ourCodex = () => findProcesses((p) => p.cmdline().includes(h.bin) && (p.environ().includes(root) || p.cmdline().includes(root)));
     // The model: answers by what it is asked (the desk's and the phone's turns interleave; Codex's
     // title requests the mock answers itself).
     const model = (request: RecordedRequest): MockReply => {
@@ -220,7 +222,7 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     expect(await waitUntil(() => first.child.exitCode !== null || first.child.signalCode !== null, 30_000)).toBe(true);
     const lost = await desk.waitScreen(/ase exited 1/, 30_000);
     expect(lost).toMatch(/the connection to http\S+ closed/);
-    expect(await waitUntilNone(() => findProcesses((p) => p.cmdline().includes(h.bin)), 30_000, 100)).toEqual([]);
+    expect(await waitUntilNone(ourCodex, 30_000, 100)).toEqual([]);
     await startServe();
     // Reopened by the server alone, under remote control (no desk is attached yet), on the same thread.
     await expect.poll(async () => (await api('GET', `/api/sessions/${id}`)).body, { timeout: 90_000, interval: 200 }).toMatchObject({ live: true, mode: 'remote', phase: 'idle' });
@@ -258,7 +260,7 @@ describe.runIf(hasTmux())('ase run --mode local --agent codex through ase serve:
     expect(users).toEqual(['hello from the desk', 'write the desk file', 'hello from the phone', 'back at the desk', 'hang on', 'after the crash']);
     // Nothing left: no serve.json, no agent process, no hook directory, no temp config.
     expect(existsSync(serveFile)).toBe(false);
-    expect(findProcesses((p) => p.cmdline().includes(h.bin))).toEqual([]);
+    expect(ourCodex()).toEqual([]);
     desk.close(); // the desk's shell (its HOME is under root); then nothing of ours may be left
     expect(await waitUntilNone(() => findProcesses((p) => p.environ().includes(root)), 10_000, 100)).toEqual([]);
     expect(readdirSync(hookTmp).filter((name) => name.startsWith('ase-'))).toEqual([]); // ours; Node's compile cache (node-compile-cache) may sit there too
