@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { claudeDenseTurn, claudeTurn, standInDir } from '../support/agent-streams.ts';
 import { loadClaudeAgentSdk } from '../support/claude-agent-sdk.ts';
+import { engineTurn } from '../support/engine-turn.ts';
 
 const [lines = '50000', rounds = '3', repeated] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
@@ -54,18 +55,7 @@ async function consumers(dist) {
         await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
       };
     },
-    engine: async () => {
-      const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
-      const ended = new Promise((resolve) =>
-        engine.onEvent((e) => {
-          if (e.type === 'ready') void engine.send({ localId: 'l1', text: 'go' });
-          else if (e.type === 'turn_complete') resolve();
-        }),
-      );
-      await engine.start({ gen: 1, mode: 'remote', workDir, options: {} });
-      await ended;
-      return () => engine.stop();
-    },
+    engine: () => engineTurn(new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env }), workDir),
     // The peer (the same for every build; measured with this one): its query() with partial messages, until `result`.
     ...(sdk.ok && dist === builds.this && {
       sdk: async () => {

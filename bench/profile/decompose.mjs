@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { claudeDenseTurn, standInDir } from '../support/agent-streams.ts';
+import { engineTurn } from '../support/engine-turn.ts';
 
 const [lines = '50000', rounds = '9'] = process.argv.slice(2);
 const dist = process.env.ASE_DIST ?? new URL('../../dist', import.meta.url).pathname;
@@ -16,18 +17,7 @@ const { ClaudeEngine } = await import(`${dist}/claude.js`);
 const { dir, workDir, bin, env } = standInDir('ase-decompose-', 'claude.mjs', claudeDenseTurn({ lines: Number(lines) }), { protocol: 'claude' });
 let n = 0;
 
-const engine = async () => {
-  const e = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
-  const ended = new Promise((resolve) =>
-    e.onEvent((event) => {
-      if (event.type === 'ready') void e.send({ localId: 'l1', text: 'go' });
-      else if (event.type === 'turn_complete') resolve();
-    }),
-  );
-  await e.start({ gen: 1, mode: 'remote', workDir, options: {} });
-  await ended;
-  return () => e.stop();
-};
+const engine = () => engineTurn(new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env }), workDir);
 const session = (store, journal) => async () => {
   const dataDir = path.join(dir, `data-${n++}`);
   // Given a journal, the session leaves it open at stop (the caller owns it): closed here.

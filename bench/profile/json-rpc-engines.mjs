@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ACP_ANSWERS, acpTurn, CODEX_ANSWERS, codexTurn, writeScript } from '../support/agent-streams.ts';
+import { engineTurn } from '../support/engine-turn.ts';
 
 const [protocol = 'acp', lines = '50000', rounds = '5', only] = process.argv.slice(2);
 const builds = { this: process.env.ASE_THIS ?? new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
@@ -81,19 +82,10 @@ async function consumers(dist) {
       };
     },
     engine: async () => {
-      const engine = newEngine();
       let deltas = 0;
-      const ended = new Promise((resolve) =>
-        engine.onEvent((e) => {
-          if (e.type === 'text_delta') deltas++;
-          else if (e.type === 'ready') void engine.send({ localId: 'l1', text: 'go' });
-          else if (e.type === 'turn_complete') resolve();
-        }),
-      );
-      await engine.start({ gen: 1, mode: 'remote', workDir, options: {} });
-      await ended;
+      const stop = await engineTurn(newEngine(), workDir, (e) => void (e.type === 'text_delta' && deltas++));
       if (deltas === 0) throw new Error('the engine saw no text delta');
-      return () => engine.stop();
+      return stop;
     },
     ...sessions,
   };

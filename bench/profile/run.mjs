@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { claudeDenseTurn, claudeTurn, standInDir } from '../support/agent-streams.ts';
+import { engineTurn } from '../support/engine-turn.ts';
 // ASE_DIST: another build to profile (e.g. a worktree of the commit before a change), default ./dist.
 const dist = process.env.ASE_DIST ?? new URL('../../dist', import.meta.url).pathname;
 const { createSession, MemoryJournal, MemoryStore } = await import(`${dist}/index.js`);
@@ -15,14 +16,8 @@ const [consumer = 'session', lines = '50000', repeated] = process.argv.slice(2);
 const { dir, workDir, bin, env } = standInDir('ase-profile-', 'claude.mjs', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 
 async function engineRun() {
-  const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
-  const ended = new Promise((resolve) => engine.onEvent((e) => {
-    if (e.type === 'ready') void engine.send({ localId: 'l1', text: 'go' });
-    else if (e.type === 'turn_complete') resolve();
-  }));
-  await engine.start({ gen: 1, mode: 'remote', workDir, options: {} });
-  await ended;
-  await engine.stop();
+  const stop = await engineTurn(new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env }), workDir);
+  await stop();
 }
 
 async function sessionRun(memory) {

@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { claudeDenseTurn, standInDir } from '../support/agent-streams.ts';
+import { engineTurn } from '../support/engine-turn.ts';
 
 const [lines = '50000', rounds = '7', stores = 'memory'] = process.argv.slice(2);
 const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
@@ -19,17 +20,8 @@ const { dir, workDir, bin, env } = standInDir('ase-session-layer-', 'claude.mjs'
 const { ClaudeEngine } = await import(`${builds.this}/claude.js`);
 const captured = [];
 {
-  const engine = new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env });
-  const ended = new Promise((resolve) =>
-    engine.onEvent((e) => {
-      if (e.type === 'ready') void engine.send({ localId: 'l1', text: 'go' });
-      else if (e.type !== 'exited') captured.push(e);
-      if (e.type === 'turn_complete') resolve();
-    }),
-  );
-  await engine.start({ gen: 1, mode: 'remote', workDir, options: {} });
-  await ended;
-  await engine.stop();
+  const stop = await engineTurn(new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env }), workDir, (e) => e.type !== 'exited' && captured.push(e));
+  await stop();
 }
 const turn = captured.filter((e) => e.type !== 'session_identified' && e.type !== 'ready');
 const identified = captured.find((e) => e.type === 'session_identified');
