@@ -87,6 +87,27 @@ describe('FileJournal', () => {
     }
   });
 
+  it('encodes every batch apart: large then small batches, sessions writing at once, one batch beyond the kept buffer', async () => {
+    // The journal keeps the buffer a batch was encoded in for the next one (file-journal.ts, #spare):
+    // a smaller batch after a larger one, or another session's batch while one is in flight, must
+    // never write bytes of another batch.
+    const journal = open();
+    const sizes = [300_000, 10, 5_000, 1_200_000, 40, 120_000, 1, 400_000, 64];
+    const ids = ['s1', 's2', 's3', 's4', 's5', 's6'];
+    const text = (id: string, i: number, size: number): string => `${id}:${i}:`.padEnd(size, id);
+    const write = async (id: string): Promise<void> => {
+      for (const [i, size] of sizes.entries()) {
+        // A burst per step (one batch), awaited before the next one, the sessions interleaving.
+        await Promise.all([0, 1, 2].map((k) => journal.append(entry(i * 3 + k, { sessionId: id, payload: { text: text(id, i * 3 + k, size) } }))));
+      }
+    };
+    await Promise.all(ids.map(write));
+    for (const id of ids) {
+      const expected = sizes.flatMap((size, i) => [0, 1, 2].map((k) => `${JSON.stringify(at(i * 3 + k + 1, entry(i * 3 + k, { sessionId: id, payload: { text: text(id, i * 3 + k, size) } })))}\n`));
+      expect(await fs.readFile(file(id), 'utf8')).toBe(expected.join(''));
+    }
+  });
+
   it('keeps sessions in separate files', async () => {
     const journal = open();
     await Promise.all([journal.append(entry(1)), journal.append(entry(2, { sessionId: 's2' })), journal.append(entry(3))]);

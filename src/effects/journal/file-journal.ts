@@ -51,6 +51,13 @@ export class FileJournal implements TranscriptJournal {
   readonly #indexes = new Map<string, SeqIndex>();
   /** Per session: the index extension in progress. */
   readonly #indexing = new Map<string, Promise<void>>();
+  /**
+   * A buffer a write borrows to encode its batch in, given back when its bytes are on disk. A fresh
+   * buffer per batch (~40 a dense turn, 3 MB) cost the session more in page faults and collections
+   * than the encoding itself (docs/benchmarks.md 13, pass 7). One per journal, kept only up to
+   * SPARE_BUFFER_LIMIT: writes of other sessions meanwhile, and larger batches, allocate their own.
+   */
+  #spare: Buffer | undefined;
 
   constructor(options: FileJournalOptions) {
     if (!options || typeof options.dir !== 'string' || options.dir === '') {
@@ -341,7 +348,9 @@ export class FileJournal implements TranscriptJournal {
       let tail = this.#tails.get(sessionId);
       if (!tail || tail.size !== size) tail = { lastSeq: await this.#lastSeqOnDisk(sessionId), size };
       firstSeq = tail.lastSeq + 1;
-      bytes = linesWithSeqs(entries, firstSeq);
+      const spare = this.#spare;
+      this.#spare = undefined; // Borrowed: a write of another session meanwhile allocates its own.
+      bytes = linesWithSeqs(entries, firstSeq, spare);
       let offset = 0;
       while (offset < bytes.length) {
         const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
@@ -357,6 +366,7 @@ export class FileJournal implements TranscriptJournal {
     }
     // Watchers get objects: parsed back from the lines written, only when someone watches.
     if (this.#watchers.has(sessionId)) for (const line of bytes.toString('utf8').split('\n')) if (line !== '') this.#watchers.notify(JSON.parse(line) as JournaledEntry);
+    this.#giveBack(bytes);
     return entries.map((_, i) => firstSeq + i);
   }
 
@@ -387,6 +397,11 @@ export class FileJournal implements TranscriptJournal {
     this.#handles.set(sessionId, handle);
     if (!existed) await syncDir(this.dir); // Make the new file's directory entry durable too.
     return handle;
+  }
+
+  /** Keeps the buffer a written batch was encoded in (linesWithSeqs': nobody else holds it) as the spare, when small enough. */
+  #giveBack(bytes: Buffer): void {
+    if (bytes.buffer.byteLength <= SPARE_BUFFER_LIMIT && (this.#spare === undefined || this.#spare.length < bytes.buffer.byteLength)) this.#spare = Buffer.from(bytes.buffer);
   }
 
   async #closeHandle(sessionId: string): Promise<void> {
@@ -474,11 +489,13 @@ function isStoredAsRead(entry: TranscriptEntry, seq: number, data: object, text:
  * reads it) and a newline. No string per line and no joined string of the batch: the buffer is the
  * only copy of the bytes.
  */
-function linesWithSeqs(entries: readonly string[], firstSeq: number): Buffer {
+function linesWithSeqs(entries: readonly string[], firstSeq: number, spare: Buffer | undefined): Buffer {
   let length = 0;
   for (const json of entries) length += Buffer.byteLength(json, 'utf8');
   // Per line at most `,"seq":` (7), the digits (at most 16 for a safe integer), `}` and `\n`.
-  const bytes = Buffer.allocUnsafe(length + entries.length * 25);
+  const most = length + entries.length * 25;
+  // Its own ArrayBuffer (allocUnsafeSlow), never a slice of Node's shared pool, so it can be kept and reused.
+  const bytes = spare !== undefined && spare.length >= most ? spare : Buffer.allocUnsafeSlow(most);
   let offset = 0;
   for (let i = 0; i < entries.length; i++) {
     const json = entries[i]!;
@@ -489,6 +506,8 @@ function linesWithSeqs(entries: readonly string[], firstSeq: number): Buffer {
   return bytes.subarray(0, offset);
 }
 
+/** The largest buffer a journal keeps to encode its next batch in (a bigger batch gets its own). */
+const SPARE_BUFFER_LIMIT = 1 << 20;
 /** An entry refused before anything is queued: an AseError as it is, anything else (a serialization failure) as INVALID_INPUT. */
 function refusal(error: unknown): AseError {
   if (error instanceof AseError) return error;
