@@ -164,6 +164,25 @@ describe('FileStore', () => {
     expect(isAseError(await rejection(store.acquire('s1', { ttlMs: 1_000 })), 'STORE_CORRUPT')).toBe(true);
   });
 
+  it('a fenced save reads the lease and the state at once, and judges the lease first', async () => {
+    const store = new FileStore({ dir: dir() });
+    const lease = await store.acquire('s1', { ttlMs: 60_000 });
+    expect(await store.save('s1', session(), 0, lease.fence)).toEqual({ ok: true, version: 1 });
+    // Another host took the session and the state file is unreadable: LEASE_LOST, as when the reads were one after the other.
+    const taken = await new FileStore({ dir: dir(), hostId: 'another-host' }).acquire('s1', { ttlMs: 60_000, force: true });
+    await fs.writeFile(file('s1'), '{"version": 1, "state": {');
+    expect(isAseError(await rejection(store.save('s1', session(), 1, lease.fence)), 'LEASE_LOST')).toBe(true);
+    // Both files broken: the lease's error.
+    await fs.writeFile(path.join(dir(), 's1.lease'), JSON.stringify({ fence: 'x' }));
+    const error = await rejection(store.save('s1', session(), 1, taken.fence));
+    expect(isAseError(error, 'STORE_CORRUPT')).toBe(true);
+    expect((error as Error).message).toContain('s1.lease');
+    // Nothing was written, and no lock or temp file is left behind.
+    expect(await fs.readFile(file('s1'), 'utf8')).toBe('{"version": 1, "state": {');
+    expect(await fs.readdir(lockDir('s1'))).toEqual([]);
+    expect((await fs.readdir(dir())).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
   it('refuses to save a state that fails the schema', async () => {
     const store = new FileStore({ dir: dir() });
     const bad = { ...session(), gen: -1 } as PersistedSession;

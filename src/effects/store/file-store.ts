@@ -153,15 +153,18 @@ export class FileStore implements SessionStore {
     assertStateOf(sessionId, state);
     const body = JSON.stringify({ version: expectedVersion + 1, state });
     return this.#locked(sessionId, async (): Promise<SaveResult> => {
+      // Both files are read at once (a write is on the path of every message sent: one wait, not
+      // two), and judged in the order they always were: the lease first.
+      const [leaseRead, currentRead] = await Promise.allSettled([fence === undefined ? undefined : this.#readLease(sessionId), this.#read(sessionId)]);
       if (fence !== undefined) {
-        const lease = await this.#readLease(sessionId);
+        const lease = settledValue(leaseRead);
         this.#assertCurrent(sessionId, lease, fence);
         // Every fenced write checks the lease: the next renewal need not read it again.
         this.#checked(sessionId, lease);
       }
       // A file with a readable version but a bad state can still be overwritten by a writer that
       // names that version: that is how a caller repairs it.
-      const current = await this.#read(sessionId);
+      const current = settledValue(currentRead);
       const currentVersion = current?.version ?? 0;
       if (currentVersion !== expectedVersion) {
         return { ok: false, version: currentVersion, ...(current?.state && { stored: current.state }) };
@@ -219,8 +222,9 @@ export class FileStore implements SessionStore {
       ...(options.label !== undefined && { label: options.label }),
     };
     return this.#locked(sessionId, async () => {
-      await this.#removeLeftoverTemps(sessionId);
-      const current = await this.#readLease(sessionId);
+      // At once, and both finished before the lock is let go: the temp files are judged under it.
+      const [, leaseRead] = await Promise.allSettled([this.#removeLeftoverTemps(sessionId), this.#readLease(sessionId)]);
+      const current = settledValue(leaseRead);
       const now = this.#now();
       // The holder's heartbeat matters only when the lease file alone says it expired.
       const extendedUntil =
@@ -521,4 +525,10 @@ function sleep(ms: number): Promise<void> {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The value of a settled promise, or its reason thrown. */
+function settledValue<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
 }
