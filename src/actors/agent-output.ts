@@ -41,6 +41,18 @@ export function isBatchableOutput(event: AgentEvent): boolean {
 }
 
 /**
+ * Whether `event`, right after `previous` in a batch, would change nothing the statechart keeps, so
+ * the batch need not carry it: a text delta after a text delta. The first turned the thinking
+ * indicator on (and armed its timer at its own time); the next ones find it on and only move the
+ * time of the last activity, which the batch's `at` (the latest of every event's, kept ones or not)
+ * carries. A dense stream is mostly such runs (Codex: six deltas a message), and each event a batch
+ * holds is one more for the statechart to walk and for the heap to keep until then.
+ */
+export function addsNothingAfter(previous: AgentEvent, event: AgentEvent): boolean {
+  return event.type === 'text_delta' && previous.type === 'text_delta';
+}
+
+/**
  * Applies each event as its own root-level handler in session.ts would (keep the two in step),
  * with the step's time moved to the event's: transcript entries and timer deadlines carry the
  * time of the event they came from.

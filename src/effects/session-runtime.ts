@@ -17,7 +17,7 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { emitEffectsInBatches, isEffectBatch, sessionMachine, type EffectBatch, type SessionEvent } from '../actors/session.js';
-import { isBatchableOutput } from '../actors/agent-output.js';
+import { addsNothingAfter, isBatchableOutput } from '../actors/agent-output.js';
 import type { SessionContext, SessionMachineInput } from '../actors/session-context.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
@@ -151,7 +151,7 @@ export class SessionRuntime {
   #captured: { persist: SessionContext['persist']; issued: number } | undefined;
   #deferred: (() => void)[] = [];
   /** Agent output of the live engine not yet handed to the statechart (see #onEngineEvent). */
-  #pendingOutput: { gen: number; events: AgentEvent[] } | undefined;
+  #pendingOutput: PendingOutput | undefined;
   #done: Promise<void>;
   #resolveDone!: () => void;
 
@@ -646,9 +646,14 @@ export class SessionRuntime {
     // overtakes it and the statechart's context lags behind by at most that.
     if (isBatchableOutput(event)) {
       const pending = this.#pendingOutput;
-      if (pending) pending.events.push(event);
-      else {
-        this.#pendingOutput = { gen, events: [event] };
+      if (pending) {
+        if (event.at > pending.at) pending.at = event.at;
+        // What would change nothing in the statechart is not carried (agent-output.ts says which).
+        if (addsNothingAfter(pending.last, event)) pending.left = true;
+        else pending.events.push(event);
+        pending.last = event;
+      } else {
+        this.#pendingOutput = { gen, at: event.at, events: [event], last: event, left: false };
         // Not a microtask: engines that deliver each message in a promise job of its own (the ACP
         // SDK) would flush after every event.
         setImmediate(() => this.#flushOutput());
@@ -664,10 +669,8 @@ export class SessionRuntime {
     if (!pending) return;
     this.#pendingOutput = undefined;
     if (this.isDone) return;
-    const { gen, events } = pending;
-    if (events.length === 1) return this.#send(events[0]!);
-    let at = events[0]!.at;
-    for (const event of events) if (event.at > at) at = event.at;
+    const { gen, at, events, left } = pending;
+    if (events.length === 1 && !left) return this.#send(events[0]!);
     this.#send({ type: 'agent_output', gen, at, events });
   }
 
@@ -1003,4 +1006,17 @@ function reportLater(error: unknown): void {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Agent output of one engine generation waiting for the statechart (SessionRuntime#onEngineEvent). */
+interface PendingOutput {
+  gen: number;
+  /** The latest time of every event so far, carried or not. */
+  at: number;
+  /** The events the statechart gets, in order. */
+  events: AgentEvent[];
+  /** The last event seen (carried or not). */
+  last: AgentEvent;
+  /** Whether an event was left out (addsNothingAfter): then even one carried event goes in as a batch, with the latest time. */
+  left: boolean;
 }

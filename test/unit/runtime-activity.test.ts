@@ -82,6 +82,31 @@ describe('SessionRuntime: coalesced text-delta activity', () => {
     expect(s.context().lastActivityAt).toBe(s.clock.now());
   });
 
+  it('carries one delta of a run to the statechart, with the time of the last', async () => {
+    const s = await runningSession();
+    const batches: { at: number; events: number }[] = [];
+    const inspectBatch = s.runtime.actor.system.inspect((e) => {
+      if (e.type === '@xstate.event' && e.event.type === 'agent_output') batches.push({ at: e.event.at, events: e.event.events.length });
+    });
+    s.inject({ type: 'thinking', active: true });
+    for (let i = 0; i < 500; i++) {
+      s.clock.advance(1);
+      s.inject(delta(`t${i} `));
+    }
+    s.inject({ type: 'thinking', active: false });
+    s.clock.advance(1);
+    s.inject(delta('after'));
+    s.clock.advance(1);
+    s.inject(delta('after2'));
+    await tick();
+    inspectBatch.unsubscribe();
+    // thinking, the run's first delta, thinking off, the next run's first delta.
+    expect(batches).toEqual([{ at: s.clock.now(), events: 4 }]);
+    expect(s.seen.filter((e) => e.type === 'text_delta')).toHaveLength(502);
+    expect(s.context().lastActivityAt).toBe(s.clock.now());
+    expect(s.context().thinking).toBe(true);
+  });
+
   it('keeps the stall watchdog measuring from the last delta', async () => {
     const s = await runningSession();
     // A delta every 4 s for 40 s: never STALL_MS of quiet, so the turn must keep running.
