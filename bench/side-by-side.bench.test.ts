@@ -65,6 +65,12 @@ async function interleaved(consumers: Record<string, () => Run | Promise<Run>>):
   );
 }
 
+/**
+ * The median of the per-round ratios `a / b` (runs of one round are neighbours in time): beside the
+ * ratio of the medians, it shows how much of a verdict near its limit is the machine's drift from
+ * round to round. The verdicts stay on the ratio of the medians.
+ */
+const paired = (a: Measured, b: Measured): string => `${median(a.runs.map((run, i) => run.ms / b.runs[i]!.ms)).toFixed(2)}×`;
 const ratio = (a: number, b: number | undefined): string => (b === undefined || !Number.isFinite(b) ? 'n/a' : `${(a / b).toFixed(2)}×`);
 const spread = (m: Measured): string => `${ms(m.median)} (${ms(m.min)}–${ms(m.max)})`;
 const verdict = (value: number, limit: number): string => (value <= limit ? 'met' : 'NOT met');
@@ -150,7 +156,7 @@ describe('side by side', () => {
     rows.push({
       measurement: 'Dense Claude turn: default session (FileStore + FileJournal) / memory session',
       result:
-        `session ${dvs(d['session']!)}; targets ≤ 1.25× bare: ${verdict(denseSession / denseBare, 1.25)}, ≤ 1.0× SDK: ${denseSdk === undefined ? 'n/a' : verdict(denseSession / denseSdk, 1.0)}; ` +
+        `session ${dvs(d['session']!)} (per round: ${paired(d['session']!, d['bare']!)} bare${d['sdk'] ? `, ${paired(d['session']!, d['sdk'])} SDK` : ''}); targets ≤ 1.25× bare: ${verdict(denseSession / denseBare, 1.25)}, ≤ 1.0× SDK: ${denseSdk === undefined ? 'n/a' : verdict(denseSession / denseSdk, 1.0)}; ` +
         `memory ${dvs(d['memorySession']!)}; below the default: ${verdict(d['memorySession']!.median, denseSession)}`,
       meaning: "The session layer's per-event cost (statechart, journal, notices) on top of the engine's.",
     });
@@ -227,7 +233,7 @@ describe('side by side', () => {
       rows.push({
         measurement: `${title} (${count(LINES)} lines, ${size(Buffer.byteLength(stream))}): bare JSON-RPC read / engine / default session`,
         result:
-          `bare ${spread(p['bare']!)}; engine ${spread(p['engine']!)} (${ratio(p['engine']!.median, p['bare']!.median)}); session ${spread(p['session']!)} (${ratio(p['session']!.median, p['bare']!.median)}); ` +
+          `bare ${spread(p['bare']!)}; engine ${spread(p['engine']!)} (${ratio(p['engine']!.median, p['bare']!.median)}; per round ${paired(p['engine']!, p['bare']!)}); session ${spread(p['session']!)} (${ratio(p['session']!.median, p['bare']!.median)}; per round ${paired(p['session']!, p['bare']!)}); ` +
           // Issue 24's targets: the ACP engine near the bare read, the Codex session near it too.
           (protocol === 'acp' ? `target engine ≤ 1.3× bare: ${verdict(p['engine']!.median / p['bare']!.median, 1.3)}` : `target session ≤ 1.25× bare: ${verdict(p['session']!.median / p['bare']!.median, 1.25)}`),
         meaning: protocol === 'codex' ? 'The same pipeline over JSON-RPC notifications (`item/agentMessage/delta`).' : 'The same pipeline over ACP `session/update` chunks (our reader splits the NDJSON; the ACP SDK answers requests and carries ours).',
@@ -262,7 +268,7 @@ describe('side by side', () => {
       title: '9. Side by side: the same agent turn, every consumer',
       method:
         `A stand-in agent (bench/support/stand-in-agent.mjs) answers the handshake at once and writes one generated turn (lines shaped like the recorded fixtures: \`stream_event\` deltas and \`assistant\` lines with unique message ids for Claude; \`item/agentMessage/delta\` for Codex; \`session/update\` chunks for ACP) in 1 MiB chunks. ` +
-        `Times run from starting the agent to the turn's last message. Consumers run interleaved: ${REPS} measured rounds after one warm-up, one run of each per round, the order rotating; the result is the median (fastest–slowest), with ratios to the bare read and to the Claude Agent SDK (installed on demand outside the repository, see bench/support/claude-agent-sdk.ts). ` +
+        `Times run from starting the agent to the turn's last message. Consumers run interleaved: ${REPS} measured rounds after one warm-up, one run of each per round, the order rotating; the result is the median (fastest–slowest), with ratios to the bare read and to the Claude Agent SDK (installed on demand outside the repository, see bench/support/claude-agent-sdk.ts); the targets are judged on those ratios of medians. Where a row says \"per round\", that is the median of the ratios within each round, whose runs are neighbours in time: the same machine state, so a slow drift of the machine's speed cancels out. ` +
         'Every consumer is checked to have seen every text delta. The profile behind these numbers is in bench/results/issue-11-profile.md.' +
         (sdkNote ? ` ${sdkNote}.` : ''),
       rows,
