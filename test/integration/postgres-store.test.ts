@@ -195,6 +195,37 @@ describePostgres('PostgreSQL store and journal', () => {
 });
 
 describePostgres('PostgreSQL journal across hosts', () => {
+  it('watchStarted waits for the watch to read where the session is: appended after it, heard; not before', async () => {
+    const schema = db!.schema('started');
+    const writer = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4 });
+    const reader = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4, pollMs: 60_000 });
+    const locker = await db!.pool.connect();
+    try {
+      await writer.append(journalEntry(0)); // the schema exists, and one entry is before the watch
+      // Hold the watch's head read (a query of the lease table) until we let it go.
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${schema}".ase_lease IN ACCESS EXCLUSIVE MODE`);
+      const heard: number[] = [];
+      const stop = reader.watch('s1', (e) => heard.push(e.seq!));
+      let started = false;
+      const whenStarted = reader.watchStarted('s1').then(() => (started = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(started).toBe(false);
+      await locker.query('COMMIT');
+      await whenStarted;
+      for (let i = 1; i <= 5; i++) await writer.append(journalEntry(i));
+      const deadline = Date.now() + 20_000;
+      while (heard.length < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      stop();
+      expect(heard).toEqual([2, 3, 4, 5, 6]);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      locker.release();
+      await writer.close();
+      await reader.close();
+    }
+  });
+
   it('a watch on another host hears every append after it began in seq order, once, including a burst and entries from before LISTEN took effect', async () => {
     const schema = db!.schema('feed');
     const writer = new PostgresJournal({ connectionString: PG_URL!, schema, maxConnections: 4 });
@@ -204,10 +235,10 @@ describePostgres('PostgreSQL journal across hosts', () => {
       const heard: number[] = [];
       const stop = reader.watch('s1', (e) => heard.push(e.seq!));
       // A watch begins where the session's head is when it reads it: another host's appends cannot
-      // wait for that read as this host's own do, so the burst waits until the watch has begun (a
-      // read waits for it). Its LISTEN is being set up on a connection of its own meanwhile: the
-      // burst's first appends may commit before it takes effect, and the catch-up after LISTEN hears those.
-      await reader.bounds('s1');
+      // wait for that read as this host's own do, so the burst waits until the watch has begun.
+      // Its LISTEN is being set up on a connection of its own meanwhile: the burst's first appends
+      // may commit before it takes effect, and the catch-up after LISTEN hears those.
+      await reader.watchStarted('s1');
       const all = Array.from({ length: 300 }, (_, i) => writer.append(journalEntry(i + 1)));
       await Promise.all(all);
       const deadline = Date.now() + 20_000;
@@ -228,7 +259,7 @@ describePostgres('PostgreSQL journal across hosts', () => {
       await writer.append(journalEntry(0));
       const heard: number[] = [];
       const stop = reader.watch('s1', (e) => heard.push(e.seq!));
-      await reader.bounds('s1'); // the watch has started
+      await reader.watchStarted('s1');
       // The writer notifies nobody (acrossHosts false), and the reader's LISTEN connection is cut.
       await db!.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1`, [`LISTEN "${channelName('ase_journal', schema)}"`]);
       for (let i = 1; i <= 20; i++) await writer.append(journalEntry(i));

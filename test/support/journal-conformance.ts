@@ -15,7 +15,7 @@ export function journalEntry(n: number, overrides: Partial<TranscriptEntry> = {}
   return { ts: 1000 + n, sessionId: 's1', agent: 'fake', gen: 1, eventId: `1-${n}`, type: 'agent_message', payload: { text: `m${n}` }, ...overrides };
 }
 
-type WatchingJournal = TranscriptJournal & Required<Pick<TranscriptJournal, 'watch' | 'bounds' | 'delete'>>;
+type WatchingJournal = TranscriptJournal & Required<Pick<TranscriptJournal, 'watch' | 'watchStarted' | 'bounds' | 'delete'>>;
 
 export function describeJournalConformance(name: string, make: () => WatchingJournal): void {
   describe(`${name} (TranscriptJournal conformance)`, () => {
@@ -82,6 +82,18 @@ export function describeJournalConformance(name: string, make: () => WatchingJou
       stop();
       await journal.append(journalEntry(4));
       expect(heard).toEqual([['1-1', 1], ['1-3', 2]]);
+    });
+
+    it('watchStarted resolves for a watched session and one nobody watches; what is appended after it is heard', async () => {
+      const journal = make();
+      await journal.append(journalEntry(1));
+      await journal.watchStarted('nobody-watches');
+      const heard: number[] = [];
+      const stop = journal.watch('s1', (e) => heard.push(e.seq));
+      await journal.watchStarted('s1');
+      await journal.append(journalEntry(2));
+      stop();
+      expect(heard).toEqual([2]);
     });
 
     it('appendMany: entries in call order among single appends, their seqs once durable, as they were when called; watchers hear each', async () => {

@@ -168,6 +168,11 @@ export class FileJournal implements TranscriptJournal {
     return this.#watchers.watch(sessionId, listener);
   }
 
+  /** A watch of this journal starts when `watch` returns (it hears this journal's own appends): resolves at once. */
+  watchStarted(_sessionId: string): Promise<void> {
+    return Promise.resolve();
+  }
+
   /**
    * The entries of a range, read from the checkpoint before it (seq-index.ts): the cost is the
    * entries returned plus at most one checkpoint's worth of lines, not the file.

@@ -65,6 +65,11 @@ export class MemoryJournal implements TranscriptJournal {
     return this.#watchers.watch(sessionId, listener);
   }
 
+  /** A watch of this journal starts when `watch` returns (it hears this journal's own appends): resolves at once. */
+  watchStarted(_sessionId: string): Promise<void> {
+    return Promise.resolve();
+  }
+
   async flush(): Promise<void> {}
 
   async delete(sessionId: string): Promise<void> {

@@ -79,6 +79,12 @@ export interface TranscriptJournal {
   bounds?(sessionId: string): Promise<JournalBounds>;
   /** Hears every entry this journal appends for `sessionId` once durable; returns the unsubscribe. */
   watch?(sessionId: string, listener: JournalListener): () => void;
+  /**
+   * Resolves once the watches of `sessionId` begun so far know where they start: every entry
+   * appended after that, by this host or (PostgresJournal) another, reaches them. A journal whose
+   * watch starts at once resolves at once. Optional, like `watch`.
+   */
+  watchStarted?(sessionId: string): Promise<void>;
 }
 
 /**

@@ -232,6 +232,15 @@ export class PostgresJournal implements TranscriptJournal {
     return this.#feed ? this.#feed.watch(sessionId, listener) : this.#watchers.watch(sessionId, listener);
   }
 
+  /**
+   * A watch across hosts starts where the session's head is when it reads it (a query of its own):
+   * this resolves once that read is done, so what any host appends afterwards reaches the watch.
+   * (This host's own appends wait for it anyway.) Without `acrossHosts`: at once.
+   */
+  async watchStarted(sessionId: string): Promise<void> {
+    await this.#feed?.ready(sessionId);
+  }
+
   async flush(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight.values()]);
   }
