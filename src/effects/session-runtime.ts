@@ -175,6 +175,10 @@ export class SessionRuntime {
           reportLater(error); // As XState reports a throwing listener, the next effects still go.
         }
       }
+      // Performed: a dead XState record that still points at the batch must not keep its effects
+      // (transcript entries, the output in them) alive (#flushOutput says why). Inspectors were
+      // handed the effects one by one (inspectEachEffect), never this array.
+      effects.length = 0;
     });
     this.#done = new Promise((resolve) => (this.#resolveDone = resolve));
     this.actor.subscribe({
@@ -649,11 +653,10 @@ export class SessionRuntime {
       if (pending) {
         if (event.at > pending.at) pending.at = event.at;
         // What would change nothing in the statechart is not carried (agent-output.ts says which).
-        if (addsNothingAfter(pending.last, event)) pending.left = true;
-        else pending.events.push(event);
+        if (!addsNothingAfter(pending.last, event)) pending.events.push(event);
         pending.last = event;
       } else {
-        this.#pendingOutput = { gen, at: event.at, events: [event], last: event, left: false };
+        this.#pendingOutput = { gen, at: event.at, events: [event], last: event };
         // Not a microtask: engines that deliver each message in a promise job of its own (the ACP
         // SDK) would flush after every event.
         setImmediate(() => this.#flushOutput());
@@ -663,15 +666,27 @@ export class SessionRuntime {
     this.#send(event);
   }
 
-  /** Hands pending agent output (if any) to the statechart: the event itself when alone, else one `agent_output`. */
+  /**
+   * Hands pending agent output (if any) to the statechart as one `agent_output`, one event or many,
+   * then takes the events back out of it (unless an inspector may keep the input to read later).
+   * XState allocates records per action that point at the event being handled, and V8 may allocate
+   * those straight in the old generation, where a dead one stays until the next full collection.
+   * Until then every young object it reaches survives each scavenge: V8 then judges the engine's
+   * event objects long-lived and allocates them in the old generation too, for good, which made the
+   * engine's own code several times slower in a session (docs/benchmarks.md 13, pass 8). Emptied, a
+   * batch pins nothing; a lone event goes in as a batch for the same reason (a slow stream is mostly
+   * lone events).
+   */
   #flushOutput(): void {
     const pending = this.#pendingOutput;
     if (!pending) return;
     this.#pendingOutput = undefined;
     if (this.isDone) return;
-    const { gen, at, events, left } = pending;
-    if (events.length === 1 && !left) return this.#send(events[0]!);
+    const { gen, at, events } = pending;
     this.#send({ type: 'agent_output', gen, at, events });
+    // Not at once: handed over inside another transition, the batch waits in the actor's mailbox
+    // until that one ends (synchronously, so before any microtask).
+    if (!this.#opts.inspect) queueMicrotask(() => void (events.length = 0));
   }
 
   #setTimer(id: string, deadline: number): void {
@@ -1017,6 +1032,4 @@ interface PendingOutput {
   events: AgentEvent[];
   /** The last event seen (carried or not). */
   last: AgentEvent;
-  /** Whether an event was left out (addsNothingAfter): then even one carried event goes in as a batch, with the latest time. */
-  left: boolean;
 }

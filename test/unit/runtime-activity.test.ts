@@ -22,7 +22,7 @@ const STALL_MS = 10_000;
 const THINKING_CLEAR_MS = 3_000;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function runningSession() {
+async function runningSession({ inspected = true }: { inspected?: boolean } = {}) {
   const clock = new SimulatedClock(T0);
   const engines: FakeEngine[] = [];
   const factory: EngineFactory = {
@@ -43,9 +43,11 @@ async function runningSession() {
     clock,
     store: new MemoryStore(),
     journal: new MemoryJournal(),
-    inspect: (e: InspectionEvent) => {
-      if (e.type === '@xstate.event' && e.actorRef === runtime.actor) received.set(e.event.type, (received.get(e.event.type) ?? 0) + 1);
-    },
+    ...(inspected && {
+      inspect: (e: InspectionEvent) => {
+        if (e.type === '@xstate.event' && e.actorRef === runtime.actor) received.set(e.event.type, (received.get(e.event.type) ?? 0) + 1);
+      },
+    }),
   });
   const seen: AgentEvent[] = [];
   const thinking: boolean[] = [];
@@ -153,7 +155,8 @@ describe('SessionRuntime: coalesced text-delta activity', () => {
     s.inject(delta('b'));
     await tick();
     expect(s.thinking).toEqual([true, false, true]);
-    expect(s.received.get('text_delta')).toBe(2);
+    expect(s.received.get('agent_output')).toBe(2); // a lone delta goes in as a batch too
+    expect(s.received.get('text_delta') ?? 0).toBe(0);
   });
 
   it('hands the mark over before any later event, so the order of activity is kept', async () => {
@@ -195,5 +198,93 @@ describe('SessionRuntime: coalesced text-delta activity', () => {
     expect(s.thinking).toEqual([true, false, true]);
     expect(s.context().lastActivityAt).toBe(t + 30);
     expect(s.context().seq).toBeGreaterThanOrEqual(3);
+  });
+});
+
+/**
+ * What the runtime hands the statechart it takes back once handled (a batch's events, a step's
+ * effects), so that nothing still pointing at the container keeps the output alive: V8 then takes
+ * an engine's event objects for long-lived and allocates them in the old generation for good (the
+ * comment on SessionRuntime#flushOutput; docs/benchmarks.md 13, pass 8).
+ */
+describe('SessionRuntime: handed-over output is taken back', () => {
+  /** Records the `agent_output` batches the runtime sends its actor (the arrays themselves). */
+  function recordBatches(runtime: SessionRuntime): AgentEvent[][] {
+    const batches: AgentEvent[][] = [];
+    const send = runtime.actor.send.bind(runtime.actor);
+    runtime.actor.send = (event) => {
+      if (event.type === 'agent_output') batches.push(event.events);
+      send(event);
+    };
+    return batches;
+  }
+
+  const output: AgentEventBody[] = [
+    { type: 'thinking', active: true },
+    { type: 'message', role: 'assistant', id: 'a1', blocks: [{ type: 'text', text: 'hi' }] },
+    { type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } },
+    { type: 'tool_result', callId: 'c1', status: 'completed', output: 'ok', isError: false },
+  ];
+
+  it('empties a batch once the statechart has applied it, and a lone event goes in as a batch too', async () => {
+    const s = await runningSession({ inspected: false });
+    const batches = recordBatches(s.runtime);
+    const seq = s.context().seq;
+    for (const body of output) s.inject(body);
+    await tick();
+    s.inject({ type: 'thinking', active: false });
+    await tick();
+    expect(batches).toEqual([[], []]);
+    expect(s.context().seq).toBe(seq + 3); // the message, the call and its result were journaled
+    expect(s.context().thinking).toBe(false);
+    expect(s.seen.filter((e) => e.type === 'thinking')).toHaveLength(2); // observers got the events themselves
+  });
+
+  it('leaves a batch whole for an inspector, which may read the input later', async () => {
+    const s = await runningSession({ inspected: true });
+    const batches = recordBatches(s.runtime);
+    for (const body of output) s.inject(body);
+    await tick();
+    expect(batches.map((events) => events.map((e) => e.type))).toEqual([['thinking', 'message', 'tool_call', 'tool_result']]);
+  });
+
+  it('empties a step’s effect batch once every effect is performed; observers got each effect first', async () => {
+    const s = await runningSession({ inspected: false });
+    const observed: string[] = [];
+    s.runtime.observe({ effect: (effect) => void (effect.type === 'transcript.emit' && observed.push(effect.entry.type)) });
+    const afterwards: number[] = [];
+    // A wildcard listener added now runs after the runtime's own (XState calls them in order).
+    s.runtime.actor.on('*', (emitted) => void ('effects' in emitted && afterwards.push(emitted.effects.length)));
+    for (const body of output) s.inject(body);
+    await tick();
+    expect(observed).toEqual(['message', 'tool_call', 'tool_result']);
+    expect(afterwards.length).toBeGreaterThan(0);
+    expect(afterwards.every((length) => length === 0)).toBe(true);
+  });
+});
+
+describe('SessionRuntime: output handed over inside another transition', () => {
+  it('reaches the statechart whole when an engine reports it from inside an effect (the batch waits in the mailbox)', async () => {
+    const s = await runningSession({ inspected: false });
+    const journaled: string[] = [];
+    let reported = false;
+    s.runtime.observe({
+      effect: (effect) => {
+        if (effect.type === 'transcript.emit') journaled.push(effect.entry.type);
+        // Performed inside the transition that emitted it: the engine answers synchronously.
+        if (effect.type === 'ephemeral.emit' && effect.kind === 'thinking' && effect.active && !reported) {
+          reported = true;
+          s.inject({ type: 'message', role: 'assistant', id: 'a1', blocks: [{ type: 'text', text: 'hi' }] });
+          s.inject({ type: 'tool_call', callId: 'c1', toolName: 'Bash', input: { command: 'ls' } });
+          s.inject({ type: 'turn_complete', status: 'completed', usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 } });
+        }
+      },
+    });
+    s.inject({ type: 'thinking', active: true });
+    await tick();
+    await tick();
+    expect(reported).toBe(true);
+    expect(journaled).toEqual(['message', 'tool_call', 'turn_complete']);
+    expect(s.context().phase).toBe('idle');
   });
 });
