@@ -5,7 +5,8 @@
 // against (by the name it was started as: claude.mjs / codex.mjs). Otherwise STANDIN_SCRIPT names
 // a script (bench/support/agent-streams.ts): how to answer the handshake, and the recorded turn
 // it writes to stdout in 1 MiB chunks (honouring backpressure) once the turn is asked for. Exits
-// on stdin EOF.
+// on stdin EOF. STANDIN_CHUNK=<bytes> writes chunks of that size instead, one per timer tick: a
+// slow stream, whose consumer mostly reads one event at a time.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
@@ -16,7 +17,8 @@ if (process.argv.includes('--version')) {
 
 const script = JSON.parse(readFileSync(process.env.STANDIN_SCRIPT, 'utf8'));
 const stream = readFileSync(script.stream);
-const CHUNK = 1024 * 1024;
+const SLOW = process.env.STANDIN_CHUNK !== undefined;
+const CHUNK = SLOW ? Number(process.env.STANDIN_CHUNK) : 1024 * 1024;
 const write = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 function pipeStream() {
@@ -27,6 +29,7 @@ function pipeStream() {
         const chunk = stream.subarray(offset, offset + CHUNK);
         offset += chunk.length;
         if (!process.stdout.write(chunk)) return process.stdout.once('drain', next);
+        if (SLOW) return setTimeout(next, 0);
       }
       resolve();
     };

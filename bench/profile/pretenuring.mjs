@@ -1,0 +1,65 @@
+// Where V8 allocates an engine's AgentEvents: how many of each type were born in the old generation
+// (V8's allocation-site pretenuring: it allocates a site's objects there for good once it judged
+// them long-lived) in the last of N dense Claude turns, per consumer, each in a process of its own.
+// An event seen by the session's listener is the engine's own object, checked right where it was
+// made (the engine emits synchronously), so "old at birth" means its allocation site is tenured.
+// A session's events should be born young as its engine's are (docs/benchmarks.md 13, pass 8).
+// CHUNK=<bytes> makes the stand-in write the turn slowly, that many bytes per timer tick (then the
+// output mostly comes one event at a time: try 20000 lines, CHUNK=400).
+//   npm run build && [CHUNK=<bytes>] node bench/profile/pretenuring.mjs [lines] [turns] [engine,session,memory]
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import v8 from 'node:v8';
+
+const [lines = '50000', turns = '3', kinds = 'engine,session,memory', child] = process.argv.slice(2);
+
+if (child !== '--child') {
+  console.log(`| consumer | events in the last turn | born in the old generation |\n|---|---:|---|`);
+  for (const kind of kinds.split(',')) {
+    // A fresh process each: the decisions are the process's for good.
+    const out = execFileSync(process.execPath, [new URL(import.meta.url).pathname, lines, turns, kind, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const { total, old } = JSON.parse(out.trim().split('\n').at(-1));
+    const byType = Object.entries(old).map(([type, n]) => `${type} ${n}`).join(', ') || 'none';
+    console.log(`| ${kind} | ${total} | ${byType} |`);
+  }
+} else {
+  // The one V8 intrinsic that says where an object lives; parsed only once the flag is on.
+  v8.setFlagsFromString('--allow-natives-syntax');
+  const isYoung = new Function('o', 'return %InYoungGeneration(o)');
+  const { claudeDenseTurn, standInDir } = await import('../support/agent-streams.ts');
+  const { engineTurn } = await import('../support/engine-turn.ts');
+  const dist = new URL('../../dist', import.meta.url).pathname;
+  const lib = await import(`${dist}/index.js`);
+  const { ClaudeEngine } = await import(`${dist}/claude.js`);
+  const { dir, workDir, bin, env: standInEnv } = standInDir('ase-pretenuring-', 'claude.mjs', claudeDenseTurn({ lines: Number(lines) }), { protocol: 'claude' });
+  const env = { ...standInEnv, ...(process.env.CHUNK && { STANDIN_CHUNK: process.env.CHUNK }) };
+  let total = 0;
+  let old = {};
+  const look = (event) => {
+    total++;
+    if (!isYoung(event)) old[event.type] = (old[event.type] ?? 0) + 1;
+  };
+  for (let turn = 0; turn < Number(turns); turn++) {
+    total = 0;
+    old = {};
+    if (kinds === 'engine') {
+      const stop = await engineTurn(new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env }), workDir, look);
+      await stop();
+    } else {
+      const memory = kinds === 'memory';
+      const s = await lib.createSession({ agent: 'claude', workDir, dataDir: path.join(dir, `data-${turn}`), bin, engineOptions: { env }, ...(memory && { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() }) });
+      const ended = new Promise((resolve) =>
+        s.on('agent', ({ event }) => {
+          look(event);
+          if (event.type === 'turn_complete') resolve();
+        }),
+      );
+      void s.send('go');
+      await ended;
+      await s.stop();
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+  console.log(JSON.stringify({ total, old }));
+}
