@@ -6,7 +6,7 @@
 // A session's events should be born young as its engine's are (docs/benchmarks.md 13, pass 8).
 // CHUNK=<bytes> makes the stand-in write the turn slowly, that many bytes per timer tick (then the
 // output mostly comes one event at a time: try 20000 lines, CHUNK=400).
-//   npm run build && [CHUNK=<bytes>] node bench/profile/pretenuring.mjs [lines] [turns] [engine,session,memory]
+//   npm run build && [CHUNK=<bytes>] node bench/profile/pretenuring.mjs [lines] [turns] [engine,session,memory,inspected]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,7 +48,11 @@ if (child !== '--child') {
       await stop();
     } else {
       const memory = kinds === 'memory';
-      const s = await lib.createSession({ agent: 'claude', workDir, dataDir: path.join(dir, `data-${turn}`), bin, engineOptions: { env }, ...(memory && { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() }) });
+      // `inspected`: with an inspect hook that keeps the last KEEP (default 1,000) inspection events raw, as `ase serve`'s hub does for inspectors that join later.
+      const kept = [];
+      const keep = Number(process.env.KEEP ?? 1_000);
+      const inspect = (event) => void (kept.push(event) > keep && kept.shift());
+      const s = await lib.createSession({ agent: 'claude', workDir, dataDir: path.join(dir, `data-${turn}`), bin, engineOptions: { env }, ...(memory && { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() }), ...(kinds === 'inspected' && { inspect }) });
       const ended = new Promise((resolve) =>
         s.on('agent', ({ event }) => {
           look(event);

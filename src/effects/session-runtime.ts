@@ -17,7 +17,7 @@
  */
 import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import { emitEffectsInBatches, isEffectBatch, sessionMachine, type EffectBatch, type SessionEvent } from '../actors/session.js';
-import { addsNothingAfter, isBatchableOutput } from '../actors/agent-output.js';
+import { addsNothingAfter, isBatchableOutput, type AgentOutputEvent } from '../actors/agent-output.js';
 import type { SessionContext, SessionMachineInput } from '../actors/session-context.js';
 import type { AgentEvent } from '../events/agent-event.js';
 import { SessionInputSchema, type SessionInput } from '../events/session-input.js';
@@ -668,7 +668,7 @@ export class SessionRuntime {
 
   /**
    * Hands pending agent output (if any) to the statechart as one `agent_output`, one event or many,
-   * then takes the events back out of it (unless an inspector may keep the input to read later).
+   * then takes the events back out of it (an inspector got a copy of its own: inspectEachEffect).
    * XState allocates records per action that point at the event being handled, and V8 may allocate
    * those straight in the old generation, where a dead one stays until the next full collection.
    * Until then every young object it reaches survives each scavenge: V8 then judges the engine's
@@ -686,7 +686,7 @@ export class SessionRuntime {
     this.#send({ type: 'agent_output', gen, at, events });
     // Not at once: handed over inside another transition, the batch waits in the actor's mailbox
     // until that one ends (synchronously, so before any microtask).
-    if (!this.#opts.inspect) queueMicrotask(() => void (events.length = 0));
+    queueMicrotask(() => void (events.length = 0));
   }
 
   #setTimer(id: string, deadline: number): void {
@@ -981,7 +981,13 @@ export class SessionRuntime {
  * inspectors (the server's, the model-based harness) see what they always saw.
  */
 function inspectEachEffect(inspect: (event: InspectionEvent) => void): (event: InspectionEvent) => void {
+  // An inspector may keep what it is shown and read it later (`ase serve`'s hub does): it gets a
+  // copy of an output batch, whole, while the runtime empties its own (#flushOutput). A copy per
+  // inspection event: anything mapping the batch to its copy would keep the copy as long as a dead
+  // XState record keeps the batch.
+  const copyOf = (batch: AgentOutputEvent): AgentOutputEvent => ({ ...batch, events: [...batch.events] });
   return (event) => {
+    if ('event' in event && (event.event as { type?: unknown } | undefined)?.type === 'agent_output') event = { ...event, event: copyOf(event.event as AgentOutputEvent) } as InspectionEvent;
     if (event.type === '@xstate.action' && event.action.type === 'xstate.emit') {
       const emitted = (event.action.params as { event?: Effect | EffectBatch } | undefined)?.event;
       if (emitted && isEffectBatch(emitted)) {

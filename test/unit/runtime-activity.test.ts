@@ -22,7 +22,7 @@ const STALL_MS = 10_000;
 const THINKING_CLEAR_MS = 3_000;
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function runningSession({ inspected = true }: { inspected?: boolean } = {}) {
+async function runningSession({ inspected = true, inspect }: { inspected?: boolean; inspect?: (e: InspectionEvent) => void } = {}) {
   const clock = new SimulatedClock(T0);
   const engines: FakeEngine[] = [];
   const factory: EngineFactory = {
@@ -46,6 +46,7 @@ async function runningSession({ inspected = true }: { inspected?: boolean } = {}
     ...(inspected && {
       inspect: (e: InspectionEvent) => {
         if (e.type === '@xstate.event' && e.actorRef === runtime.actor) received.set(e.event.type, (received.get(e.event.type) ?? 0) + 1);
+        inspect?.(e);
       },
     }),
   });
@@ -240,12 +241,20 @@ describe('SessionRuntime: handed-over output is taken back', () => {
     expect(s.seen.filter((e) => e.type === 'thinking')).toHaveLength(2); // observers got the events themselves
   });
 
-  it('leaves a batch whole for an inspector, which may read the input later', async () => {
-    const s = await runningSession({ inspected: true });
+  it('shows an inspector a copy of the batch that stays whole, while it empties its own', async () => {
+    const shown: { type: string; events: AgentEvent[] }[] = [];
+    const s = await runningSession({
+      // Kept to read later, as `ase serve`'s hub keeps them.
+      inspect: (e) => {
+        if ((e.type === '@xstate.event' || e.type === '@xstate.snapshot' || e.type === '@xstate.microstep') && e.event.type === 'agent_output') shown.push({ type: e.type, events: e.event.events });
+      },
+    });
     const batches = recordBatches(s.runtime);
     for (const body of output) s.inject(body);
     await tick();
-    expect(batches.map((events) => events.map((e) => e.type))).toEqual([['thinking', 'message', 'tool_call', 'tool_result']]);
+    expect(batches).toEqual([[]]);
+    expect(shown.map((x) => x.type).sort()).toEqual(['@xstate.event', '@xstate.microstep', '@xstate.snapshot']);
+    for (const { events } of shown) expect(events.map((e) => e.type)).toEqual(['thinking', 'message', 'tool_call', 'tool_result']);
   });
 
   it('empties a step’s effect batch once every effect is performed; observers got each effect first', async () => {
