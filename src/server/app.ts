@@ -610,8 +610,10 @@ export function createServerApp(options: ServerAppOptions): ServerApp {
    */
   const apply = async (id: string, command: SessionCommand): Promise<Record<string, unknown>> => {
     const router = options.router;
-    // A stop goes to a live owner first: opening the session here to stop it would only be refused.
-    if (router && command.kind === 'stop' && !(hubs.get(id)?.session ?? host.get(id))) {
+    // A session that does not run here goes to a live owner first, if another host has one: opening
+    // it here would only be refused, after loading it and looking for its work directory and its
+    // agent, which a host on another machine may not have at all.
+    if (router && !(hubs.get(id)?.session ?? host.get(id))) {
       const outcome = await router.route(id, command);
       if (outcome) return unwrap(outcome);
     }

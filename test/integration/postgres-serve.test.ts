@@ -22,7 +22,7 @@ import { describePostgres, PG_URL, testDatabase } from '../support/postgres.js';
 import { openSse } from '../support/sse-client.js';
 
 const db = PG_URL ? testDatabase(4) : undefined;
-type Sessions = { sessions: { sessionId: string; status: string; owner?: { pid: number } }[] };
+type Sessions = { sessions: { sessionId: string; status: string; phase: string; owner?: { pid: number } }[] };
 let tmp: string;
 const servers: ResultPromise[] = [];
 
@@ -123,6 +123,31 @@ describePostgres('two ase serve on one PostgreSQL', () => {
     expect(texts, 'each message delivered once').toEqual(['first', 'second', 'from b', 'after the kill']);
     const seqs = stream.frames.filter((f) => f.event === 'entry').map((f) => Number(f.id));
     expect(seqs, 'the stream on B: no gap, no repeat').toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    stream.cut();
+  });
+
+  it("B, on a machine without the session's work directory, hands A's session every command instead of trying to run it", async () => {
+    const schema = db!.schema('route');
+    const [a, b] = await Promise.all([serve('a3', schema), serve('b3', schema)]);
+    const onlyOnA = await fs.mkdtemp(path.join(tmp, 'only-on-a-'));
+    const id = (await api<{ sessionId: string }>(a, '/api/sessions', { agent: 'fake', workDir: onlyOnA })).body.sessionId;
+    const stream = await openSse(`${a.origin}/api/sessions/${id}/events`, { authorization: a.headers.authorization! });
+    expect((await api(a, `/api/sessions/${id}/messages`, { text: 'on a', localId: 'r1' })).status).toBe(200);
+    await stream.waitFor((f) => f.event === 'entry' && f.data.includes('turn_complete'), 20_000);
+    // As seen from another machine: the directory is not there. B cannot run this session; A does.
+    await fs.rm(onlyOnA, { recursive: true });
+    const routed = await api<{ localId: string }>(b, `/api/sessions/${id}/messages`, { text: 'via b', localId: 'r2' });
+    expect(routed).toMatchObject({ status: 200, body: { localId: 'r2' } });
+    await stream.waitFor((f) => f.event === 'entry' && f.data.includes('"via b"'), 20_000);
+    const viaB = Number(stream.frames.find((f) => f.event === 'entry' && f.data.includes('"via b"'))!.id);
+    await stream.waitFor((f) => f.event === 'entry' && f.data.includes('turn_complete') && Number(f.id) > viaB, 20_000);
+    // A's own answers come back: a refusal with its code, then the stop.
+    const idle = await api<{ error: { code: string } }>(b, `/api/sessions/${id}/abort`, {});
+    expect(idle).toMatchObject({ status: 409, body: { error: { code: 'NOTHING_TO_ABORT' } } });
+    const stopped = await api<{ stopped: boolean }>(b, `/api/sessions/${id}/stop`, {});
+    expect(stopped).toMatchObject({ status: 200, body: { stopped: true } });
+    const { sessions } = (await api<Sessions>(a, '/api/sessions')).body;
+    expect(sessions.find((s) => s.sessionId === id)).toMatchObject({ phase: 'stopped' });
     stream.cut();
   });
 
