@@ -160,7 +160,7 @@ export class SessionRuntime {
     this.#storedVersion = opts.input.restored?.version ?? 0;
     this.#lease = opts.lease;
     if (opts.lease) this.#leaseTrustedUntil = performance.now() + opts.lease.ttlMs * LEASE_TRUST;
-    this.actor = createActor(sessionMachine, { input: opts.input, ...(opts.inspect && { inspect: inspectEachEffect(opts.inspect) }) });
+    this.actor = createActor(sessionMachine, { input: opts.input, ...(opts.inspect && { inspect: inspectEachEffect(inspectBatchCopies(opts.inspect)) }) });
     // Each step's effects come as one batch (one XState emit per step, not per effect), performed
     // in order as XState would have delivered them one by one.
     emitEffectsInBatches(this.actor);
@@ -668,7 +668,7 @@ export class SessionRuntime {
 
   /**
    * Hands pending agent output (if any) to the statechart as one `agent_output`, one event or many,
-   * then takes the events back out of it (an inspector got a copy of its own: inspectEachEffect).
+   * then takes the events back out of it (an inspector got a copy of its own: inspectBatchCopies).
    * XState allocates records per action that point at the event being handled, and V8 may allocate
    * those straight in the old generation, where a dead one stays until the next full collection.
    * Until then every young object it reaches survives each scavenge: V8 then judges the engine's
@@ -981,13 +981,7 @@ export class SessionRuntime {
  * inspectors (the server's, the model-based harness) see what they always saw.
  */
 function inspectEachEffect(inspect: (event: InspectionEvent) => void): (event: InspectionEvent) => void {
-  // An inspector may keep what it is shown and read it later (`ase serve`'s hub does): it gets a
-  // copy of an output batch, whole, while the runtime empties its own (#flushOutput). A copy per
-  // inspection event: anything mapping the batch to its copy would keep the copy as long as a dead
-  // XState record keeps the batch.
-  const copyOf = (batch: AgentOutputEvent): AgentOutputEvent => ({ ...batch, events: [...batch.events] });
   return (event) => {
-    if ('event' in event && (event.event as { type?: unknown } | undefined)?.type === 'agent_output') event = { ...event, event: copyOf(event.event as AgentOutputEvent) } as InspectionEvent;
     if (event.type === '@xstate.action' && event.action.type === 'xstate.emit') {
       const emitted = (event.action.params as { event?: Effect | EffectBatch } | undefined)?.event;
       if (emitted && isEffectBatch(emitted)) {
@@ -996,6 +990,19 @@ function inspectEachEffect(inspect: (event: InspectionEvent) => void): (event: I
       }
     }
     inspect(event);
+  };
+}
+
+/**
+ * The inspection hook shown a copy of each `agent_output` batch, which stays whole, while the
+ * runtime empties its own (#flushOutput): an inspector may keep what it is shown and read it later
+ * (`ase serve`'s hub does). A copy per inspection event: anything mapping a batch to its copy would
+ * keep the copy as long as a dead XState record keeps the batch.
+ */
+function inspectBatchCopies(inspect: (event: InspectionEvent) => void): (event: InspectionEvent) => void {
+  return (event) => {
+    const batch = 'event' in event ? (event.event as AgentOutputEvent | undefined) : undefined;
+    inspect(batch?.type === 'agent_output' ? ({ ...event, event: { ...batch, events: [...batch.events] } } as InspectionEvent) : event);
   };
 }
 
