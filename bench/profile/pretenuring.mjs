@@ -16,14 +16,15 @@ const [lines = '50000', turns = '3', kinds = 'engine,session,memory', child] = p
 
 if (child !== '--child') {
   console.log(`| consumer | events in the last turn | born in the old generation |\n|---|---:|---|`);
-  for (const kind of kinds.split(',')) {
+  for (const each of kinds.split(',')) {
     // A fresh process each: the decisions are the process's for good.
-    const out = execFileSync(process.execPath, [new URL(import.meta.url).pathname, lines, turns, kind, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync(process.execPath, [new URL(import.meta.url).pathname, lines, turns, each, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     const { total, old } = JSON.parse(out.trim().split('\n').at(-1));
     const byType = Object.entries(old).map(([type, n]) => `${type} ${n}`).join(', ') || 'none';
-    console.log(`| ${kind} | ${total} | ${byType} |`);
+    console.log(`| ${each} | ${total} | ${byType} |`);
   }
 } else {
+  const kind = kinds; // a child measures one consumer
   // The one V8 intrinsic that says where an object lives; parsed only once the flag is on.
   v8.setFlagsFromString('--allow-natives-syntax');
   const isYoung = new Function('o', 'return %InYoungGeneration(o)');
@@ -43,16 +44,16 @@ if (child !== '--child') {
   for (let turn = 0; turn < Number(turns); turn++) {
     total = 0;
     old = {};
-    if (kinds === 'engine') {
+    if (kind === 'engine') {
       const stop = await engineTurn(new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env }), workDir, look);
       await stop();
     } else {
-      const memory = kinds === 'memory';
+      const memory = kind === 'memory';
       // `inspected`: with an inspect hook that keeps the last KEEP (default 1,000) inspection events raw, as `ase serve`'s hub does for inspectors that join later.
       const kept = [];
       const keep = Number(process.env.KEEP ?? 1_000);
       const inspect = (event) => void (kept.push(event) > keep && kept.shift());
-      const s = await lib.createSession({ agent: 'claude', workDir, dataDir: path.join(dir, `data-${turn}`), bin, engineOptions: { env }, ...(memory && { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() }), ...(kinds === 'inspected' && { inspect }) });
+      const s = await lib.createSession({ agent: 'claude', workDir, dataDir: path.join(dir, `data-${turn}`), bin, engineOptions: { env }, ...(memory && { store: new lib.MemoryStore(), journal: new lib.MemoryJournal() }), ...(kind === 'inspected' && { inspect }) });
       const ended = new Promise((resolve) =>
         s.on('agent', ({ event }) => {
           look(event);

@@ -20,24 +20,23 @@ export type AgentOutputEvent = {
   events: AgentEvent[];
 };
 
+/** The event types the runtime hands over in batches (a `message` only when not the user's: local mode handles that one). */
+export const BATCHED_OUTPUT_TYPES: ReadonlySet<AgentEvent['type']> = new Set([
+  'activity',
+  'text_delta',
+  'thinking',
+  'message',
+  'tool_call',
+  'tool_result',
+  'plan',
+  'agent_mode',
+  'available_commands',
+  'context_usage',
+]);
+
 /** Whether the statechart handles `event` (from the live engine) the same way in every state, so it may join a batch. */
 export function isBatchableOutput(event: AgentEvent): boolean {
-  switch (event.type) {
-    case 'activity':
-    case 'text_delta':
-    case 'thinking':
-    case 'tool_call':
-    case 'tool_result':
-    case 'plan':
-    case 'agent_mode':
-    case 'available_commands':
-    case 'context_usage':
-      return true;
-    case 'message':
-      return event.role !== 'user';
-    default:
-      return false;
-  }
+  return BATCHED_OUTPUT_TYPES.has(event.type) && (event.type !== 'message' || event.role !== 'user');
 }
 
 /**
