@@ -19,6 +19,7 @@
  * Never throws; input it cannot use is recorded in `skipped`.
  */
 import type { AgentCommand, AgentEventBody, ContentBlock, PlanEntry, TurnUsage } from '../../events/agent-event.js';
+import { TextAccumulator } from '../core/text-accumulator.js';
 import { ThinkingIndicator } from '../core/thinking-indicator.js';
 import { contentText, isRecord, readToolCallFields, type AcpSessionUpdate, type AcpToolCallFields } from './messages.js';
 import { noteSkipped, type SkippedInput } from '../core/skipped-inputs.js';
@@ -76,7 +77,8 @@ interface ToolState {
 interface OpenMessage {
   id: string;
   role: 'assistant' | 'user';
-  blocks: ContentBlock[];
+  /** Text and thinking runs, each gathered from its chunks (text-accumulator.ts says why not `+=`). */
+  blocks: { type: 'text' | 'thinking'; text: TextAccumulator }[];
 }
 
 const FINISHED = new Set(['completed', 'failed']);
@@ -287,8 +289,8 @@ export class AcpTranslator {
     }
     this.#message ??= { id: messageId ?? `${this.#options.idPrefix}-t${this.#turn}-m${this.#segment}`, role, blocks: [] };
     const last = this.#message.blocks.at(-1);
-    if (last && last.type === block) last.text += text;
-    else this.#message.blocks.push({ type: block, text });
+    if (last && last.type === block) last.text.append(text);
+    else this.#message.blocks.push({ type: block, text: new TextAccumulator(text) });
     if (block === 'text' && role === 'assistant') out.push({ type: 'text_delta', messageId: this.#message.id, text });
     return out;
   }
@@ -299,7 +301,8 @@ export class AcpTranslator {
     this.#message = undefined;
     this.#segment++;
     if (message.blocks.length === 0) return [];
-    return [{ type: 'message', role: message.role, id: message.id, blocks: message.blocks }];
+    const blocks: ContentBlock[] = message.blocks.map(({ type, text }) => ({ type, text: text.toString() }));
+    return [{ type: 'message', role: message.role, id: message.id, blocks }];
   }
 
   #upsert(fields: AcpToolCallFields): AgentEventBody[] {
