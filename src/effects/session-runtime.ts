@@ -673,7 +673,7 @@ export class SessionRuntime {
    * those straight in the old generation, where a dead one stays until the next full collection.
    * Until then every young object it reaches survives each scavenge: V8 then judges the engine's
    * event objects long-lived and allocates them in the old generation too, for good, which made the
-   * engine's own code several times slower in a session (docs/benchmarks.md 13, pass 8). Emptied, a
+   * engine's own code several times slower in a session (docs/performance-notes.md 13, pass 8). Emptied, a
    * batch pins nothing; a lone event goes in as a batch for the same reason (a slow stream is mostly
    * lone events).
    */
@@ -833,6 +833,11 @@ export class SessionRuntime {
       run.push(entry);
     }
     issueRun();
+    // Issued: the batch lets go of its entries. Something V8 allocated in the old generation still
+    // points at this array after it died (as with the output batches, #flushOutput), and until a full
+    // collection every entry in it, with the output it holds, survived each scavenge: 1.4 MB copied
+    // and promoted per scavenge on a dense Claude turn (docs/performance-notes.md 13, pass 9).
+    entries.length = 0;
     return appended;
   }
 
