@@ -148,7 +148,7 @@ describe('ase serve: replay of a 100,000-entry session', () => {
     writeSection(inject('benchResultsDir'), {
       id: 'replay',
       order: 15,
-      title: '`ase serve`: replay of a 100,000-entry session',
+      title: '15. `ase serve`: replay of a 100,000-entry session',
       method: `One session of ${count(ENTRIES)} \`agent_message\` entries (~260 bytes each) in a FileJournal, a server started on it as a fresh process would be (no index yet). Stream clients in a child process read to their \`live\` frame; RSS is the server process's; the event-loop stall is \`monitorEventLoopDelay\`'s max over the whole run, and a 5 ms ticker's gaps with this thread's CPU in each (\`process.threadCpuUsage\`) and the GC pauses in them, so a stall held by work is told from one spent waiting for a core. \`ase serve\` runs with \`--max-semi-space-size=8\` (src/cli/serve-heap.ts); to measure the server as it runs, give the bench the same: \`NODE_OPTIONS=--max-semi-space-size=8 npx vitest run --config bench/vitest.config.ts bench/replay.bench.test.ts\`. "Before" figures: the same runs on the journal that parsed the whole file per read (commit a9c0531).`,
       rows,
     });

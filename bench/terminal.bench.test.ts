@@ -71,8 +71,8 @@ describe('the terminal through ase serve', () => {
     if (rows.length === 0) return;
     writeSection(inject('benchResultsDir'), {
       id: 'terminal',
-      order: 20,
-      title: 'Terminal through `ase serve`: keystroke → echo, handoff',
+      order: 16,
+      title: '16. Terminal through `ase serve`: keystroke → echo, handoff',
       method:
         `One server (\`startServer\`, in-process), a writer on \`GET /api/sessions/:id/terminal\` (the \`ws\` client, as \`ase attach\`) at 100×30. It sends ${KEYS} keys one at a time and times each from the send to the first output frame holding the key. ` +
         "First with `cat` in a PTY attached to a session's terminal (the line discipline echoes), then with the real pinned Claude Code and Codex in local mode (mock Messages / Responses API on loopback), the input line cleared every 40 keys. " +

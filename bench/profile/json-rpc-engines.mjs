@@ -118,7 +118,7 @@ if (only) {
 } else {
   const results = {};
   const WARMUP = Number(process.env.WARMUP ?? 1);
-  // WARMUP=<n> warm-up rounds (default 1): a Claude session's code takes ~9 dense turns to settle in a process of its own, its engine ~3 (docs/benchmarks.md 13, pass 6).
+  // WARMUP=<n> warm-up rounds (default 1): a Claude session's code takes ~9 dense turns to settle in a process of its own, its engine ~3 (docs/performance-notes.md 13, pass 6).
   for (let round = 0; round < Number(rounds) + WARMUP; round++) {
     // CONSUMERS=session measures only those (one per process, from a shell loop: each from its own heap; cpu.mjs does the same).
     for (const kind of process.env.CONSUMERS ? process.env.CONSUMERS.split(',') : ['bare', 'engine', 'memory', 'session']) {

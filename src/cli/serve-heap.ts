@@ -8,7 +8,7 @@
  * session left 15-18 MB of young objects alive at each scavenge (measured, --trace-gc-nvp), so one
  * scavenge held the server's loop for 60-73 ms of CPU, over the 50 ms stall goal. Capped at 8 MB
  * the survivors stay under 6 MB and no stall held more than 36 ms of CPU, for no more total CPU
- * (docs/benchmarks.md section 15). The flag cannot be set later: V8 sizes the heap at start-up
+ * (docs/performance-notes.md section 15). The flag cannot be set later: V8 sizes the heap at start-up
  * (`v8.setFlagsFromString` does not resize it). A heap flag the user gave (on the command line or in
  * NODE_OPTIONS) wins; where `process.execve` is missing or fails (Windows), serve runs as started.
  */

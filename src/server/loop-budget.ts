@@ -5,7 +5,7 @@
  *
  * Why one budget for the process, not one per stream: the loop is one. Ten replays that each yield
  * every N entries still hold the loop for ten times N entries whenever their steps are ready in the
- * same phase (the 275 ms stall of docs/benchmarks.md section 15); sharing a slice bounds what the
+ * same phase (the 275 ms stall of docs/performance-notes.md section 15); sharing a slice bounds what the
  * loop is held for, however many replays run, and the replays share it in turn.
  *
  * One kind of step cannot be paused in: a journal page is parsed in the callback of its read, and

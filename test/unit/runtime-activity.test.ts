@@ -206,7 +206,7 @@ describe('SessionRuntime: coalesced text-delta activity', () => {
  * What the runtime hands the statechart it takes back once handled (a batch's events, a step's
  * effects), so that nothing still pointing at the container keeps the output alive: V8 then takes
  * an engine's event objects for long-lived and allocates them in the old generation for good (the
- * comment on SessionRuntime#flushOutput; docs/benchmarks.md 13, pass 8).
+ * comment on SessionRuntime#flushOutput; docs/performance-notes.md 13, pass 8).
  */
 describe('SessionRuntime: handed-over output is taken back', () => {
   /** Records the `agent_output` batches the runtime sends its actor (the arrays themselves). */

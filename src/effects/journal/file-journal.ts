@@ -54,7 +54,7 @@ export class FileJournal implements TranscriptJournal {
   /**
    * A buffer a write borrows to encode its batch in, given back when its bytes are on disk. A fresh
    * buffer per batch (~40 a dense turn, 3 MB) cost the session more in page faults and collections
-   * than the encoding itself (docs/benchmarks.md 13, pass 7). One per journal, kept only up to
+   * than the encoding itself (docs/performance-notes.md 13, pass 7). One per journal, kept only up to
    * SPARE_BUFFER_LIMIT: writes of other sessions meanwhile, and larger batches, allocate their own.
    */
   #spare: Buffer | undefined;

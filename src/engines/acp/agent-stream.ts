@@ -5,7 +5,7 @@
  * the SDK each one went Node stream → WHATWG stream → the SDK's async line reader → a second
  * WHATWG stream (our ordered tap) → the SDK's dispatcher, which zod-parses every update in its
  * built-in session router before our no-op handler; a profile of a 50,000-update turn put that
- * path at about two thirds of the engine's CPU time (docs/benchmarks.md §9). Here each line is
+ * path at about two thirds of the engine's CPU time (docs/performance-notes.md §9). Here each line is
  * split and parsed once, the engine's observer sees every message synchronously in wire order
  * (what the tap of the SDK stream did before), and only the messages the SDK still has work for (responses to
  * our requests, the agent's requests, other notifications) are handed to it. The SDK keeps its
