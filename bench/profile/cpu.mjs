@@ -3,7 +3,7 @@
 // it can be installed: bench/support/claude-agent-sdk.ts), the engine alone and the session with the
 // default and the in-memory store and journal: a measure that a loaded machine inflates far less than wall time. With
 // ASE_DIST set it measures another build too, interleaved with this one (before/after a change).
-//   npm run build && [ASE_DIST=<other build>/dist] node bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
+//   npm run build && [ASE_DIST=<other build>/dist] [ASE_THIS=<a build to measure instead of this tree's dist>] node bench/profile/cpu.mjs [lines] [rounds] [repeated|dense]
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +12,7 @@ import { loadClaudeAgentSdk } from '../support/claude-agent-sdk.ts';
 import { engineTurn } from '../support/engine-turn.ts';
 
 const [lines = '50000', rounds = '3', repeated] = process.argv.slice(2);
-const builds = { this: new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
+const builds = { this: process.env.ASE_THIS ?? new URL('../../dist', import.meta.url).pathname, ...(process.env.ASE_DIST && { other: process.env.ASE_DIST }) };
 const { dir, workDir, bin, env } = standInDir('ase-cpu-', 'claude.mjs', (repeated === 'dense' ? claudeDenseTurn({ lines: Number(lines) }) : claudeTurn({ lines: Number(lines), repeatedIds: repeated === 'repeated' })), { protocol: 'claude' });
 let n = 0;
 const sdk = await loadClaudeAgentSdk();
@@ -75,7 +75,7 @@ const sets = Object.fromEntries(await Promise.all(Object.entries(builds).map(asy
 const KINDS = process.env.CONSUMERS ? process.env.CONSUMERS.split(',') : ['bare', 'sdk', 'engine', 'session', 'memory'];
 const results = {};
 const WARMUP = Number(process.env.WARMUP ?? 1);
-// WARMUP=<n> warm-up rounds (default 1): a Claude session's code takes ~9 dense turns to settle in a process of its own, its engine ~3 (docs/benchmarks.md 13, pass 6).
+// WARMUP=<n> warm-up rounds (default 1): a Claude session's code takes ~9 dense turns to settle in a process of its own, its engine ~3 (docs/performance-notes.md 13, pass 6).
 for (let round = 0; round < Number(rounds) + WARMUP; round++) {
   for (const kind of KINDS) {
     // Which build goes first alternates by round: the first of a pair measured ~10% slower.

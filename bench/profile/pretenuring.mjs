@@ -3,10 +3,11 @@
 // them long-lived) in the last of N dense Claude turns, per consumer, each in a process of its own.
 // An event seen by the session's listener is the engine's own object, checked right where it was
 // made (the engine emits synchronously), so "old at birth" means its allocation site is tenured.
-// A session's events should be born young as its engine's are (docs/benchmarks.md 13, pass 8).
+// A session's events should be born young as its engine's are (docs/performance-notes.md 13, pass 8); the last
+// columns say what each scavenge of the last turn copied out of the young generation (pass 9).
 // CHUNK=<bytes> makes the stand-in write the turn slowly, that many bytes per timer tick (then the
 // output mostly comes one event at a time: try 20000 lines, CHUNK=400).
-//   npm run build && [CHUNK=<bytes>] node bench/profile/pretenuring.mjs [lines] [turns] [engine,session,memory,inspected]
+//   npm run build && [CHUNK=<bytes>] [ASE_THIS=<another build>/dist] node bench/profile/pretenuring.mjs [lines] [turns] [engine,session,memory,inspected]
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,13 +16,20 @@ import v8 from 'node:v8';
 const [lines = '50000', turns = '3', kinds = 'engine,session,memory', child] = process.argv.slice(2);
 
 if (child !== '--child') {
-  console.log(`| consumer | events in the last turn | born in the old generation |\n|---|---:|---|`);
+  console.log(`| consumer | events in the last turn | born in the old generation | scavenges in the last turn | promoted per scavenge, median | scavenge pause, median |\n|---|---:|---|---:|---:|---:|`);
   for (const each of kinds.split(',')) {
-    // A fresh process each: the decisions are the process's for good.
-    const out = execFileSync(process.execPath, [new URL(import.meta.url).pathname, lines, turns, each, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    const { total, old } = JSON.parse(out.trim().split('\n').at(-1));
+    // A fresh process each: the decisions are the process's for good. --trace-gc-nvp prints a line per collection.
+    const out = execFileSync(process.execPath, ['--trace-gc-nvp', new URL(import.meta.url).pathname, lines, turns, each, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+    const printed = out.trim().split('\n');
+    const { total, old } = JSON.parse(printed.at(-1));
     const byType = Object.entries(old).map(([type, n]) => `${type} ${n}`).join(', ') || 'none';
-    console.log(`| ${each} | ${total} | ${byType} |`);
+    // What a young-generation collection copied out of it, in the last turn: objects that survived it twice or were kept alive from the old generation.
+    const scavenges = printed.slice(printed.lastIndexOf('LAST TURN')).filter((line) => / gc=s /.test(line));
+    const field = (line, name) => Number(new RegExp(` ${name}=([0-9.]+)`).exec(line)?.[1] ?? NaN);
+    const median = (values) => values.sort((a, b) => a - b)[values.length >> 1] ?? NaN;
+    const promoted = median(scavenges.map((line) => field(line, 'promoted')));
+    const pause = median(scavenges.map((line) => field(line, 'pause')));
+    console.log(`| ${each} | ${total} | ${byType} | ${scavenges.length} | ${(promoted / 1024).toFixed(0)} KB | ${pause.toFixed(1)} ms |`);
   }
 } else {
   const kind = kinds; // a child measures one consumer
@@ -30,7 +38,7 @@ if (child !== '--child') {
   const isYoung = new Function('o', 'return %InYoungGeneration(o)');
   const { claudeDenseTurn, standInDir } = await import('../support/agent-streams.ts');
   const { engineTurn } = await import('../support/engine-turn.ts');
-  const dist = new URL('../../dist', import.meta.url).pathname;
+  const dist = process.env.ASE_THIS ?? new URL('../../dist', import.meta.url).pathname;
   const lib = await import(`${dist}/index.js`);
   const { ClaudeEngine } = await import(`${dist}/claude.js`);
   const { dir, workDir, bin, env: standInEnv } = standInDir('ase-pretenuring-', 'claude.mjs', claudeDenseTurn({ lines: Number(lines) }), { protocol: 'claude' });
@@ -44,6 +52,7 @@ if (child !== '--child') {
   for (let turn = 0; turn < Number(turns); turn++) {
     total = 0;
     old = {};
+    if (turn === Number(turns) - 1) console.log('LAST TURN');
     if (kind === 'engine') {
       const stop = await engineTurn(new ClaudeEngine({ now: () => Date.now(), setTimeout, clearTimeout, bin }, { env }), workDir, look);
       await stop();
