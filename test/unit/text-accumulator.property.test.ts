@@ -64,6 +64,15 @@ describe('TextAccumulator', () => {
     expect(text.length).toBe(pieces.join('').length);
   });
 
+  it('takes a huge piece whole, ASCII or not, before and after short ones', () => {
+    const ascii = 'x'.repeat(3 << 20);
+    const wide = `${'y'.repeat(1 << 20)}中${'z'.repeat(1 << 20)}`;
+    const pieces = ['short ', ascii, ' and ', wide, ' then ', ascii];
+    const text = gathered(pieces);
+    expect(text.length).toBe(pieces.join('').length);
+    expect(text.toString() === pieces.join('')).toBe(true);
+  });
+
   it('is empty when it was given nothing, or only empty pieces', () => {
     expect(new TextAccumulator().toString()).toBe('');
     expect(gathered(['', '', '']).toString()).toBe('');

@@ -21,6 +21,8 @@ const INITIAL_BYTES = 256;
 /** Pieces (or characters) gathered by `+=` before they are copied out together. */
 const PIECES_PER_COPY = 32;
 const CHARS_PER_COPY = 2048;
+/** Characters above which a piece's room is counted exactly rather than assumed at its worst. */
+const EXACT_ABOVE = 64 * 1024;
 /** The longest string V8 makes. */
 const MAX_LENGTH = constants.MAX_STRING_LENGTH;
 
@@ -64,8 +66,9 @@ export class TextAccumulator {
     this.#recentPieces = 0;
     if (piece.length === 0) return;
     if (!this.#wide) {
-      // Room for the worst case (3 UTF-8 bytes per code unit), so the write is never cut short.
-      this.#reserve(piece.length * 3);
+      // Room for all of it, so the write is never cut short: the worst case (3 UTF-8 bytes per code
+      // unit) for a short piece, its exact size for a long one (a buffer 3 times a huge chunk is not).
+      this.#reserve(piece.length > EXACT_ABOVE ? Buffer.byteLength(piece, 'utf8') : piece.length * 3);
       const written = this.#bytes.write(piece, this.#used, 'utf8');
       // One byte per code unit only when every one of them is ASCII.
       if (written === piece.length) {
