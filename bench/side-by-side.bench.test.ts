@@ -157,7 +157,9 @@ describe('side by side', () => {
       measurement: 'Dense Claude turn: default session (FileStore + FileJournal) / memory session',
       result:
         `session ${dvs(d['session']!)} (per round: ${paired(d['session']!, d['bare']!)} bare${d['sdk'] ? `, ${paired(d['session']!, d['sdk'])} SDK` : ''}); targets ≤ 1.25× bare: ${verdict(denseSession / denseBare, 1.25)}, ≤ 1.0× SDK: ${denseSdk === undefined ? 'n/a' : verdict(denseSession / denseSdk, 1.0)}; ` +
-        `memory ${dvs(d['memorySession']!)}; below the default: ${verdict(d['memorySession']!.median, denseSession)}`,
+        `memory ${dvs(d['memorySession']!)}; below the default: ${verdict(d['memorySession']!.median, denseSession)}; ` +
+        // What the session layer costs over its own engine: unlike the ratios to the bare read, it does not move with how much of a turn the agent's writing takes (docs/performance-notes.md 13, pass 9).
+        `over the engine: session ${ratio(denseSession, d['engine']!.median)} (per round ${paired(d['session']!, d['engine']!)}), memory ${ratio(d['memorySession']!.median, d['engine']!.median)}`,
       meaning: "The session layer's per-event cost (statechart, journal, notices) on top of the engine's.",
     });
 
@@ -233,7 +235,7 @@ describe('side by side', () => {
       rows.push({
         measurement: `${title} (${count(LINES)} lines, ${size(Buffer.byteLength(stream))}): bare JSON-RPC read / engine / default session`,
         result:
-          `bare ${spread(p['bare']!)}; engine ${spread(p['engine']!)} (${ratio(p['engine']!.median, p['bare']!.median)}; per round ${paired(p['engine']!, p['bare']!)}); session ${spread(p['session']!)} (${ratio(p['session']!.median, p['bare']!.median)}; per round ${paired(p['session']!, p['bare']!)}); ` +
+          `bare ${spread(p['bare']!)}; engine ${spread(p['engine']!)} (${ratio(p['engine']!.median, p['bare']!.median)}; per round ${paired(p['engine']!, p['bare']!)}); session ${spread(p['session']!)} (${ratio(p['session']!.median, p['bare']!.median)}; per round ${paired(p['session']!, p['bare']!)}; over the engine ${ratio(p['session']!.median, p['engine']!.median)}); ` +
           // Issue 24's targets: the ACP engine near the bare read, the Codex session near it too.
           (protocol === 'acp' ? `target engine ≤ 1.3× bare: ${verdict(p['engine']!.median / p['bare']!.median, 1.3)}` : `target session ≤ 1.25× bare: ${verdict(p['session']!.median / p['bare']!.median, 1.25)}`),
         meaning: protocol === 'codex' ? 'The same pipeline over JSON-RPC notifications (`item/agentMessage/delta`).' : 'The same pipeline over ACP `session/update` chunks (our reader splits the NDJSON; the ACP SDK answers requests and carries ours).',
