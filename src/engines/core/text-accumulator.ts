@@ -5,9 +5,9 @@
  * Why not `text += piece`: that makes a rope, one cons-string node per piece besides the piece
  * itself, and all of it lives until the message ends, so the young generation copies it at every
  * scavenge and then promotes it. On the side-by-side ACP turn (one message of 50,000 chunks) that
- * made each scavenge of the engine's process 3–6 ms instead of under 1, and the engine ~10% slower
- * (docs/performance-notes.md 13, pass 9). Here each piece is copied into a buffer outside the JS heap and
- * dies young; the string is made once, by `toString()`.
+ * made each scavenge of the engine's process 3–7 ms instead of under 1, and cost the engine 5–10%
+ * more CPU (docs/performance-notes.md 13, pass 9). Here the pieces are copied, a few at a time, into
+ * a buffer outside the JS heap and die young; the string is made once, by `toString()`.
  *
  * Exact for every JS string: while every piece is ASCII the buffer holds one byte per character
  * (and `toString()` returns a one-byte string, as `+=` would have); from the first other piece on
