@@ -21,7 +21,8 @@ if (child !== '--child') {
     // A fresh process each: the decisions are the process's for good. --trace-gc-nvp prints a line per collection.
     const out = execFileSync(process.execPath, ['--trace-gc-nvp', new URL(import.meta.url).pathname, lines, turns, each, '--child'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
     const printed = out.trim().split('\n');
-    const { total, old } = JSON.parse(printed.at(-1));
+    // The child's result is its last JSON line (a collection may still print after it).
+    const { total, old } = JSON.parse(printed.findLast((line) => line.startsWith('{')));
     const byType = Object.entries(old).map(([type, n]) => `${type} ${n}`).join(', ') || 'none';
     // What a young-generation collection copied out of it, in the last turn: objects that survived it twice or were kept alive from the old generation.
     const scavenges = printed.slice(printed.lastIndexOf('LAST TURN')).filter((line) => / gc=s /.test(line));
